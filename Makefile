@@ -1,0 +1,46 @@
+# perfscope: `make demo` and `make test` work on a fresh Debian machine (they install what they
+# need through scripts/install-deps first).
+BUILD_DIR ?= build
+ASAN_BUILD_DIR ?= build-asan
+JOBS ?= $(shell nproc)
+CMAKE_GENERATOR ?= Ninja
+
+.PHONY: all deps configure build demo test unit-tests sanitizer-tests format format-check bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -G $(CMAKE_GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=g++
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The main job on the bundled example: count what examples/demo_workload does.
+demo: build
+	./scripts/run-demo $(BUILD_DIR)
+
+test: build format-check
+	./scripts/run-tests $(BUILD_DIR) $(ASAN_BUILD_DIR)
+
+# The release suite only (no sanitizer pass), for quick iterations.
+unit-tests: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+sanitizer-tests: deps
+	./scripts/run-tests --sanitizer-only $(BUILD_DIR) $(ASAN_BUILD_DIR)
+
+format:
+	./scripts/check-format --fix
+
+format-check: deps
+	./scripts/check-format
+
+bench: build
+	./scripts/run-benchmarks $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

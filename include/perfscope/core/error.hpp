@@ -1,0 +1,53 @@
+// perfscope::Error: a std::system_error for setup failures that carries the errno, the attr that
+// failed and a diagnosis in plain words that says what to change.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "perfscope/core/event_attr.hpp"
+
+namespace perfscope {
+
+class Error : public std::system_error {
+ public:
+  Error(int errnum, std::string summary, std::string diagnosis = {},
+        std::optional<EventAttr> attr = std::nullopt);
+
+  int errnum() const noexcept { return code().value(); }
+  const std::string& summary() const noexcept { return summary_; }
+  const std::string& diagnosis() const noexcept { return diagnosis_; }
+  const std::optional<EventAttr>& attr() const noexcept { return attr_; }
+  // summary, diagnosis and the attr dump together, for -v output and logs.
+  std::string detailed() const;
+
+ private:
+  std::string summary_;
+  std::string diagnosis_;
+  std::optional<EventAttr> attr_;
+};
+
+// Where an open was attempted: enough to explain a failure.
+struct OpenContext {
+  pid_t pid = 0;
+  int cpu = -1;
+  int group_fd = -1;
+  unsigned long flags = 0;
+  std::string event_name;              // as the user wrote it, if known
+  std::size_t group_size = 1;          // events in the group including this one
+  std::uint32_t kernel_attr_size = 0;  // from E2BIG renegotiation
+};
+
+// The plain-words explanation of a perf_event_open(2) failure with its fix.
+std::string diagnose_open_failure(int errnum, const EventAttr& attr, const OpenContext& context);
+
+// errno name such as "EACCES" (empty for unknown numbers).
+std::string_view errno_name(int errnum) noexcept;
+
+[[noreturn]] void throw_open_error(int errnum, const EventAttr& attr, const OpenContext& context);
+
+}  // namespace perfscope

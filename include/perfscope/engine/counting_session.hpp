@@ -1,0 +1,100 @@
+// CountingSession: opens event groups on every unit of a target (thread, CPU), enables them
+// together, reads each group in one read(2), and aggregates and scales the counts.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perfscope/core/event.hpp"
+#include "perfscope/core/event_spec.hpp"
+#include "perfscope/core/reading.hpp"
+#include "perfscope/engine/target.hpp"
+
+namespace perfscope {
+
+namespace sys {
+class GatedChild;
+}
+
+struct CountingOptions {
+  // Count threads and children created after the counters open (perf stat's default).
+  bool inherit = true;
+  // Report events this machine cannot count (no PMU, unmapped generic event) as not supported
+  // instead of failing the session.
+  bool skip_unsupported = true;
+};
+
+struct EventCount {
+  std::string name;       // display name
+  std::size_t group = 0;  // index of its group in the session
+  bool supported = true;  // false: it could not be opened here
+  int open_errno = 0;     // why not, when !supported
+  std::string unsupported_reason;
+  Reading reading;     // summed over every thread/CPU it was opened on
+  ScaledCount scaled;  // reading scaled for multiplexing
+};
+
+class CountingSession {
+ public:
+  CountingSession(std::vector<EventGroupSpec> groups, Target target, CountingOptions options = {});
+  ~CountingSession();
+  CountingSession(const CountingSession&) = delete;
+  CountingSession& operator=(const CountingSession&) = delete;
+
+  // Opens every event on every unit (and, for a command, forks it held before exec). Throws
+  // perfscope::Error with a diagnosis when an event that must count cannot be opened.
+  void open();
+  // Starts counting: releases the command (its exec enables the counters) and enables the rest.
+  // Throws perfscope::Error when the command cannot be executed.
+  void start();
+  // Stops counting (the counters keep their values).
+  void stop() noexcept;
+  // Cumulative counts since start, one per event in the order given. Never throws.
+  const std::vector<EventCount>& read() noexcept;
+
+  // The launched command, when the target has one.
+  pid_t command_pid() const noexcept;
+  // Waits for the command to exit, then stops counting. Returns the wait status.
+  int wait_for_command();
+  double command_user_seconds() const noexcept;
+  double command_system_seconds() const noexcept;
+
+  const Target& target() const noexcept { return target_; }
+  std::size_t open_fd_count() const noexcept;
+  // Number of units (threads or CPUs) the events were opened on.
+  std::size_t unit_count() const noexcept { return units_.size(); }
+
+ private:
+  struct Unit {
+    pid_t pid;
+    int cpu;
+    unsigned long flags;
+  };
+  struct OpenGroup {
+    std::vector<Event> events;             // [0] is the leader
+    std::vector<std::size_t> count_index;  // index into counts_ for each event
+    std::vector<std::uint64_t> ids;        // PERF_FORMAT_ID of each event
+  };
+
+  void resolve_units();
+  void open_group(const EventGroupSpec& group, std::size_t first_count, const Unit& unit);
+  EventAttr prepare_attr(const EventAttr& attr, bool leader) const;
+
+  std::vector<EventGroupSpec> groups_;
+  Target target_;
+  CountingOptions options_;
+  std::vector<Unit> units_;
+  std::vector<OpenGroup> open_groups_;
+  std::vector<EventCount> counts_;
+  std::vector<std::uint64_t> read_buffer_;
+  std::vector<Reading> member_readings_;
+  std::unique_ptr<sys::GatedChild> child_;
+  int cgroup_fd_ = -1;
+  bool opened_ = false;
+};
+
+}  // namespace perfscope

@@ -1,0 +1,67 @@
+// Reads and writes of the procfs, sysfs and tracefs files that govern perf_event.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfscope::sys {
+
+// Whole-file read; nullopt when it cannot be opened (errno is left set).
+std::optional<std::string> read_text_file(const std::string& path);
+// Integer file (first token); nullopt when absent or not a number.
+std::optional<std::int64_t> read_integer_file(const std::string& path);
+// Writes `text` to an existing file; returns 0 or -errno.
+int write_text_file(const std::string& path, std::string_view text);
+
+// Every perf-related sysctl of the manual, by the name of its /proc/sys/kernel file.
+struct Sysctl {
+  std::string_view name;
+  std::string_view what;
+};
+// perf_event_paranoid, perf_event_max_sample_rate, perf_event_max_stack,
+// perf_event_max_contexts_per_stack, perf_event_mlock_kb, perf_cpu_time_max_percent,
+// perf_user_access (arm64), kptr_restrict and nmi_watchdog.
+const std::vector<Sysctl>& perf_sysctls();
+std::string sysctl_path(std::string_view name);
+std::optional<std::int64_t> read_sysctl(std::string_view name);
+int write_sysctl(std::string_view name, std::int64_t value);
+
+// sysfs: /sys/bus/event_source/devices
+inline constexpr std::string_view pmu_devices_dir = "/sys/bus/event_source/devices";
+std::vector<std::string> list_directory(const std::string& path);
+
+// CPUs: /sys/devices/system/cpu/{online,possible} as their kernel list strings ("0-3,8").
+std::optional<std::string> online_cpu_list();
+// Threads of a process from /proc/PID/task (empty when the process is gone).
+std::vector<pid_t> list_threads(pid_t pid);
+bool process_exists(pid_t pid);
+
+// tracefs: the mount point, mounting it at /sys/kernel/tracing when it is not mounted and we may.
+std::optional<std::string> tracefs_root();
+// The mount point of the cgroup v2 hierarchy, if any.
+std::optional<std::string> cgroup2_root();
+// Opens a directory (cgroup) as an O_RDONLY|O_CLOEXEC fd; returns fd or -errno.
+int open_directory(const std::string& path) noexcept;
+
+// Resource limits relevant to perf: RLIMIT_NOFILE and RLIMIT_MEMLOCK (soft, hard).
+struct Limit {
+  std::uint64_t soft;
+  std::uint64_t hard;
+};
+Limit open_files_limit();
+Limit locked_memory_limit();
+int raise_open_files_limit(std::uint64_t wanted) noexcept;
+
+// Effective capabilities of this process (bit numbers as in capability(7)).
+std::uint64_t effective_capabilities();
+inline constexpr unsigned cap_sys_admin = 21;
+inline constexpr unsigned cap_sys_ptrace = 19;
+inline constexpr unsigned cap_perfmon = 38;
+inline constexpr unsigned cap_syslog = 34;
+
+}  // namespace perfscope::sys

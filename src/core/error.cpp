@@ -1,0 +1,288 @@
+#include "perfscope/core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope {
+
+namespace flag = abi::attr_flag;
+
+Error::Error(int errnum, std::string summary, std::string diagnosis, std::optional<EventAttr> attr)
+    : std::system_error(errnum, std::generic_category(),
+                        diagnosis.empty() ? summary : summary + "\n" + diagnosis),
+      summary_(std::move(summary)),
+      diagnosis_(std::move(diagnosis)),
+      attr_(std::move(attr)) {}
+
+std::string Error::detailed() const {
+  std::string text = what();
+  if (attr_) text += "\n" + attr_->dump();
+  return text;
+}
+
+std::string_view errno_name(int errnum) noexcept {
+  switch (errnum) {
+    case E2BIG: return "E2BIG";
+    case EACCES: return "EACCES";
+    case EBADF: return "EBADF";
+    case EBUSY: return "EBUSY";
+    case EFAULT: return "EFAULT";
+    case EINVAL: return "EINVAL";
+    case EINTR: return "EINTR";
+    case EMFILE: return "EMFILE";
+    case ENFILE: return "ENFILE";
+    case ENODEV: return "ENODEV";
+    case ENOENT: return "ENOENT";
+    case ENOSPC: return "ENOSPC";
+    case ENOSYS: return "ENOSYS";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
+    case EOVERFLOW: return "EOVERFLOW";
+    case EPERM: return "EPERM";
+    case ESRCH: return "ESRCH";
+    case ENOMEM: return "ENOMEM";
+    case ENOTTY: return "ENOTTY";
+    case EAGAIN: return "EAGAIN";
+    default: return "";
+  }
+}
+
+namespace {
+
+bool is_type(const EventAttr& attr, abi::EventType type) {
+  return attr.type() == static_cast<std::uint32_t>(type);
+}
+
+bool counts_kernel(const EventAttr& attr) { return !attr.has(flag::exclude_kernel); }
+
+bool has_capability(unsigned bit) { return (sys::effective_capabilities() >> bit) & 1; }
+
+std::string paranoid_explanation(const EventAttr& attr, const OpenContext& context) {
+  auto paranoid = sys::read_sysctl("perf_event_paranoid");
+  std::string level = paranoid ? std::to_string(*paranoid) : std::string("unknown");
+  bool privileged = has_capability(sys::cap_perfmon) || has_capability(sys::cap_sys_admin);
+  std::string text = fmt::format(
+      "kernel.perf_event_paranoid is {} and this process has {} CAP_PERFMON/CAP_SYS_ADMIN.", level,
+      privileged ? "" : "neither");
+  if (privileged) {
+    text +=
+        " The capability is present, so a security module (SELinux, Yama, lockdown) or "
+        "ptrace access to the target refused it.";
+    return text;
+  }
+  if (context.pid == -1 || (context.flags & abi::open_flag::pid_cgroup)) {
+    text +=
+        " Counting every process on a CPU (system-wide or cgroup) needs paranoid <= 0 or "
+        "CAP_PERFMON. Fix: run as root, grant CAP_PERFMON (setcap cap_perfmon+ep), or "
+        "`sysctl kernel.perf_event_paranoid=0`; or measure only your own processes.";
+  } else if (counts_kernel(attr) && paranoid && *paranoid >= 2) {
+    text +=
+        " At level 2 and above, unprivileged users may only count user space. Fix: exclude "
+        "the kernel (the :u modifier, or exclude_kernel=1), or lower the level with "
+        "`sysctl kernel.perf_event_paranoid=1`, or grant CAP_PERFMON.";
+  } else if (is_type(attr, abi::EventType::tracepoint) && paranoid && *paranoid >= 0) {
+    text +=
+        " Raw tracepoint data needs paranoid <= -1 or CAP_PERFMON. Fix: "
+        "`sysctl kernel.perf_event_paranoid=-1`, or run as root.";
+  } else if (context.pid > 0) {
+    text += fmt::format(
+        " Attaching to pid {} needs ptrace access to it: it must be your own process (and "
+        "kernel.yama.ptrace_scope may forbid even that). Fix: run as the owner or as root.",
+        context.pid);
+  } else if (paranoid && *paranoid > 2) {
+    text +=
+        " Levels above 2 (a distribution patch) forbid perf_event_open to all unprivileged "
+        "users. Fix: `sysctl kernel.perf_event_paranoid=2`, or grant CAP_PERFMON.";
+  }
+  return text;
+}
+
+std::string einval_explanation(const EventAttr& attr, const OpenContext& context) {
+  const auto& a = attr.raw();
+  std::vector<std::string> reasons = attr.validate();
+  if (context.pid == -1 && context.cpu == -1) {
+    reasons.insert(reasons.begin(),
+                   "pid -1 with cpu -1 (every process on every CPU) is not "
+                   "allowed: open one event per CPU with cpu >= 0, or name a "
+                   "task");
+  }
+  if ((context.flags & abi::open_flag::pid_cgroup) && context.cpu < 0) {
+    reasons.insert(reasons.begin(),
+                   "cgroup monitoring (PERF_FLAG_PID_CGROUP) needs cpu >= 0: "
+                   "open one event per CPU");
+  }
+  if (context.group_fd >= 0 && (attr.has(flag::pinned) || attr.has(flag::exclusive))) {
+    reasons.push_back("pinned and exclusive are only allowed on a group leader");
+  }
+  if (context.cpu >= 0) {
+    long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
+    if (cpus > 0 && context.cpu >= cpus) {
+      reasons.push_back(
+          fmt::format("cpu {} does not exist (this machine has {} CPUs)", context.cpu, cpus));
+    }
+  }
+  if (attr.has(flag::inherit) && (a.sample_type & abi::sample_format::read) &&
+      !attr.has(flag::inherit_thread)) {
+    reasons.push_back(
+        "inherit together with PERF_SAMPLE_READ is refused by kernels before "
+        "6.10; drop one, or use inherit_thread");
+  }
+  if (a.read_format & abi::read_format::lost) {
+    reasons.push_back("PERF_FORMAT_LOST needs Linux 6.0 or newer");
+  }
+  if (attr.precise_ip() > 0) {
+    reasons.push_back(
+        fmt::format("precise_ip {} may be more than this PMU supports (see "
+                    "/sys/bus/event_source/devices/cpu/caps/max_precise)",
+                    attr.precise_ip()));
+  }
+  if (context.group_size > 1) {
+    reasons.push_back(fmt::format(
+        "the group has {} events; a group must fit on the PMU at once, so it may hold more "
+        "hardware events than there are counters (split it, or drop the braces)",
+        context.group_size));
+  }
+  if (a.sample_period_or_freq == 0 && attr.has(flag::freq)) {
+    reasons.push_back("freq is set with a frequency of 0");
+  }
+  if (reasons.empty()) {
+    reasons.push_back(
+        "the kernel gave no detail: the config may select an event or unit mask this PMU "
+        "does not have, or set reserved bits. Run with -v to see the attr, and check the "
+        "PMU's format/ and events/ in /sys/bus/event_source/devices");
+  }
+  std::string text = "the kernel rejected the attr as invalid:";
+  for (const auto& reason : reasons) text += "\n  - " + reason;
+  return text;
+}
+
+}  // namespace
+
+std::string diagnose_open_failure(int errnum, const EventAttr& attr, const OpenContext& context) {
+  const auto& a = attr.raw();
+  switch (errnum) {
+    case E2BIG: {
+      if (context.kernel_attr_size != 0) {
+        auto fields = attr.fields_set_beyond(context.kernel_attr_size);
+        std::string names;
+        for (auto name : fields) names += (names.empty() ? "" : ", ") + std::string(name);
+        return fmt::format(
+            "this kernel knows a {}-byte perf_event_attr but ours is {} bytes and sets {} beyond "
+            "it. Fix: leave {} at zero, or run a newer kernel.",
+            context.kernel_attr_size, a.size, names.empty() ? "bytes" : names,
+            names.empty() ? "them" : names);
+      }
+      return fmt::format("attr size {} was refused: it must be at least {} and at most a page.",
+                         a.size, abi::attr_size::ver0);
+    }
+    case EACCES:
+    case EPERM: {
+      std::string text = paranoid_explanation(attr, context);
+      if (errnum == EPERM) {
+        if (is_type(attr, abi::EventType::breakpoint) && (a.config1 >> 47) != 0) {
+          text = "a breakpoint on a kernel address needs CAP_PERFMON or root. " + text;
+        } else if (attr.has(flag::exclude_hv) || attr.has(flag::exclude_idle) ||
+                   attr.has(flag::exclude_user) || attr.has(flag::exclude_kernel)) {
+          text +=
+              " On some architectures EPERM also means this PMU cannot apply the exclude_* "
+              "bits that are set; try without the :u/:k/:h modifiers.";
+        }
+        if (attr.has(flag::sigtrap)) {
+          text += " sigtrap events may only be attached to the calling process's own threads.";
+        }
+      }
+      return text;
+    }
+    case ENOENT:
+      if (is_type(attr, abi::EventType::hardware) || is_type(attr, abi::EventType::hw_cache) ||
+          is_type(attr, abi::EventType::raw)) {
+        return "no hardware PMU provides this event (a virtual machine without PMU "
+               "passthrough, or a generic event this CPU does not map). Use software events "
+               "such as task-clock or cpu-clock instead, or run on bare metal.";
+      }
+      if (is_type(attr, abi::EventType::tracepoint)) {
+        return fmt::format(
+            "no tracepoint has id {}: ids come from tracefs "
+            "(events/<subsystem>/<name>/id) and change across boots.",
+            a.config);
+      }
+      if (attr.type() >= abi::event_type_count) {
+        return fmt::format(
+            "no PMU has type {}: dynamic PMU types are listed in "
+            "/sys/bus/event_source/devices/*/type.",
+            attr.type());
+      }
+      return "the event type or config is not known to this kernel.";
+    case ENODEV: return "the event needs a feature this CPU (or PMU) does not have.";
+    case EOPNOTSUPP:
+      if (a.branch_sample_type != 0) {
+        return "branch stack sampling is not available (no LBR/BRBE, or a software event).";
+      }
+      if (attr.precise_ip() > 0) {
+        return fmt::format(
+            "precise_ip {} (low-skid sampling) is not supported by this PMU; "
+            "drop the :p modifiers.",
+            attr.precise_ip());
+      }
+      if (a.sample_period_or_freq != 0) {
+        return "this PMU cannot sample (it has no overflow interrupt); count instead of "
+               "sampling, or use a software event such as cpu-clock.";
+      }
+      return "the event requires a hardware feature that is not present.";
+    case EBUSY:
+      return "another event has exclusive use of the PMU (exclusive=1, or a tool like an "
+             "active `perf record` with an exclusive event). Wait for it, or do without.";
+    case EBADF:
+      if (context.flags & abi::open_flag::pid_cgroup) {
+        return "the cgroup file descriptor passed as pid is not an open cgroup directory.";
+      }
+      return "group_fd is not a valid perf event file descriptor.";
+    case EFAULT: return "the attr pointer is not readable memory.";
+    case EINTR:
+      return "the uprobe is already in use by ftrace; perf and ftrace cannot share it. Disable "
+             "the ftrace probe first.";
+    case EMFILE:
+    case ENFILE: {
+      auto limit = sys::open_files_limit();
+      return fmt::format(
+          "out of file descriptors: every event on every CPU or thread takes one, and the "
+          "limit (RLIMIT_NOFILE) is {} (hard {}). Fix: `ulimit -n {}`, or count fewer "
+          "events/threads.",
+          limit.soft, limit.hard, limit.hard);
+    }
+    case ENOSPC:
+      if (is_type(attr, abi::EventType::breakpoint)) {
+        return "all hardware breakpoint slots are in use (x86 has 4, arm64 usually 4-16, "
+               "shared with debuggers). Close other breakpoint events or watchpoints.";
+      }
+      return "not enough PMU resources for the event.";
+    case ENOSYS: return "PERF_SAMPLE_STACK_USER is not supported on this architecture.";
+    case EOVERFLOW: {
+      auto max_stack = sys::read_sysctl("perf_event_max_stack");
+      return fmt::format(
+          "sample_max_stack {} is above kernel.perf_event_max_stack ({}). Lower "
+          "it, or raise the sysctl.",
+          a.sample_max_stack, max_stack ? std::to_string(*max_stack) : "unknown");
+    }
+    case ESRCH:
+      return fmt::format("no process or thread {} exists (it may have exited).", context.pid);
+    case EINVAL: return einval_explanation(attr, context);
+    default: return "";
+  }
+}
+
+void throw_open_error(int errnum, const EventAttr& attr, const OpenContext& context) {
+  std::string what = context.event_name.empty()
+                         ? fmt::format("type {} config {:#x}", attr.type(), attr.config())
+                         : context.event_name;
+  std::string summary =
+      fmt::format("cannot open event '{}' (pid {}, cpu {}): {} ({})", what, context.pid,
+                  context.cpu, std::strerror(errnum), errno_name(errnum));
+  throw Error(errnum, std::move(summary), diagnose_open_failure(errnum, attr, context), attr);
+}
+
+}  // namespace perfscope

@@ -1,0 +1,269 @@
+#include "perfscope/engine/counting_session.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "perfscope/abi/perf_event_attr.hpp"
+#include "perfscope/core/cpu_list.hpp"
+#include "perfscope/core/error.hpp"
+#include "perfscope/sys/child_process.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope {
+
+namespace flag = abi::attr_flag;
+namespace rf = abi::read_format;
+
+namespace {
+
+constexpr std::uint64_t counting_read_format =
+    rf::total_time_enabled | rf::total_time_running | rf::id | rf::group;
+
+bool means_not_supported(int errnum, const EventAttr& attr) {
+  switch (errnum) {
+    case ENOENT:
+    case EOPNOTSUPP:
+    case ENODEV:
+    case ENXIO:
+    case ENOSYS: return true;
+    case EINVAL: {
+      auto type = static_cast<abi::EventType>(attr.type());
+      return type == abi::EventType::hardware || type == abi::EventType::hw_cache ||
+             type == abi::EventType::raw || attr.type() >= abi::event_type_count;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+CountingSession::CountingSession(std::vector<EventGroupSpec> groups, Target target,
+                                 CountingOptions options)
+    : groups_(std::move(groups)), target_(std::move(target)), options_(options) {
+  std::size_t group_index = 0;
+  for (const auto& group : groups_) {
+    for (const auto& spec : group.events) {
+      EventCount count;
+      count.name = spec.name.empty() ? spec.text : spec.name;
+      if (!spec.text.empty() && spec.text != spec.name) count.name = spec.text;
+      count.group = group_index;
+      counts_.push_back(std::move(count));
+    }
+    ++group_index;
+  }
+}
+
+CountingSession::~CountingSession() {
+  open_groups_.clear();
+  sys::close_fd(cgroup_fd_);
+}
+
+pid_t CountingSession::command_pid() const noexcept { return child_ ? child_->pid() : -1; }
+double CountingSession::command_user_seconds() const noexcept {
+  return child_ ? child_->user_seconds() : 0;
+}
+double CountingSession::command_system_seconds() const noexcept {
+  return child_ ? child_->system_seconds() : 0;
+}
+
+std::size_t CountingSession::open_fd_count() const noexcept {
+  std::size_t fds = 0;
+  for (const auto& group : open_groups_) fds += group.events.size();
+  return fds;
+}
+
+void CountingSession::resolve_units() {
+  units_.clear();
+  auto cpus_or_online = [this] {
+    return target_.cpu_list().empty() ? online_cpus() : target_.cpu_list();
+  };
+  switch (target_.kind()) {
+    case Target::Kind::calling_thread: units_.push_back({0, -1, 0}); break;
+    case Target::Kind::thread: units_.push_back({target_.pid(), -1, 0}); break;
+    case Target::Kind::process: {
+      auto threads = sys::list_threads(target_.pid());
+      if (threads.empty()) {
+        throw Error(ESRCH, fmt::format("process {} does not exist", target_.pid()),
+                    "check the pid (it may have exited); `ps -e` lists running processes.");
+      }
+      for (pid_t tid : threads) units_.push_back({tid, -1, 0});
+      break;
+    }
+    case Target::Kind::cpus:
+      for (int cpu : cpus_or_online()) units_.push_back({-1, cpu, 0});
+      break;
+    case Target::Kind::cgroup: {
+      // An absolute directory is taken as it is; anything else is relative to the cgroup2 mount.
+      const std::string& path = target_.cgroup_path();
+      int fd = path.empty() || path[0] != '/' ? -ENOENT : sys::open_directory(path);
+      std::string under_root;
+      if (fd < 0) {
+        auto root = sys::cgroup2_root();
+        if (!root) {
+          throw Error(ENOENT, "no cgroup v2 hierarchy is mounted",
+                      "mount one (mount -t cgroup2 none /sys/fs/cgroup) to count per cgroup.");
+        }
+        under_root = *root + "/" +
+                     path.substr(path.find_first_not_of('/') == std::string::npos
+                                     ? path.size()
+                                     : path.find_first_not_of('/'));
+        fd = sys::open_directory(under_root);
+      }
+      if (fd < 0) {
+        throw Error(
+            -fd,
+            fmt::format("cannot open cgroup '{}' ({}): {}", path, under_root, std::strerror(-fd)),
+            fmt::format("give a cgroup v2 directory, absolute or relative to {}.",
+                        sys::cgroup2_root().value_or("the cgroup2 mount")));
+      }
+      cgroup_fd_ = fd;
+      for (int cpu : cpus_or_online()) {
+        units_.push_back({cgroup_fd_, cpu, abi::open_flag::pid_cgroup});
+      }
+      break;
+    }
+    case Target::Kind::command: units_.push_back({child_->pid(), -1, 0}); break;
+  }
+}
+
+EventAttr CountingSession::prepare_attr(const EventAttr& attr, bool leader) const {
+  EventAttr prepared = attr;
+  prepared.set_read_format(counting_read_format);
+  bool per_task =
+      target_.kind() == Target::Kind::calling_thread || target_.kind() == Target::Kind::thread ||
+      target_.kind() == Target::Kind::process || target_.kind() == Target::Kind::command;
+  prepared.set_flag(flag::inherit, options_.inherit && per_task);
+  prepared.set_flag(flag::disabled, leader);
+  prepared.set_flag(flag::enable_on_exec, leader && target_.kind() == Target::Kind::command);
+  return prepared;
+}
+
+void CountingSession::open_group(const EventGroupSpec& group, std::size_t first_count,
+                                 const Unit& unit) {
+  OpenGroup open;
+  for (std::size_t i = 0; i < group.events.size(); ++i) {
+    EventCount& count = counts_[first_count + i];
+    if (!count.supported) continue;  // failed on an earlier unit: same machine, same answer
+    const EventSpec& spec = group.events[i];
+    bool leader = open.events.empty();
+    EventAttr attr = prepare_attr(spec.attr, leader);
+    int errnum = 0;
+    Event event = Event::try_open(attr, unit.pid, unit.cpu, leader ? nullptr : &open.events[0],
+                                  unit.flags, errnum);
+    if (!event.valid()) {
+      if (errnum == ESRCH && target_.kind() == Target::Kind::process) return;  // thread exited
+      OpenContext context;
+      context.pid = unit.pid;
+      context.cpu = unit.cpu;
+      context.group_fd = leader ? -1 : open.events[0].fd();
+      context.flags = unit.flags;
+      context.event_name = count.name;
+      context.group_size = open.events.size() + 1;
+      context.kernel_attr_size = event.kernel_attr_size();
+      if (options_.skip_unsupported && means_not_supported(errnum, attr)) {
+        count.supported = false;
+        count.open_errno = errnum;
+        count.unsupported_reason = diagnose_open_failure(errnum, attr, context);
+        continue;
+      }
+      throw_open_error(errnum, attr, context);
+    }
+    open.ids.push_back(event.id());
+    open.count_index.push_back(first_count + i);
+    open.events.push_back(std::move(event));
+  }
+  if (!open.events.empty()) open_groups_.push_back(std::move(open));
+}
+
+void CountingSession::open() {
+  if (opened_) return;
+  if (target_.has_command()) {
+    child_ = std::make_unique<sys::GatedChild>(target_.argv());
+    if (child_->pid() < 0) {
+      throw Error(child_->error(),
+                  fmt::format("cannot start '{}': {}", target_.argv().front(),
+                              std::strerror(child_->error())),
+                  "the system is out of processes or memory.");
+    }
+  }
+  resolve_units();
+  std::size_t needed = units_.size() * counts_.size() + 16;
+  if (sys::open_files_limit().soft < needed) sys::raise_open_files_limit(needed);
+  try {
+    for (const auto& unit : units_) {
+      std::size_t first = 0;
+      for (const auto& group : groups_) {
+        open_group(group, first, unit);
+        first += group.events.size();
+      }
+    }
+  } catch (...) {
+    if (child_) child_->abandon();
+    throw;
+  }
+  if (target_.kind() == Target::Kind::process && open_groups_.empty() &&
+      !sys::process_exists(target_.pid())) {
+    throw Error(ESRCH,
+                fmt::format("process {} exited before it could be attached to", target_.pid()));
+  }
+  std::size_t largest = 0;
+  for (const auto& group : groups_) largest = std::max(largest, group.events.size());
+  read_buffer_.assign(read_size_bytes(counting_read_format, largest) / sizeof(std::uint64_t), 0);
+  member_readings_.assign(largest, Reading{});
+  opened_ = true;
+}
+
+void CountingSession::start() {
+  if (!opened_) open();
+  if (target_.kind() != Target::Kind::command) {
+    for (auto& group : open_groups_) group.events[0].enable(true);
+  }
+  if (child_) {
+    int exec_error = child_->release();
+    if (exec_error != 0) {
+      child_->wait();
+      throw Error(
+          exec_error,
+          fmt::format("cannot run '{}': {}", target_.argv().front(), std::strerror(exec_error)),
+          exec_error == ENOENT ? "the command was not found in PATH; give its path."
+                               : "check that the file is an executable you may run.");
+    }
+  }
+}
+
+void CountingSession::stop() noexcept {
+  for (auto& group : open_groups_) group.events[0].disable(true);
+}
+
+const std::vector<EventCount>& CountingSession::read() noexcept {
+  for (auto& count : counts_) count.reading = Reading{};
+  for (auto& group : open_groups_) {
+    ssize_t bytes = group.events[0].read_words(read_buffer_);
+    if (bytes <= 0) continue;
+    std::size_t members =
+        decode_read({read_buffer_.data(), static_cast<std::size_t>(bytes) / sizeof(std::uint64_t)},
+                    counting_read_format, member_readings_);
+    for (std::size_t m = 0; m < members; ++m) {
+      const Reading& reading = member_readings_[m];
+      auto at = std::find(group.ids.begin(), group.ids.end(), reading.id);
+      if (at == group.ids.end()) continue;
+      counts_[group.count_index[static_cast<std::size_t>(at - group.ids.begin())]].reading +=
+          reading;
+    }
+  }
+  for (auto& count : counts_) count.scaled = scale(count.reading);
+  return counts_;
+}
+
+int CountingSession::wait_for_command() {
+  if (!child_) throw Error(ECHILD, "the session has no command to wait for");
+  int status = child_->wait();
+  stop();
+  if (status < 0) throw Error(-status, "waiting for the command failed");
+  return status;
+}
+
+}  // namespace perfscope

@@ -1,0 +1,198 @@
+#include "perfscope/sys/kernel_files.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace perfscope::sys {
+
+std::optional<std::string> read_text_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+std::optional<std::int64_t> read_integer_file(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) return std::nullopt;
+  const char* begin = text->data();
+  const char* end = begin + text->size();
+  while (begin < end && (*begin == ' ' || *begin == '\t')) ++begin;
+  std::int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc{} || ptr == begin) return std::nullopt;
+  return value;
+}
+
+int write_text_file(const std::string& path, std::string_view text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t n = ::write(fd, text.data(), text.size());
+  int error = n < 0 ? errno : 0;
+  ::close(fd);
+  return error ? -error : 0;
+}
+
+const std::vector<Sysctl>& perf_sysctls() {
+  static const std::vector<Sysctl> table = {
+      {"perf_event_paranoid",
+       "who may measure what: -1 all, 0 no raw tracepoints for users, 1 no kernel-wide CPU events "
+       "for users, 2 user-space only for users"},
+      {"perf_event_max_sample_rate", "highest sampling frequency in Hz"},
+      {"perf_event_max_stack", "deepest callchain a sample may carry"},
+      {"perf_event_max_contexts_per_stack", "most context markers in one callchain"},
+      {"perf_event_mlock_kb", "ring-buffer memory a user may lock beyond RLIMIT_MEMLOCK, per CPU"},
+      {"perf_cpu_time_max_percent", "CPU share the sampling interrupt may use before throttling"},
+      {"perf_user_access", "arm64: whether user space may read counters directly"},
+      {"kptr_restrict", "whether kernel addresses are shown to users"},
+      {"nmi_watchdog", "whether the NMI watchdog holds a hardware counter"},
+  };
+  return table;
+}
+
+std::string sysctl_path(std::string_view name) {
+  return std::string("/proc/sys/kernel/").append(name);
+}
+
+std::optional<std::int64_t> read_sysctl(std::string_view name) {
+  return read_integer_file(sysctl_path(name));
+}
+
+int write_sysctl(std::string_view name, std::int64_t value) {
+  return write_text_file(sysctl_path(name), std::to_string(value));
+}
+
+std::vector<std::string> list_directory(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) return names;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.' &&
+        (entry->d_name[1] == 0 || (entry->d_name[1] == '.' && entry->d_name[2] == 0))) {
+      continue;
+    }
+    names.emplace_back(entry->d_name);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<std::string> online_cpu_list() {
+  auto text = read_text_file("/sys/devices/system/cpu/online");
+  if (!text) return std::nullopt;
+  while (!text->empty() && (text->back() == '\n' || text->back() == ' ')) text->pop_back();
+  return text;
+}
+
+std::vector<pid_t> list_threads(pid_t pid) {
+  std::vector<pid_t> tids;
+  for (const auto& name : list_directory("/proc/" + std::to_string(pid) + "/task")) {
+    pid_t tid = 0;
+    auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), tid);
+    if (ec == std::errc{} && ptr == name.data() + name.size()) tids.push_back(tid);
+  }
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+bool process_exists(pid_t pid) {
+  struct stat info {};
+  return ::stat(("/proc/" + std::to_string(pid)).c_str(), &info) == 0;
+}
+
+namespace {
+
+std::optional<std::string> find_mount_of_type(std::string_view type) {
+  auto mounts = read_text_file("/proc/self/mounts");
+  if (!mounts) return std::nullopt;
+  std::istringstream lines(*mounts);
+  std::string device, mount_point, fs_type;
+  std::string rest;
+  while (lines >> device >> mount_point >> fs_type) {
+    std::getline(lines, rest);
+    if (fs_type == type) return mount_point;
+  }
+  return std::nullopt;
+}
+
+bool has_tracing_events(const std::string& root) {
+  struct stat info {};
+  return ::stat((root + "/events").c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+}  // namespace
+
+std::optional<std::string> tracefs_root() {
+  if (const char* forced = std::getenv("PERFSCOPE_TRACEFS")) return std::string(forced);
+  if (auto mounted = find_mount_of_type("tracefs"); mounted && has_tracing_events(*mounted)) {
+    return mounted;
+  }
+  for (const char* candidate : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+    if (has_tracing_events(candidate)) return std::string(candidate);
+  }
+  // Like perf, mount tracefs where the kernel expects it when nobody has (needs privilege).
+  if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0 &&
+      has_tracing_events("/sys/kernel/tracing")) {
+    return std::string("/sys/kernel/tracing");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> cgroup2_root() { return find_mount_of_type("cgroup2"); }
+
+int open_directory(const std::string& path) noexcept {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+namespace {
+Limit get_limit(int resource) {
+  rlimit limit{};
+  ::getrlimit(resource, &limit);
+  return {static_cast<std::uint64_t>(limit.rlim_cur), static_cast<std::uint64_t>(limit.rlim_max)};
+}
+}  // namespace
+
+Limit open_files_limit() { return get_limit(RLIMIT_NOFILE); }
+Limit locked_memory_limit() { return get_limit(RLIMIT_MEMLOCK); }
+
+int raise_open_files_limit(std::uint64_t wanted) noexcept {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) < 0) return -errno;
+  if (limit.rlim_cur >= wanted) return 0;
+  limit.rlim_cur = std::min<rlim_t>(wanted, limit.rlim_max);
+  if (::setrlimit(RLIMIT_NOFILE, &limit) < 0) return -errno;
+  return limit.rlim_cur >= wanted ? 0 : -EMFILE;
+}
+
+std::uint64_t effective_capabilities() {
+  auto status = read_text_file("/proc/self/status");
+  if (!status) return 0;
+  auto at = status->find("CapEff:");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(status->c_str() + at + 7, nullptr, 16);
+}
+
+}  // namespace perfscope::sys

@@ -1,0 +1,216 @@
+// perfscope stat: count events for a command, a process, threads, CPUs or a cgroup.
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "commands.hpp"
+#include "perfscope/core/cpu_list.hpp"
+#include "perfscope/core/error.hpp"
+#include "perfscope/core/event_spec.hpp"
+#include "perfscope/engine/counting_session.hpp"
+#include "perfscope/sys/child_process.hpp"
+#include "perfscope/sys/perf_syscalls.hpp"
+#include "stat_output.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+
+constexpr std::string_view default_events =
+    "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,"
+    "branch-misses";
+
+std::atomic<int> stop_signal{0};
+
+void on_stop_signal(int signal) { stop_signal.store(signal); }
+
+// SIGINT/SIGTERM end a measurement without a command; with a command they reach the command
+// (same process group) and we wait for it, so the totals are printed either way.
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: poll() must return EINTR
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+double now_ns() {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count());
+}
+
+Target make_target(const StatOptions& options) {
+  int chosen = (options.pid >= 0) + (options.tid >= 0) +
+               (options.all_cpus || !options.cpu_list.empty() || !options.cgroup.empty());
+  if (chosen > 1) {
+    throw std::invalid_argument(
+        "choose one target: -p PID, -t TID, or CPUs (-a, -C, -G); they cannot be combined");
+  }
+  if ((options.pid >= 0 || options.tid >= 0) && !options.command.empty()) {
+    throw std::invalid_argument(
+        "-p/-t attach to a running task, so a command cannot be given too; drop one");
+  }
+  std::vector<int> cpus;
+  if (!options.cpu_list.empty()) cpus = parse_cpu_list(options.cpu_list);
+  if (options.pid >= 0) return Target::process(options.pid);
+  if (options.tid >= 0) return Target::thread(options.tid);
+  if (!options.cgroup.empty())
+    return Target::cgroup(options.cgroup, cpus).bounded_by(options.command);
+  if (options.all_cpus || !cpus.empty()) return Target::cpus(cpus).bounded_by(options.command);
+  if (options.command.empty()) {
+    throw std::invalid_argument(
+        "nothing to measure: give a command (perfscope stat -- COMMAND ...) or a target "
+        "(-p PID, -t TID, -a, -C CPUS, -G CGROUP)");
+  }
+  return Target::command(options.command);
+}
+
+}  // namespace
+
+StatCommand::StatCommand(CLI::App& app) {
+  app_ = app.add_subcommand("stat", "Count events while a command runs, or for a target");
+  app_->add_option("-e,--event", options_.events,
+                   "Events: comma list, {a,b} groups, :u/:k modifiers (default: perf's set)")
+      ->type_name("LIST");
+  app_->add_option("-p,--pid", options_.pid, "Count a running process (all its threads)");
+  app_->add_option("-t,--tid", options_.tid, "Count one thread");
+  app_->add_flag("-a,--all-cpus", options_.all_cpus, "Count every process on every CPU");
+  app_->add_option("-C,--cpu", options_.cpu_list, "Count on these CPUs only (e.g. 0-3,8)");
+  app_->add_option("-G,--cgroup", options_.cgroup,
+                   "Count the processes of this cgroup v2 (path under the cgroup2 mount)");
+  app_->add_option("-I,--interval-print", options_.interval_ms,
+                   "Print the counts of every interval of this many milliseconds")
+      ->check(CLI::Range(1, 3600 * 1000));
+  app_->add_option("-r,--repeat", options_.repeat, "Run the command N times: mean and stddev")
+      ->check(CLI::Range(1, 100000));
+  app_->add_flag("-j,--json", options_.json, "JSON output (one document; JSON lines with -I)");
+  app_->add_flag("-x,--csv", options_.csv, "CSV output with a header row");
+  app_->add_option("-o,--output", options_.output, "Write the counts to FILE instead of stderr");
+  app_->add_flag("-i,--no-inherit", options_.no_inherit,
+                 "Do not count threads and children created after start");
+  // Everything from the first non-option word (or after --) is the command, as with perf.
+  app_->prefix_command();
+  app_->footer("COMMAND: perfscope stat [options] [--] COMMAND [ARGS...]");
+}
+
+int StatCommand::run(bool verbose, std::vector<std::string> command) {
+  auto& options = options_;
+  options.command = app_->remaining();
+  options.command.insert(options.command.end(), command.begin(), command.end());
+  if (options.json && options.csv) throw std::invalid_argument("choose --json or --csv, not both");
+  StatFormat format = options.json  ? StatFormat::json
+                      : options.csv ? StatFormat::csv
+                                    : StatFormat::text;
+  Target target = make_target(options);
+  if (options.repeat > 1 && !target.has_command()) {
+    throw std::invalid_argument("-r repeats a command: give one after --");
+  }
+  auto groups = parse_event_list(options.events.empty() ? default_events : options.events);
+
+  std::FILE* out = stderr;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> output_file(nullptr, &std::fclose);
+  if (!options.output.empty()) {
+    output_file.reset(std::fopen(options.output.c_str(), "w"));
+    if (!output_file) {
+      throw std::runtime_error(
+          fmt::format("cannot write '{}': {}", options.output, std::strerror(errno)));
+    }
+    out = output_file.get();
+  } else if (format != StatFormat::text) {
+    out = stdout;
+  }
+
+  install_stop_handlers();
+  CountingOptions counting;
+  counting.inherit = !options.no_inherit;
+
+  StatResult result;
+  result.target = target.describe();
+  result.command = options.command;
+  result.runs = options.repeat;
+  std::vector<RunningStatistics> per_event;
+
+  for (int run = 0; run < options.repeat && stop_signal.load() == 0; ++run) {
+    CountingSession session(groups, target, counting);
+    session.open();
+    if (verbose && run == 0) {
+      fmt::print(stderr, "perfscope: {} event fds on {} unit(s) of {}\n", session.open_fd_count(),
+                 session.unit_count(), target.describe());
+    }
+    double started = now_ns();
+    session.start();
+
+    int watch_fd = -1;
+    if (target.has_command()) {
+      watch_fd = sys::open_pidfd(session.command_pid());
+    } else if (target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread) {
+      watch_fd = sys::open_pidfd(target.pid());
+    }
+    std::vector<EventCount> previous = session.read();
+    double previous_at = started;
+    bool first_interval = true;
+    for (;;) {
+      int timeout = options.interval_ms > 0 ? options.interval_ms : -1;
+      if (!target.has_command() && stop_signal.load() != 0) break;
+      int ready = sys::wait_readable(watch_fd, timeout);
+      if (ready == 1) break;  // the command or the process exited
+      if (ready == -EINTR && !target.has_command()) break;
+      if (ready < 0 && ready != -EINTR) {
+        if (target.has_command()) break;  // no pidfd: fall back to waitpid below
+        throw std::runtime_error(fmt::format("poll failed: {}", std::strerror(-ready)));
+      }
+      if (ready == 0 && options.interval_ms > 0) {
+        const auto& now_counts = session.read();
+        double at = now_ns();
+        std::vector<EventCount> delta = now_counts;
+        for (std::size_t i = 0; i < delta.size(); ++i) {
+          delta[i].reading = now_counts[i].reading.since(previous[i].reading);
+          delta[i].scaled = scale(delta[i].reading);
+        }
+        print_stat_interval(out, format, (at - started) / 1e9, delta, at - previous_at,
+                            first_interval);
+        first_interval = false;
+        previous = now_counts;
+        previous_at = at;
+      }
+    }
+    if (watch_fd >= 0) sys::close_fd(watch_fd);
+    if (target.has_command()) {
+      int status = session.wait_for_command();
+      result.exit_status = sys::exit_status_from_wait(status);
+      result.has_exit_status = true;
+      result.user_seconds += session.command_user_seconds();
+      result.system_seconds += session.command_system_seconds();
+    } else {
+      session.stop();
+    }
+    double elapsed = now_ns() - started;
+    result.counts = session.read();
+    result.elapsed_ns.add(elapsed);
+    per_event.resize(result.counts.size());
+    for (std::size_t i = 0; i < result.counts.size(); ++i) {
+      if (result.counts[i].scaled.status != CountStatus::not_counted) {
+        per_event[i].add(result.counts[i].scaled.value);
+      }
+    }
+    result.runs = run + 1;
+  }
+  if (result.runs > 1) {
+    result.user_seconds /= result.runs;
+    result.system_seconds /= result.runs;
+  }
+  result.per_event = std::move(per_event);
+  if (options.interval_ms == 0 || format == StatFormat::text) print_stat(out, format, result);
+  return result.has_exit_status ? result.exit_status : 0;
+}
+
+}  // namespace perfscope::cli

@@ -1,0 +1,55 @@
+// perfscope: the command-line front end. Each subcommand lives in its own cmd_<name>.cpp.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "perfscope/core/error.hpp"
+#include "perfscope/core/event_spec.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"perfscope: counting and profiling with Linux perf_event"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "perfscope 0.1.0");
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "Show the perf_event_attr of a failed event and more");
+
+  perfscope::cli::StatCommand stat(app);
+  perfscope::cli::DoctorCommand doctor(app);
+
+  // Words after the first "--" are a command to run, never options: split them off before CLI11
+  // sees them (without "--", the subcommand's first non-option word starts the command).
+  std::vector<std::string> words(argv + 1, argv + argc);
+  std::vector<std::string> command;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--") {
+      command.assign(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end());
+      words.resize(i);
+      break;
+    }
+  }
+  std::reverse(words.begin(), words.end());  // CLI11 takes a reversed vector
+  try {
+    app.parse(words);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
+  try {
+    if (stat.selected()) return stat.run(verbose, std::move(command));
+    if (doctor.selected()) return doctor.run();
+  } catch (const perfscope::EventSpecError& error) {
+    fmt::print(stderr, "perfscope: {}\n", error.with_caret());
+    return 2;
+  } catch (const perfscope::Error& error) {
+    fmt::print(stderr, "perfscope: {}\n", verbose ? error.detailed() : std::string(error.what()));
+    if (!verbose && error.attr()) fmt::print(stderr, "(run with -v to see the event's attr)\n");
+    return 1;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "perfscope: {}\n", error.what());
+    return 1;
+  }
+  return 0;
+}

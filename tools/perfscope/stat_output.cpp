@@ -1,0 +1,194 @@
+#include "stat_output.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "perfscope/engine/derived_metrics.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+
+std::string_view status_name(const EventCount& count) {
+  if (!count.supported) return "not_supported";
+  switch (count.scaled.status) {
+    case CountStatus::counted: return "counted";
+    case CountStatus::multiplexed: return "multiplexed";
+    case CountStatus::not_counted: return "not_counted";
+  }
+  return "";
+}
+
+// Value in display units: milliseconds for clocks, plain counts otherwise.
+double display_value(const EventCount& count, double scaled) {
+  return is_time_event(count) ? scaled / 1e6 : scaled;
+}
+
+std::string_view display_unit(const EventCount& count) {
+  return is_time_event(count) ? "msec" : "";
+}
+
+std::string format_value(const EventCount& count, double value) {
+  if (is_time_event(count)) return fmt::format("{:.2f}", value);
+  return fmt::format("{:.0f}", std::round(value));
+}
+
+std::string text_line(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
+                      const RunningStatistics* statistics) {
+  const EventCount& count = counts[i];
+  if (!count.supported) return fmt::format("{:>18}      {}", "<not supported>", count.name);
+  if (count.scaled.status == CountStatus::not_counted) {
+    return fmt::format("{:>18}      {}", "<not counted>", count.name);
+  }
+  double value = statistics ? statistics->mean() : count.scaled.value;
+  std::string line =
+      fmt::format("{:>18} {:<4} {:<32}", format_value(count, display_value(count, value)),
+                  display_unit(count), count.name);
+  auto metric = derived_metric(counts, i, elapsed_ns);
+  if (metric) {
+    line += fmt::format(" # {:>8.3f} {:<22}", metric->value, metric->unit);
+  } else if (statistics || count.scaled.status == CountStatus::multiplexed) {
+    line += fmt::format(" {:33}", "");
+  }
+  if (statistics && statistics->count() > 1) {
+    line += fmt::format(" ( +- {:5.2f}% )", statistics->relative_error_percent());
+  }
+  if (count.scaled.status == CountStatus::multiplexed) {
+    line += fmt::format("  ({:.2f}%)", 100.0 * count.scaled.fraction_running);
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+nlohmann::json event_json(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
+                          const RunningStatistics* statistics) {
+  const EventCount& count = counts[i];
+  nlohmann::json event = {
+      {"name", count.name},
+      {"group", count.group},
+      {"status", status_name(count)},
+      {"supported", count.supported},
+  };
+  if (!count.supported) {
+    event["error"] = count.unsupported_reason;
+    return event;
+  }
+  double value = statistics ? statistics->mean() : count.scaled.value;
+  bool counted = count.scaled.status != CountStatus::not_counted;
+  event["value"] = counted ? nlohmann::json(display_value(count, value)) : nlohmann::json();
+  event["unit"] = display_unit(count);
+  event["raw_value"] = count.reading.value;
+  event["enabled_ns"] = count.reading.enabled;
+  event["running_ns"] = count.reading.running;
+  event["percent_running"] = 100.0 * count.scaled.fraction_running;
+  if (statistics && statistics->count() > 1) {
+    event["stddev"] = display_value(count, statistics->stddev());
+    event["relative_error_percent"] = statistics->relative_error_percent();
+  }
+  if (auto metric = derived_metric(counts, i, elapsed_ns)) {
+    event["metric"] = {{"value", metric->value}, {"unit", metric->unit}};
+  }
+  return event;
+}
+
+constexpr std::string_view csv_header =
+    "event,value,unit,status,enabled_ns,running_ns,percent_running,metric_value,metric_unit";
+
+std::string csv_row(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
+                    const RunningStatistics* statistics) {
+  const EventCount& count = counts[i];
+  bool counted = count.supported && count.scaled.status != CountStatus::not_counted;
+  double value = statistics ? statistics->mean() : count.scaled.value;
+  std::string metric_value, metric_unit;
+  if (auto metric = derived_metric(counts, i, elapsed_ns)) {
+    metric_value = fmt::format("{:.6g}", metric->value);
+    metric_unit = metric->unit;
+  }
+  return fmt::format("{},{},{},{},{},{},{:.2f},{},{}", count.name,
+                     counted ? format_value(count, display_value(count, value)) : "",
+                     display_unit(count), status_name(count), count.reading.enabled,
+                     count.reading.running, 100.0 * count.scaled.fraction_running, metric_value,
+                     metric_unit);
+}
+
+}  // namespace
+
+void print_stat(std::FILE* out, StatFormat format, const StatResult& result) {
+  double elapsed_ns = result.elapsed_ns.mean();
+  auto statistics_of = [&](std::size_t i) -> const RunningStatistics* {
+    return result.runs > 1 && i < result.per_event.size() ? &result.per_event[i] : nullptr;
+  };
+  if (format == StatFormat::json) {
+    nlohmann::json document = {
+        {"schema", "perfscope-stat"},
+        {"version", 1},
+        {"target", result.target},
+        {"command", result.command},
+        {"runs", result.runs},
+        {"elapsed_ns", elapsed_ns},
+        {"user_seconds", result.user_seconds},
+        {"system_seconds", result.system_seconds},
+    };
+    if (result.runs > 1) document["elapsed_stddev_ns"] = result.elapsed_ns.stddev();
+    if (result.has_exit_status) document["exit_status"] = result.exit_status;
+    nlohmann::json events = nlohmann::json::array();
+    for (std::size_t i = 0; i < result.counts.size(); ++i) {
+      events.push_back(event_json(result.counts, i, elapsed_ns, statistics_of(i)));
+    }
+    document["events"] = std::move(events);
+    fmt::print(out, "{}\n", document.dump());
+    return;
+  }
+  if (format == StatFormat::csv) {
+    fmt::print(out, "{}\n", csv_header);
+    for (std::size_t i = 0; i < result.counts.size(); ++i) {
+      fmt::print(out, "{}\n", csv_row(result.counts, i, elapsed_ns, statistics_of(i)));
+    }
+    return;
+  }
+  fmt::print(out, "\n Performance counter stats for {}{}:\n\n", result.target,
+             result.runs > 1 ? fmt::format(" ({} runs)", result.runs) : "");
+  for (std::size_t i = 0; i < result.counts.size(); ++i) {
+    fmt::print(out, "{}\n", text_line(result.counts, i, elapsed_ns, statistics_of(i)));
+  }
+  fmt::print(out, "\n{:>18.9f} seconds time elapsed", elapsed_ns / 1e9);
+  if (result.runs > 1) {
+    fmt::print(out, "  ( +- {:.2f}% )", result.elapsed_ns.relative_error_percent());
+  }
+  fmt::print(out, "\n\n");
+  if (!result.command.empty()) {
+    fmt::print(out, "{:>18.9f} seconds user\n{:>18.9f} seconds sys\n\n", result.user_seconds,
+               result.system_seconds);
+  }
+}
+
+void print_stat_interval(std::FILE* out, StatFormat format, double seconds,
+                         const std::vector<EventCount>& counts, double interval_ns,
+                         bool first_interval) {
+  if (format == StatFormat::json) {
+    nlohmann::json line = {
+        {"schema", "perfscope-stat-interval"}, {"version", 1}, {"time_seconds", seconds}};
+    nlohmann::json events = nlohmann::json::array();
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      events.push_back(event_json(counts, i, interval_ns, nullptr));
+    }
+    line["events"] = std::move(events);
+    fmt::print(out, "{}\n", line.dump());
+  } else if (format == StatFormat::csv) {
+    if (first_interval) fmt::print(out, "time,{}\n", csv_header);
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      fmt::print(out, "{:.9f},{}\n", seconds, csv_row(counts, i, interval_ns, nullptr));
+    }
+  } else {
+    if (first_interval)
+      fmt::print(out, "#{:>15} {:>18} {:<5} {}\n", "time", "counts", "unit", "events");
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      fmt::print(out, "{:16.9f}{}\n", seconds, text_line(counts, i, interval_ns, nullptr));
+    }
+  }
+  std::fflush(out);
+}
+
+}  // namespace perfscope::cli

@@ -1,0 +1,36 @@
+// How `perfscope stat` prints: perf-style text, a JSON document (JSON lines for intervals), or
+// CSV. The formats are documented in docs/USER_GUIDE.md and stable within a schema version.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "perfscope/core/running_statistics.hpp"
+#include "perfscope/engine/counting_session.hpp"
+
+namespace perfscope::cli {
+
+enum class StatFormat { text, json, csv };
+
+struct StatResult {
+  std::string target;                        // "'sleep 1'", "system wide", ...
+  std::vector<std::string> command;          // empty without a command
+  std::vector<EventCount> counts;            // of the last run (or the only one)
+  std::vector<RunningStatistics> per_event;  // scaled values over runs
+  RunningStatistics elapsed_ns;
+  double user_seconds = 0;
+  double system_seconds = 0;
+  int runs = 1;
+  int exit_status = 0;
+  bool has_exit_status = false;
+};
+
+void print_stat(std::FILE* out, StatFormat format, const StatResult& result);
+
+// One interval: `seconds` since start, counts of that interval only.
+void print_stat_interval(std::FILE* out, StatFormat format, double seconds,
+                         const std::vector<EventCount>& counts, double interval_ns,
+                         bool first_interval);
+
+}  // namespace perfscope::cli
