@@ -1,0 +1,76 @@
+#include "support/test_support.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "perfscope/core/event.hpp"
+#include "perfscope/sys/child_process.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope::testing {
+
+bool running_as_root() { return ::geteuid() == 0; }
+
+bool hardware_counters_available() {
+  int errnum = 0;
+  auto attr = EventAttr::hardware(abi::HardwareEvent::instructions).count_user_only();
+  Event event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
+  return event.valid();
+}
+
+bool tracefs_available() { return sys::tracefs_root().has_value(); }
+
+CommandResult run_command(const std::vector<std::string>& argv) {
+  CommandResult result;
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) < 0 || ::pipe2(err_pipe, O_CLOEXEC) < 0) return result;
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  char buffer[4096];
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      } else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exit_status = sys::exit_status_from_wait(status);
+  return result;
+}
+
+CommandResult run_perfscope(const std::vector<std::string>& arguments) {
+  std::vector<std::string> argv{PERFSCOPE_CLI_PATH};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return run_command(argv);
+}
+
+}  // namespace perfscope::testing
