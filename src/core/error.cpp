@@ -13,8 +13,8 @@ namespace perfscope {
 namespace flag = abi::attr_flag;
 
 Error::Error(int errnum, std::string summary, std::string diagnosis, std::optional<EventAttr> attr)
-    : std::system_error(errnum, std::generic_category(),
-                        diagnosis.empty() ? summary : summary + "\n" + diagnosis),
+    : std::system_error(errnum, std::generic_category()),
+      message_(diagnosis.empty() ? summary : summary + "\n" + diagnosis),
       summary_(std::move(summary)),
       diagnosis_(std::move(diagnosis)),
       attr_(std::move(attr)) {}
@@ -47,6 +47,7 @@ std::string_view errno_name(int errnum) noexcept {
     case ENOMEM: return "ENOMEM";
     case ENOTTY: return "ENOTTY";
     case EAGAIN: return "EAGAIN";
+    case EEXIST: return "EEXIST";
     default: return "";
   }
 }
@@ -66,8 +67,8 @@ std::string paranoid_explanation(const EventAttr& attr, const OpenContext& conte
   std::string level = paranoid ? std::to_string(*paranoid) : std::string("unknown");
   bool privileged = has_capability(sys::cap_perfmon) || has_capability(sys::cap_sys_admin);
   std::string text = fmt::format(
-      "kernel.perf_event_paranoid is {} and this process has {} CAP_PERFMON/CAP_SYS_ADMIN.", level,
-      privileged ? "" : "neither");
+      "kernel.perf_event_paranoid is {} and this process has {}CAP_PERFMON/CAP_SYS_ADMIN.", level,
+      privileged ? "" : "neither ");
   if (privileged) {
     text +=
         " The capability is present, so a security module (SELinux, Yama, lockdown) or "

@@ -130,12 +130,18 @@ void Event::set_filter(const std::string& filter) {
   if (int r =
           sys::perf_ioctl(fd_, abi::ioctl_request::set_filter, const_cast<char*>(filter.c_str()));
       r < 0) {
-    throw_ioctl_error(-r, "SET_FILTER", attr_,
-                      -r == EINVAL ? fmt::format("the filter '{}' does not parse for this event: "
-                                                 "tracepoint filters name fields of the event's "
-                                                 "format (see its format file in tracefs)",
-                                                 filter)
-                                   : "");
+    std::string diagnosis;
+    if (-r == EINVAL) {
+      diagnosis = fmt::format(
+          "the filter '{}' does not parse for this event: tracepoint filters name fields of the "
+          "event's format (see its format file in tracefs)",
+          filter);
+    } else if (-r == EEXIST) {
+      diagnosis =
+          "the event already has a filter, and the kernel does not replace it: open a "
+          "new event for a different filter.";
+    }
+    throw_ioctl_error(-r, "SET_FILTER", attr_, std::move(diagnosis));
   }
 }
 

@@ -64,6 +64,15 @@ EventAttr& EventAttr::set_config1(std::uint64_t value) noexcept {
   raw_.config1 = value;
   return *this;
 }
+EventAttr& EventAttr::request_arm64_user_read(CounterWidth width) noexcept {
+  raw_.config1 |= abi::arm64_config1::user_read;
+  if (width == CounterWidth::bits64) {
+    raw_.config1 |= abi::arm64_config1::long_counter;
+  } else {
+    raw_.config1 &= ~abi::arm64_config1::long_counter;
+  }
+  return *this;
+}
 EventAttr& EventAttr::set_config2(std::uint64_t value) noexcept {
   raw_.config2 = value;
   return *this;

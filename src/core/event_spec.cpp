@@ -123,7 +123,9 @@ class Parser {
       group.events.push_back(parse_event());
       skip_spaces();
       if (peek() == ',') {
-        ++pos_;
+        std::size_t comma = pos_++;
+        skip_spaces();
+        if (peek() == '}') fail("the group ends with ','; an event name must follow", comma);
         continue;
       }
       if (peek() != '}') {
@@ -241,6 +243,12 @@ class Parser {
             "tracefs is not mounted and cannot be mounted here (mount -t tracefs nodev "
             "/sys/kernel/tracing as root)",
             name_at);
+      }
+      if (id == -ENOENT &&
+          sys::list_directory(fmt::format("{}/events/{}", sys::tracefs_root().value_or(""), name))
+              .empty()) {
+        // No such tracepoint subsystem: most likely a misspelt event with modifiers ("cyclez:u").
+        fail(unknown_name_message(name), name_at);
       }
       if (id < 0) {
         fail(fmt::format("no tracepoint '{}:{}' (see {}/available_events)", name, event,

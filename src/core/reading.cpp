@@ -74,4 +74,15 @@ ScaledCount scale(const Reading& reading) noexcept {
   return result;
 }
 
+ScaledCount scale_delta(const Reading& delta, const Reading& cumulative) noexcept {
+  if (delta.enabled == 0 && delta.running == 0 && cumulative.running != 0) {
+    ScaledCount idle;
+    idle.value = static_cast<double>(delta.value);
+    idle.fraction_running = 1.0;
+    idle.status = CountStatus::counted;
+    return idle;
+  }
+  return scale(delta);
+}
+
 }  // namespace perfscope

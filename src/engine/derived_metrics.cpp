@@ -12,12 +12,31 @@ std::string_view base_name(std::string_view name) {
   return colon == std::string_view::npos ? name : name.substr(0, colon);
 }
 
+// "u" of "cycles:u": a ratio pairs only events counted in the same modes (instructions:u over
+// cycles:k, or over cycles of user and kernel, would be meaningless).
+std::string_view modifiers_of(std::string_view name) {
+  auto colon = name.find(':');
+  return colon == std::string_view::npos ? std::string_view{} : name.substr(colon + 1);
+}
+
 const EventCount* find_counted(std::span<const EventCount> counts, std::string_view a,
                                std::string_view b = {}) {
   for (const auto& count : counts) {
     auto name = base_name(count.name);
     if ((name == a || (!b.empty() && name == b)) && count.supported &&
         count.scaled.status != CountStatus::not_counted) {
+      return &count;
+    }
+  }
+  return nullptr;
+}
+
+const EventCount* find_counted_alike(std::span<const EventCount> counts, std::string_view modifiers,
+                                     std::string_view a, std::string_view b = {}) {
+  for (const auto& count : counts) {
+    auto name = base_name(count.name);
+    if ((name == a || (!b.empty() && name == b)) && modifiers_of(count.name) == modifiers &&
+        count.supported && count.scaled.status != CountStatus::not_counted) {
       return &count;
     }
   }
@@ -36,6 +55,7 @@ std::optional<DerivedMetric> derived_metric(std::span<const EventCount> counts, 
   const EventCount& count = counts[index];
   if (!count.supported || count.scaled.status == CountStatus::not_counted) return std::nullopt;
   auto name = base_name(count.name);
+  auto modifiers = modifiers_of(count.name);
   double value = count.scaled.value;
   const EventCount* clock = find_counted(counts, "task-clock");
   double clock_seconds = clock ? clock->scaled.value / 1e9 : 0;
@@ -45,21 +65,22 @@ std::optional<DerivedMetric> derived_metric(std::span<const EventCount> counts, 
     return DerivedMetric{value / elapsed_ns, "CPUs utilized"};
   }
   if (name == "instructions") {
-    if (const auto* cycles = find_counted(counts, "cycles", "cpu-cycles");
+    if (const auto* cycles = find_counted_alike(counts, modifiers, "cycles", "cpu-cycles");
         cycles && cycles->scaled.value > 0) {
       return DerivedMetric{value / cycles->scaled.value, "insn per cycle"};
     }
     return std::nullopt;
   }
   if (name == "branch-misses") {
-    if (const auto* branches = find_counted(counts, "branches", "branch-instructions");
+    if (const auto* branches =
+            find_counted_alike(counts, modifiers, "branches", "branch-instructions");
         branches && branches->scaled.value > 0) {
       return DerivedMetric{100.0 * value / branches->scaled.value, "% of all branches"};
     }
     return std::nullopt;
   }
   if (name == "cache-misses") {
-    if (const auto* references = find_counted(counts, "cache-references");
+    if (const auto* references = find_counted_alike(counts, modifiers, "cache-references");
         references && references->scaled.value > 0) {
       return DerivedMetric{100.0 * value / references->scaled.value, "% of all cache refs"};
     }

@@ -119,8 +119,9 @@ int exit_status_from_wait(int wait_status) noexcept {
 
 namespace perfscope::sys {
 
-int open_pidfd(pid_t pid) noexcept {
-  long fd = ::syscall(SYS_pidfd_open, pid, 0);
+int open_pidfd(pid_t pid, bool thread) noexcept {
+  constexpr unsigned pidfd_thread = O_EXCL;  // PIDFD_THREAD in <linux/pidfd.h>
+  long fd = ::syscall(SYS_pidfd_open, pid, thread ? pidfd_thread : 0u);
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 

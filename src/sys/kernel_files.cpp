@@ -33,6 +33,22 @@ std::optional<std::string> read_text_file(const std::string& path) {
   return text;
 }
 
+std::optional<std::string> read_text_file_head(const std::string& path, std::size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text(max_bytes, '\0');
+  std::size_t filled = 0;
+  while (filled < max_bytes) {
+    ssize_t n = ::read(fd, text.data() + filled, max_bytes - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    filled += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(filled);
+  return text;
+}
+
 std::optional<std::int64_t> read_integer_file(const std::string& path) {
   auto text = read_text_file(path);
   if (!text) return std::nullopt;
@@ -81,6 +97,19 @@ std::optional<std::int64_t> read_sysctl(std::string_view name) {
 
 int write_sysctl(std::string_view name, std::int64_t value) {
   return write_text_file(sysctl_path(name), std::to_string(value));
+}
+
+std::optional<std::int64_t> perf_user_access() { return read_sysctl("perf_user_access"); }
+
+int set_perf_user_access(bool enabled) { return write_sysctl("perf_user_access", enabled ? 1 : 0); }
+
+std::optional<std::int64_t> rdpmc_mode(std::string_view pmu) {
+  return read_integer_file(std::string(pmu_devices_dir) + "/" + std::string(pmu) + "/rdpmc");
+}
+
+int set_rdpmc_mode(std::int64_t mode, std::string_view pmu) {
+  return write_text_file(std::string(pmu_devices_dir) + "/" + std::string(pmu) + "/rdpmc",
+                         std::to_string(mode));
 }
 
 std::vector<std::string> list_directory(const std::string& path) {

@@ -1,7 +1,15 @@
 // perfscope doctor: what this machine can measure, and what to change where it cannot.
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
 #include "commands.hpp"
+#include "perfscope/analysis/frame_pointer_check.hpp"
+#include "perfscope/core/error.hpp"
+#include "perfscope/engine/machine_check.hpp"
 
 namespace perfscope::cli {
 
@@ -11,8 +19,171 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
   app_->add_flag("--json", json_, "Machine-readable output");
 }
 
+namespace {
+
+constexpr std::size_t screen_width = 100;
+constexpr std::string_view indent = "       ";
+
+std::string_view tag(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::ok: return "[ ok ]";
+    case CheckStatus::warn: return "[warn]";
+    case CheckStatus::fail: return "[FAIL]";
+    case CheckStatus::info: return "[info]";
+  }
+  return "[info]";
+}
+
+// Prints `text` word-wrapped under the check, each line indented; `lead` starts the first one.
+void print_wrapped(std::string_view lead, const std::string& text) {
+  std::istringstream words(text);
+  std::string word;
+  std::string line = std::string(indent) + std::string(lead);
+  bool line_has_word = false;
+  std::string continuation(indent.size() + lead.size(), ' ');
+  while (words >> word) {
+    if (line_has_word && line.size() + 1 + word.size() > screen_width) {
+      fmt::print("{}\n", line);
+      line = continuation;
+      line_has_word = false;
+    }
+    if (line_has_word) line += ' ';
+    line += word;
+    line_has_word = true;
+  }
+  if (line_has_word) fmt::print("{}\n", line);
+}
+
+void print_check(CheckStatus status, std::string_view title, const std::string& value,
+                 const std::string& explanation, const std::string& fix) {
+  fmt::print("{} {}: {}\n", tag(status), title, value);
+  if (status == CheckStatus::ok) return;
+  if (!explanation.empty()) print_wrapped("", explanation);
+  if (!fix.empty()) print_wrapped("fix: ", fix);
+}
+
+CheckStatus frame_pointer_status(const FramePointerReport& binary) {
+  if (!binary.architecture_supported || binary.functions.empty()) return CheckStatus::info;
+  return binary.frame_pointers_usable() ? CheckStatus::ok : CheckStatus::warn;
+}
+
+std::string frame_pointer_summary(const FramePointerReport& binary) {
+  if (!binary.architecture_supported) return fmt::format("not checked ({})", binary.machine);
+  if (binary.functions.empty()) return "no functions to check";
+  return fmt::format("{:.0f}% ({} of {} functions)", binary.fraction() * 100,
+                     binary.functions_with_frame_pointer, binary.functions.size());
+}
+
+void print_binary(const FramePointerReport& binary) {
+  fmt::print("\n{} ({}):\n", binary.path, binary.machine);
+  print_check(frame_pointer_status(binary), "frame pointers",
+              fmt::format("{}{}", frame_pointer_summary(binary),
+                          binary.symbol_table.empty()
+                              ? std::string()
+                              : fmt::format(", symbols from {}", binary.symbol_table)),
+              "", "");
+  print_check(binary.stripped ? CheckStatus::warn : CheckStatus::ok, "symbol table",
+              binary.stripped ? (binary.symbol_table.empty() ? "none" : "stripped, .dynsym only")
+                              : ".symtab",
+              "", "");
+  print_check(binary.has_debug_info ? CheckStatus::ok : CheckStatus::warn, "debug info",
+              binary.has_debug_info ? ".debug_info present" : "none", "", "");
+  print_check(binary.has_eh_frame ? CheckStatus::ok : CheckStatus::warn, "unwind tables",
+              binary.has_eh_frame ? ".eh_frame present" : "no .eh_frame", "", "");
+  print_check(binary.build_id.empty() ? CheckStatus::warn : CheckStatus::ok, "build-id",
+              binary.build_id.empty() ? "none" : binary.build_id, "", "");
+  for (const auto& line : binary.advice) print_wrapped("advice: ", line);
+}
+
+void print_text(const MachineReport& report, const std::optional<FramePointerReport>& binary) {
+  fmt::print("perfscope doctor: what this machine lets perf_event measure\n\n");
+  for (const auto& check : report.checks) {
+    print_check(check.status, check.title, check.value, check.explanation, check.fix);
+  }
+  if (binary) print_binary(*binary);
+  fmt::print("\nhardware counters: {}; sampling: {}; user-space reads: {}",
+             report.hardware_counters ? "yes" : "no", report.sampling, report.user_space_reads);
+  if (binary) fmt::print("; frame pointers: {}", frame_pointer_summary(*binary));
+  fmt::print("\n");
+}
+
+nlohmann::json to_json(const FramePointerReport& binary) {
+  nlohmann::json advice = nlohmann::json::array();
+  for (const auto& line : binary.advice) advice.push_back(line);
+  return {
+      {"path", binary.path},
+      {"machine", binary.machine},
+      {"architecture_supported", binary.architecture_supported},
+      {"symbol_table", binary.symbol_table},
+      {"stripped", binary.stripped},
+      {"debug_info", binary.has_debug_info},
+      {"eh_frame", binary.has_eh_frame},
+      {"build_id", binary.build_id},
+      {"functions", binary.functions.size()},
+      {"functions_with_frame_pointer", binary.functions_with_frame_pointer},
+      {"frame_pointer_fraction", binary.fraction()},
+      {"frame_pointers_usable", binary.frame_pointers_usable()},
+      {"advice", advice},
+  };
+}
+
+void print_json(const MachineReport& report, const std::optional<FramePointerReport>& binary) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& check : report.checks) {
+    checks.push_back({{"id", check.id},
+                      {"title", check.title},
+                      {"status", check_status_name(check.status)},
+                      {"value", check.value},
+                      {"explanation", check.explanation},
+                      {"fix", check.fix}});
+  }
+  nlohmann::json pmus = nlohmann::json::array();
+  for (const auto& pmu : report.pmus) {
+    pmus.push_back({{"name", pmu.name}, {"type", pmu.type}, {"core", pmu.core}});
+  }
+  const auto& page = report.user_page;
+  nlohmann::json document = {
+      {"schema", "perfscope-doctor"},
+      {"version", 1},
+      {"checks", checks},
+      {"pmus", pmus},
+      {"user_page",
+       {{"mapped", page.mapped},
+        {"from_hardware_event", page.from_hardware_event},
+        {"cap_user_rdpmc", page.user_rdpmc},
+        {"cap_user_time", page.user_time},
+        {"cap_user_time_zero", page.user_time_zero},
+        {"cap_user_time_short", page.user_time_short},
+        {"index", page.index},
+        {"pmc_width", page.pmc_width}}},
+      {"summary",
+       {{"hardware_counters", report.hardware_counters},
+        {"sampling", report.sampling},
+        {"user_space_reads", report.user_space_reads}}},
+  };
+  if (binary) document["binary"] = to_json(*binary);
+  fmt::print("{}\n", document.dump(2));
+}
+
+}  // namespace
+
 int DoctorCommand::run() {
-  fmt::print("perfscope doctor\n");
+  // The binary first: a path that cannot be read is the user's mistake, reported before probing.
+  std::optional<FramePointerReport> binary;
+  if (!binary_.empty()) {
+    try {
+      binary = check_frame_pointers(binary_);
+    } catch (const Error& error) {
+      fmt::print(stderr, "perfscope doctor: {}\n  {}\n", error.summary(), error.diagnosis());
+      return 1;
+    }
+  }
+  MachineReport report = check_machine();
+  if (json_) {
+    print_json(report, binary);
+  } else {
+    print_text(report, binary);
+  }
   return 0;
 }
 

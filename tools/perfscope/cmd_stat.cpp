@@ -152,12 +152,31 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     int watch_fd = -1;
     if (target.has_command()) {
       watch_fd = sys::open_pidfd(session.command_pid());
-    } else if (target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread) {
+    } else if (target.kind() == Target::Kind::process) {
       watch_fd = sys::open_pidfd(target.pid());
+    } else if (target.kind() == Target::Kind::thread) {
+      // A pidfd of the process would not see the thread exit (and refuses a non-leader tid).
+      watch_fd = sys::open_pidfd(target.pid(), true);
     }
+    // Intervals count from zero at start, so the first one includes the command's start-up.
     std::vector<EventCount> previous = session.read();
+    for (auto& count : previous) count.reading = Reading{};
     double previous_at = started;
     bool first_interval = true;
+    auto print_interval = [&] {
+      const auto& now_counts = session.read();
+      double at = now_ns();
+      std::vector<EventCount> delta = now_counts;
+      for (std::size_t i = 0; i < delta.size(); ++i) {
+        delta[i].reading = now_counts[i].reading.since(previous[i].reading);
+        delta[i].scaled = scale_delta(delta[i].reading, now_counts[i].reading);
+      }
+      print_stat_interval(out, format, (at - started) / 1e9, delta, at - previous_at,
+                          first_interval);
+      first_interval = false;
+      previous = now_counts;
+      previous_at = at;
+    };
     for (;;) {
       int timeout = options.interval_ms > 0 ? options.interval_ms : -1;
       if (!target.has_command() && stop_signal.load() != 0) break;
@@ -168,21 +187,11 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
         if (target.has_command()) break;  // no pidfd: fall back to waitpid below
         throw std::runtime_error(fmt::format("poll failed: {}", std::strerror(-ready)));
       }
-      if (ready == 0 && options.interval_ms > 0) {
-        const auto& now_counts = session.read();
-        double at = now_ns();
-        std::vector<EventCount> delta = now_counts;
-        for (std::size_t i = 0; i < delta.size(); ++i) {
-          delta[i].reading = now_counts[i].reading.since(previous[i].reading);
-          delta[i].scaled = scale(delta[i].reading);
-        }
-        print_stat_interval(out, format, (at - started) / 1e9, delta, at - previous_at,
-                            first_interval);
-        first_interval = false;
-        previous = now_counts;
-        previous_at = at;
-      }
+      if (ready == 0 && options.interval_ms > 0) print_interval();
     }
+    // The last, partial interval: without it the intervals would not add up to the totals (and
+    // JSON lines and CSV, which print no totals, would lose the end of the run).
+    if (options.interval_ms > 0) print_interval();
     if (watch_fd >= 0) sys::close_fd(watch_fd);
     if (target.has_command()) {
       int status = session.wait_for_command();

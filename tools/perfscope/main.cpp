@@ -11,7 +11,7 @@
 #include "perfscope/core/event_spec.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"perfscope: counting and profiling with Linux perf_event"};
+  CLI::App app{"perfscope: counting and profiling with Linux perf_event", "perfscope"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "perfscope 0.1.0");
   bool verbose = false;

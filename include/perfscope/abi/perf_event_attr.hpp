@@ -226,4 +226,11 @@ inline constexpr unsigned long pid_cgroup = 1UL << 2;
 inline constexpr unsigned long fd_cloexec = 1UL << 3;
 }  // namespace open_flag
 
+// arm64 PMUv3 (armv8_pmuv3 and the generic hardware types on arm64): config1 bits of
+// Documentation/arch/arm64/perf.rst. Other PMUs give config1 other meanings.
+namespace arm64_config1 {
+inline constexpr std::uint64_t long_counter = 1ULL << 0;  // a 64-bit counter (else 32-bit)
+inline constexpr std::uint64_t user_read = 1ULL << 1;     // EL0 may read it with mrs
+}  // namespace arm64_config1
+
 }  // namespace perfscope::abi

@@ -24,8 +24,11 @@ class Error : public std::system_error {
   const std::optional<EventAttr>& attr() const noexcept { return attr_; }
   // summary, diagnosis and the attr dump together, for -v output and logs.
   std::string detailed() const;
+  // The summary and the diagnosis (std::system_error would append strerror after them).
+  const char* what() const noexcept override { return message_.c_str(); }
 
  private:
+  std::string message_;
   std::string summary_;
   std::string diagnosis_;
   std::optional<EventAttr> attr_;

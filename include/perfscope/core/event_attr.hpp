@@ -63,6 +63,10 @@ class EventAttr {
   // Only user space (:u), only kernel (:k), as perf's modifiers set the exclude bits.
   EventAttr& count_user_only() noexcept;
   EventAttr& count_kernel_only() noexcept;
+  // arm64 only: lets the task read the counter with mrs (UserPage) once kernel.perf_user_access
+  // is 1, as a 64-bit counter or a 32-bit one. On other PMUs config1 means something else.
+  enum class CounterWidth { bits32, bits64 };
+  EventAttr& request_arm64_user_read(CounterWidth width) noexcept;
 
   // Problems the kernel would reject with EINVAL (or E2BIG/EOVERFLOW) that can be seen without
   // asking it, each a sentence naming the field and the fix. Empty when none are known.

@@ -52,4 +52,9 @@ struct ScaledCount {
 
 ScaledCount scale(const Reading& reading) noexcept;
 
+// Scales the change between two readings of one event (interval mode). A per-task event whose
+// task did not run in the interval has no enabled time: that is an exact zero, not "not
+// counted", as long as the event has run at some point (`cumulative`).
+ScaledCount scale_delta(const Reading& delta, const Reading& cumulative) noexcept;
+
 }  // namespace perfscope

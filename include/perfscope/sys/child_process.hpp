@@ -47,7 +47,9 @@ int exit_status_from_wait(int wait_status) noexcept;
 
 namespace perfscope::sys {
 // pidfd_open(2): an fd that becomes readable when the process exits; -errno on failure.
-int open_pidfd(pid_t pid) noexcept;
+// `thread`: `pid` is a thread id and the fd becomes readable when that thread exits
+// (PIDFD_THREAD, Linux 6.9; EINVAL before).
+int open_pidfd(pid_t pid, bool thread = false) noexcept;
 // poll(2) on one fd (or none, when fd < 0: a plain sleep that a signal ends early).
 // Returns 1 when readable, 0 on timeout, -errno (-EINTR on a signal).
 int wait_readable(int fd, int timeout_ms) noexcept;

@@ -13,6 +13,8 @@ namespace perfscope::sys {
 
 // Whole-file read; nullopt when it cannot be opened (errno is left set).
 std::optional<std::string> read_text_file(const std::string& path);
+// At most the first `max_bytes` of a file (for large procfs files such as /proc/kallsyms).
+std::optional<std::string> read_text_file_head(const std::string& path, std::size_t max_bytes);
 // Integer file (first token); nullopt when absent or not a number.
 std::optional<std::int64_t> read_integer_file(const std::string& path);
 // Writes `text` to an existing file; returns 0 or -errno.
@@ -30,6 +32,14 @@ const std::vector<Sysctl>& perf_sysctls();
 std::string sysctl_path(std::string_view name);
 std::optional<std::int64_t> read_sysctl(std::string_view name);
 int write_sysctl(std::string_view name, std::int64_t value);
+
+// Switches for reading counters in user space without a system call. arm64:
+// kernel.perf_user_access (0 off, 1 for events opened with config1 bit 1). x86:
+// <pmu>/rdpmc in sysfs (0 never, 1 for tasks that have a perf event mapped, 2 any task).
+std::optional<std::int64_t> perf_user_access();
+int set_perf_user_access(bool enabled);
+std::optional<std::int64_t> rdpmc_mode(std::string_view pmu = "cpu");
+int set_rdpmc_mode(std::int64_t mode, std::string_view pmu = "cpu");
 
 // sysfs: /sys/bus/event_source/devices
 inline constexpr std::string_view pmu_devices_dir = "/sys/bus/event_source/devices";
@@ -63,5 +73,6 @@ inline constexpr unsigned cap_sys_admin = 21;
 inline constexpr unsigned cap_sys_ptrace = 19;
 inline constexpr unsigned cap_perfmon = 38;
 inline constexpr unsigned cap_syslog = 34;
+inline constexpr unsigned cap_ipc_lock = 14;
 
 }  // namespace perfscope::sys

@@ -1,0 +1,142 @@
+// SamplingSession: opens sampling events on a target, maps one ring buffer per CPU (task targets
+// with inherit, CPU-wide and cgroup targets) or per thread (task targets without inherit), shares
+// it between the events of that CPU/thread with SET_OUTPUT, waits with epoll, and delivers the
+// records of all buffers merged in timestamp order. Loss is never silent: LOST, LOST_SAMPLES and
+// THROTTLE records are counted per buffer and available at any time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perfscope/core/event.hpp"
+#include "perfscope/core/event_spec.hpp"
+#include "perfscope/core/parse_config.hpp"
+#include "perfscope/core/records.hpp"
+#include "perfscope/core/ring_buffer.hpp"
+#include "perfscope/engine/target.hpp"
+
+namespace perfscope {
+
+namespace sys {
+class GatedChild;
+class EventPoll;
+}  // namespace sys
+
+struct SamplingOptions {
+  std::size_t data_pages = 0;          // per buffer (power of two); 0: RingBuffer's default
+  std::uint32_t wakeup_watermark = 0;  // bytes before a wakeup; 0: a quarter of the buffer
+  std::uint32_t wakeup_events = 0;     // wake every N samples instead (overrides the watermark)
+  bool inherit = true;                 // follow threads and children created later
+  bool track_tasks = true;             // COMM (with exec), MMAP2, FORK and EXIT records
+  bool context_switches = false;       // SWITCH / SWITCH_CPU_WIDE records
+  bool time_ordered = true;            // merge the buffers by timestamp
+  bool skip_unsupported = false;       // leave out events this machine cannot sample
+};
+
+struct BufferStats {
+  int cpu = -1;    // -1 for a per-thread buffer
+  pid_t tid = -1;  // the thread of a per-thread buffer
+  std::uint64_t records = 0;
+  std::uint64_t samples = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t lost_records = 0;  // PERF_RECORD_LOST records ...
+  std::uint64_t lost = 0;          // ... and the records they say were lost
+  std::uint64_t lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES totals
+  std::uint64_t throttles = 0;
+  std::uint64_t unthrottles = 0;
+  std::uint64_t corrupt = 0;
+  BufferStats& operator+=(const BufferStats& other) noexcept;
+};
+
+// One record as a session delivers it.
+struct SessionRecord {
+  const RecordView& view;
+  const ParseConfig& config;  // of the event that wrote it
+  std::size_t event;          // index of that event in the session's event list
+  std::size_t buffer;         // which buffer it came from
+  std::uint64_t time;         // its timestamp (0 when it has none)
+};
+
+class RecordConsumer {
+ public:
+  virtual ~RecordConsumer() = default;
+  virtual void consume(const SessionRecord& record) = 0;
+};
+
+class SamplingSession {
+ public:
+  // `groups` as parsed by parse_event_list, with sampling settings (period or frequency,
+  // sample_type) already set on each attr. IDENTIFIER, TID, TIME and sample_id_all are added.
+  SamplingSession(std::vector<EventGroupSpec> groups, Target target, SamplingOptions options = {});
+  ~SamplingSession();
+  SamplingSession(const SamplingSession&) = delete;
+  SamplingSession& operator=(const SamplingSession&) = delete;
+
+  void open();
+  void start();
+  void stop() noexcept;
+
+  // Waits up to timeout_ms for a buffer to fill past its watermark (or for the command to exit),
+  // then drains every buffer into `consumer`. Returns the number of records delivered.
+  std::size_t poll(RecordConsumer& consumer, int timeout_ms);
+  // Drains what is there now, without waiting.
+  std::size_t drain(RecordConsumer& consumer);
+  // True once the launched command has exited (its records may still need a drain()).
+  bool command_exited() const noexcept { return command_exited_; }
+
+  pid_t command_pid() const noexcept;
+  int wait_for_command();
+
+  const std::vector<EventSpec>& events() const noexcept { return events_; }
+  const ParseConfig& config(std::size_t event) const noexcept { return configs_[event]; }
+  std::size_t buffer_count() const noexcept { return buffers_.size(); }
+  BufferStats buffer_stats(std::size_t buffer) const noexcept;
+  BufferStats total_stats() const noexcept;
+  // Events this machine could not open (with skip_unsupported), with why.
+  const std::vector<std::string>& unsupported() const noexcept { return unsupported_; }
+
+ private:
+  struct Buffer {
+    RingBuffer ring;
+    BufferStats stats;
+    bool has_record = false;  // `current` holds the peeked record of this round
+    RecordView current;
+    std::size_t current_event = 0;
+    std::uint64_t current_time = 0;
+  };
+  struct Unit {
+    pid_t pid;
+    int cpu;
+    unsigned long flags;
+  };
+
+  void resolve_units();
+  EventAttr prepare_attr(const EventSpec& spec, bool leader, bool tracks_tasks) const;
+  bool load_next(Buffer& buffer) noexcept;
+  void account(Buffer& buffer, const RecordView& view) noexcept;
+  std::size_t event_for_record(const RecordView& view) const noexcept;
+  std::uint64_t time_of(const RecordView& view, std::size_t event) const noexcept;
+
+  std::vector<EventGroupSpec> groups_;
+  std::vector<EventSpec> events_;  // flattened, group order
+  std::vector<ParseConfig> configs_;
+  Target target_;
+  SamplingOptions options_;
+  std::vector<Unit> units_;
+  std::vector<Event> open_events_;
+  std::vector<std::pair<std::uint64_t, std::size_t>> id_to_event_;  // sorted by id
+  std::vector<Buffer> buffers_;
+  std::unique_ptr<sys::EventPoll> poll_;
+  std::unique_ptr<sys::GatedChild> child_;
+  std::vector<std::string> unsupported_;
+  int cgroup_fd_ = -1;
+  int pidfd_ = -1;
+  bool command_exited_ = false;
+  bool opened_ = false;
+};
+
+}  // namespace perfscope

@@ -1,0 +1,46 @@
+// A shared mapping of a file descriptor (a perf fd: its user page, ring buffer or AUX area),
+// unmapped when the owner goes away.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace perfscope::sys {
+
+enum class MapAccess {
+  read_only,   // PROT_READ: for a ring buffer, the kernel overwrites old data (backward mode)
+  read_write,  // PROT_READ|PROT_WRITE: the reader advances data_tail
+};
+
+// The system page size (sysconf), cached.
+std::size_t page_size() noexcept;
+
+class MemoryMap {
+ public:
+  MemoryMap() = default;
+  ~MemoryMap();
+  MemoryMap(MemoryMap&& other) noexcept;
+  MemoryMap& operator=(MemoryMap&& other) noexcept;
+  MemoryMap(const MemoryMap&) = delete;
+  MemoryMap& operator=(const MemoryMap&) = delete;
+
+  // mmap(2) of `length` bytes of `fd` from `offset`, MAP_SHARED. Returns 0 or -errno; a mapping
+  // held before is released first.
+  int map(int fd, std::size_t length, MapAccess access, std::uint64_t offset = 0) noexcept;
+  // munmap(2); returns 0 or -errno (0 when nothing is mapped).
+  int unmap() noexcept;
+
+  bool mapped() const noexcept { return address_ != nullptr; }
+  void* data() const noexcept { return address_; }
+  std::size_t size() const noexcept { return length_; }
+  std::span<std::byte> bytes() const noexcept {
+    return {static_cast<std::byte*>(address_), length_};
+  }
+
+ private:
+  void* address_ = nullptr;
+  std::size_t length_ = 0;
+};
+
+}  // namespace perfscope::sys

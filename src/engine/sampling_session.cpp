@@ -1,0 +1,366 @@
+#include "perfscope/engine/sampling_session.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "perfscope/abi/record_type.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/core/error.hpp"
+#include "perfscope/engine/target_units.hpp"
+#include "perfscope/sys/child_process.hpp"
+#include "perfscope/sys/event_poll.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope {
+
+namespace flag = abi::attr_flag;
+namespace sf = abi::sample_format;
+using abi::RecordType;
+
+namespace {
+
+// Every event of a session carries the same identity fields, so that any record can be
+// attributed (IDENTIFIER) and ordered (TIME) before its event is known.
+constexpr std::uint64_t identity_fields = sf::identifier | sf::tid | sf::time | sf::cpu;
+
+// Token of the command's pidfd in the epoll set; buffers use their index.
+constexpr std::uint64_t command_token = ~0ULL;
+
+bool means_not_supported(int errnum) {
+  return errnum == ENOENT || errnum == EOPNOTSUPP || errnum == ENODEV || errnum == ENXIO ||
+         errnum == ENOSYS;
+}
+
+std::uint64_t read_u64(const RecordView& view, std::size_t offset) noexcept {
+  std::uint64_t value = 0;
+  if (offset + sizeof value <= view.header.size) {
+    std::memcpy(&value, view.bytes.data() + offset, sizeof value);
+  }
+  return value;
+}
+
+}  // namespace
+
+BufferStats& BufferStats::operator+=(const BufferStats& other) noexcept {
+  records += other.records;
+  samples += other.samples;
+  bytes += other.bytes;
+  lost_records += other.lost_records;
+  lost += other.lost;
+  lost_samples += other.lost_samples;
+  throttles += other.throttles;
+  unthrottles += other.unthrottles;
+  corrupt += other.corrupt;
+  return *this;
+}
+
+SamplingSession::SamplingSession(std::vector<EventGroupSpec> groups, Target target,
+                                 SamplingOptions options)
+    : groups_(std::move(groups)), target_(std::move(target)), options_(options) {
+  std::uint64_t identity = identity_fields;
+  for (const auto& group : groups_) {
+    for (const auto& spec : group.events)
+      identity |= spec.attr.raw().sample_type & (sf::id | sf::stream_id);
+  }
+  for (auto& group : groups_) {
+    for (auto& spec : group.events) {
+      spec.attr.set_sample_type(spec.attr.raw().sample_type | identity);
+      spec.attr.set_flag(flag::sample_id_all);
+      events_.push_back(spec);
+      configs_.push_back(ParseConfig::from_attr(spec.attr.raw()));
+    }
+  }
+}
+
+SamplingSession::~SamplingSession() {
+  buffers_.clear();
+  open_events_.clear();
+  sys::close_fd(pidfd_);
+}
+
+pid_t SamplingSession::command_pid() const noexcept { return child_ ? child_->pid() : -1; }
+
+EventAttr SamplingSession::prepare_attr(const EventSpec& spec, bool leader,
+                                        bool tracks_tasks) const {
+  EventAttr attr = spec.attr;
+  bool task_target =
+      target_.kind() == Target::Kind::calling_thread || target_.kind() == Target::Kind::thread ||
+      target_.kind() == Target::Kind::process || target_.kind() == Target::Kind::command;
+  attr.set_flag(flag::inherit, options_.inherit && task_target);
+  attr.set_flag(flag::disabled, leader);
+  attr.set_flag(flag::enable_on_exec, leader && target_.kind() == Target::Kind::command);
+  if (options_.wakeup_events != 0) {
+    attr.set_wakeup_events(options_.wakeup_events);
+  } else {
+    std::size_t pages =
+        options_.data_pages ? options_.data_pages : RingBuffer::default_data_pages();
+    std::uint32_t watermark = options_.wakeup_watermark
+                                  ? options_.wakeup_watermark
+                                  : static_cast<std::uint32_t>(pages * sys::page_size() / 4);
+    attr.set_wakeup_watermark(watermark);
+  }
+  if (tracks_tasks && options_.track_tasks) {
+    attr.set_flag(flag::comm)
+        .set_flag(flag::comm_exec)
+        .set_flag(flag::mmap2)
+        .set_flag(flag::mmap)
+        .set_flag(flag::task);
+  }
+  if (tracks_tasks && options_.context_switches) attr.set_flag(flag::context_switch);
+  return attr;
+}
+
+void SamplingSession::open() {
+  if (opened_) return;
+  if (target_.has_command()) {
+    child_ = std::make_unique<sys::GatedChild>(target_.argv());
+    if (child_->pid() < 0) {
+      throw Error(child_->error(), fmt::format("cannot start '{}': {}", target_.argv().front(),
+                                               std::strerror(child_->error())));
+    }
+  }
+  // An inherited per-task event cannot be mmap'd with cpu -1: sample tasks per CPU then.
+  TargetUnits units;
+  units.resolve(target_, command_pid(), options_.inherit);
+  poll_ = std::make_unique<sys::EventPoll>();
+  if (poll_->error()) throw Error(poll_->error(), "epoll_create1 failed");
+
+  std::vector<bool> unsupported(events_.size(), false);
+  // One buffer per CPU (or per thread without inherit): the first event opened there owns it.
+  struct BufferOwner {
+    std::pair<pid_t, int> key;
+    std::size_t owner_event;  // index in open_events_
+  };
+  std::vector<BufferOwner> owners;
+  std::size_t data_pages =
+      options_.data_pages ? options_.data_pages : RingBuffer::default_data_pages();
+  try {
+    for (const auto& unit : units.units()) {
+      std::pair<pid_t, int> key = unit.cpu >= 0 ? std::pair{-1, unit.cpu} : std::pair{unit.pid, -1};
+      std::size_t event_index = 0;
+      bool unit_tracked = false;  // task records come from one event per thread or CPU
+      for (const auto& group : groups_) {
+        bool has_leader = false;
+        std::size_t leader_slot = 0;
+        for (std::size_t member = 0; member < group.events.size(); ++member, ++event_index) {
+          if (unsupported[event_index]) continue;
+          auto found = std::find_if(owners.begin(), owners.end(),
+                                    [&](const BufferOwner& owner) { return owner.key == key; });
+          bool first_in_buffer = found == owners.end();
+          // Pointers into open_events_ are taken only here: the vector grows below.
+          const Event* leader = has_leader ? &open_events_[leader_slot] : nullptr;
+          EventAttr attr = prepare_attr(events_[event_index], leader == nullptr, !unit_tracked);
+          int errnum = 0;
+          Event event = Event::try_open(attr, unit.pid, unit.cpu, leader, unit.flags, errnum);
+          if (!event.valid()) {
+            if (errnum == ESRCH && target_.kind() == Target::Kind::process) break;
+            OpenContext context{unit.pid,
+                                unit.cpu,
+                                leader ? leader->fd() : -1,
+                                unit.flags,
+                                events_[event_index].name,
+                                member + 1,
+                                event.kernel_attr_size()};
+            if (options_.skip_unsupported && means_not_supported(errnum)) {
+              unsupported[event_index] = true;
+              unsupported_.push_back(fmt::format("{}: {}", events_[event_index].name,
+                                                 diagnose_open_failure(errnum, attr, context)));
+              continue;
+            }
+            throw_open_error(errnum, attr, context);
+          }
+          id_to_event_.emplace_back(event.id(), event_index);
+          if (first_in_buffer) {
+            Buffer buffer;
+            buffer.ring = RingBuffer::map(event, data_pages);
+            buffer.stats.cpu = unit.cpu;
+            buffer.stats.tid = unit.cpu >= 0 ? -1 : unit.pid;
+            owners.push_back({key, open_events_.size()});
+            if (int r = poll_->add(event.fd(), buffers_.size()); r < 0) {
+              throw Error(-r, "cannot watch a ring buffer with epoll");
+            }
+            buffers_.push_back(std::move(buffer));
+          } else {
+            event.set_output(open_events_[found->owner_event]);
+          }
+          open_events_.push_back(std::move(event));
+          unit_tracked = true;
+          if (!has_leader) {
+            has_leader = true;
+            leader_slot = open_events_.size() - 1;
+          }
+        }
+      }
+    }
+  } catch (...) {
+    if (child_) child_->abandon();
+    throw;
+  }
+  std::sort(id_to_event_.begin(), id_to_event_.end());
+  if (child_) {
+    pidfd_ = sys::open_pidfd(child_->pid());
+    if (pidfd_ >= 0) poll_->add(pidfd_, command_token);
+  }
+  opened_ = true;
+}
+
+void SamplingSession::start() {
+  if (!opened_) open();
+  if (target_.kind() != Target::Kind::command) {
+    for (auto& event : open_events_) {
+      if (event.attr().has(flag::disabled)) event.enable();
+    }
+  }
+  if (child_) {
+    int exec_error = child_->release();
+    if (exec_error != 0) {
+      child_->wait();
+      command_exited_ = true;
+      throw Error(
+          exec_error,
+          fmt::format("cannot run '{}': {}", target_.argv().front(), std::strerror(exec_error)),
+          exec_error == ENOENT ? "the command was not found in PATH; give its path."
+                               : "check that the file is an executable you may run.");
+    }
+  }
+}
+
+void SamplingSession::stop() noexcept {
+  for (auto& event : open_events_) {
+    if (event.attr().has(flag::disabled)) event.disable();
+  }
+}
+
+std::size_t SamplingSession::event_for_record(const RecordView& view) const noexcept {
+  auto id = record_identifier(view);
+  if (!id) return 0;
+  auto found = std::lower_bound(id_to_event_.begin(), id_to_event_.end(),
+                                std::pair<std::uint64_t, std::size_t>{*id, 0});
+  if (found == id_to_event_.end() || found->first != *id) return 0;
+  return found->second;
+}
+
+std::uint64_t SamplingSession::time_of(const RecordView& view, std::size_t event) const noexcept {
+  const ParseConfig& config = configs_[event];
+  if (view.header.type == static_cast<std::uint32_t>(RecordType::sample)) {
+    // IDENTIFIER, IP and TID come before TIME.
+    std::size_t offset = sizeof(abi::RecordHeader) + sizeof(std::uint64_t);
+    if (config.has(sf::ip)) offset += sizeof(std::uint64_t);
+    offset += sizeof(std::uint64_t);  // TID is always requested
+    return read_u64(view, offset);
+  }
+  // In the sample_id trailer TIME follows TID: TID, TIME, [ID], [STREAM_ID], CPU, IDENTIFIER.
+  std::size_t from_end = 3 * sizeof(std::uint64_t);  // TIME, CPU, IDENTIFIER
+  if (config.has(sf::id)) from_end += sizeof(std::uint64_t);
+  if (config.has(sf::stream_id)) from_end += sizeof(std::uint64_t);
+  if (view.header.size < from_end + sizeof(abi::RecordHeader)) return 0;
+  return read_u64(view, view.header.size - from_end);
+}
+
+void SamplingSession::account(Buffer& buffer, const RecordView& view) noexcept {
+  BufferStats& stats = buffer.stats;
+  ++stats.records;
+  stats.bytes += view.header.size;
+  switch (static_cast<RecordType>(view.header.type)) {
+    case RecordType::sample: ++stats.samples; break;
+    case RecordType::lost:
+      ++stats.lost_records;
+      stats.lost += read_u64(view, sizeof(abi::RecordHeader) + sizeof(std::uint64_t));
+      break;
+    case RecordType::lost_samples:
+      stats.lost_samples += read_u64(view, sizeof(abi::RecordHeader));
+      break;
+    case RecordType::throttle: ++stats.throttles; break;
+    case RecordType::unthrottle: ++stats.unthrottles; break;
+    default: break;
+  }
+}
+
+bool SamplingSession::load_next(Buffer& buffer) noexcept {
+  buffer.has_record = buffer.ring.next(buffer.current);
+  if (buffer.has_record) {
+    account(buffer, buffer.current);
+    buffer.current_event = event_for_record(buffer.current);
+    buffer.current_time = time_of(buffer.current, buffer.current_event);
+  }
+  return buffer.has_record;
+}
+
+std::size_t SamplingSession::drain(RecordConsumer& consumer) {
+  std::size_t delivered = 0;
+  for (bool more = true; more;) {
+    more = false;
+    for (auto& buffer : buffers_) {
+      if (buffer.ring.begin_batch()) {
+        more = true;
+        load_next(buffer);
+      } else {
+        buffer.has_record = false;
+      }
+    }
+    if (!more) break;
+    for (;;) {
+      Buffer* earliest = nullptr;
+      std::size_t earliest_index = 0;
+      for (std::size_t i = 0; i < buffers_.size(); ++i) {
+        Buffer& candidate = buffers_[i];
+        if (!candidate.has_record) continue;
+        if (!earliest || !options_.time_ordered ||
+            candidate.current_time < earliest->current_time) {
+          earliest = &candidate;
+          earliest_index = i;
+          if (!options_.time_ordered) break;
+        }
+      }
+      if (!earliest) break;
+      SessionRecord record{earliest->current, configs_[earliest->current_event],
+                           earliest->current_event, earliest_index, earliest->current_time};
+      consumer.consume(record);
+      ++delivered;
+      load_next(*earliest);
+    }
+    for (auto& buffer : buffers_) {
+      buffer.ring.end_batch();
+      buffer.stats.corrupt = buffer.ring.stats().corrupt;
+    }
+  }
+  return delivered;
+}
+
+std::size_t SamplingSession::poll(RecordConsumer& consumer, int timeout_ms) {
+  sys::PollEvent ready[16];
+  int count = poll_->wait(ready, timeout_ms);
+  if (count < 0 && count != -EINTR) {
+    throw Error(-count, fmt::format("epoll_wait failed: {}", std::strerror(-count)));
+  }
+  for (int i = 0; i < count; ++i) {
+    if (ready[i].token == command_token) {
+      command_exited_ = true;
+      poll_->remove(pidfd_);
+    }
+  }
+  return drain(consumer);
+}
+
+int SamplingSession::wait_for_command() {
+  if (!child_) throw Error(ECHILD, "the session has no command to wait for");
+  int status = child_->wait();
+  command_exited_ = true;
+  if (status < 0) throw Error(-status, "waiting for the command failed");
+  return status;
+}
+
+BufferStats SamplingSession::buffer_stats(std::size_t buffer) const noexcept {
+  return buffers_[buffer].stats;
+}
+
+BufferStats SamplingSession::total_stats() const noexcept {
+  BufferStats total;
+  for (const auto& buffer : buffers_) total += buffer.stats;
+  return total;
+}
+
+}  // namespace perfscope

@@ -1,0 +1,49 @@
+#include "perfscope/sys/memory_map.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+namespace perfscope::sys {
+
+std::size_t page_size() noexcept {
+  static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+MemoryMap::~MemoryMap() { unmap(); }
+
+MemoryMap::MemoryMap(MemoryMap&& other) noexcept
+    : address_(std::exchange(other.address_, nullptr)), length_(std::exchange(other.length_, 0)) {}
+
+MemoryMap& MemoryMap::operator=(MemoryMap&& other) noexcept {
+  if (this != &other) {
+    unmap();
+    address_ = std::exchange(other.address_, nullptr);
+    length_ = std::exchange(other.length_, 0);
+  }
+  return *this;
+}
+
+int MemoryMap::map(int fd, std::size_t length, MapAccess access, std::uint64_t offset) noexcept {
+  unmap();
+  int protection = access == MapAccess::read_write ? PROT_READ | PROT_WRITE : PROT_READ;
+  void* address = ::mmap(nullptr, length, protection, MAP_SHARED, fd, static_cast<off_t>(offset));
+  if (address == MAP_FAILED) return -errno;
+  address_ = address;
+  length_ = length;
+  return 0;
+}
+
+int MemoryMap::unmap() noexcept {
+  if (!address_) return 0;
+  int result = ::munmap(address_, length_);
+  int error = result < 0 ? errno : 0;
+  address_ = nullptr;
+  length_ = 0;
+  return error ? -error : 0;
+}
+
+}  // namespace perfscope::sys
