@@ -5,7 +5,7 @@ ASAN_BUILD_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_GENERATOR ?= Ninja
 
-.PHONY: all deps configure build demo test unit-tests sanitizer-tests format format-check bench clean
+.PHONY: all deps configure build demo test unit-tests sanitizer-tests pmu-lab format format-check bench clean
 
 all: build
 
@@ -29,6 +29,11 @@ test: build format-check
 # The release suite only (no sanitizer pass), for quick iterations.
 unit-tests: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The hardware-counter tests on an emulated arm64 PMU (QEMU): installs what it needs, cross-builds
+# tests/lab, boots and reports. Also part of `make test`.
+pmu-lab:
+	./scripts/pmu-lab
 
 sanitizer-tests: deps
 	./scripts/run-tests --sanitizer-only $(BUILD_DIR) $(ASAN_BUILD_DIR)

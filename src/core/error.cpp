@@ -143,9 +143,13 @@ std::string einval_explanation(const EventAttr& attr, const OpenContext& context
   }
   if (context.group_size > 1) {
     reasons.push_back(fmt::format(
-        "the group has {} events; a group must fit on the PMU at once, so it may hold more "
+        "the group has {} events; a group must fit on the PMU at once, so it may not hold more "
         "hardware events than there are counters (split it, or drop the braces)",
         context.group_size));
+  } else if (context.group_fd >= 0) {
+    reasons.push_back(
+        "the event joins a group (group_fd); a group must fit on the PMU at once, so it may not "
+        "hold more hardware events than there are counters (split it, or drop the braces)");
   }
   if (a.sample_period_or_freq == 0 && attr.has(flag::freq)) {
     reasons.push_back("freq is set with a frequency of 0");

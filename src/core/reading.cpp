@@ -53,27 +53,6 @@ std::size_t decode_read(std::span<const std::uint64_t> words, std::uint64_t read
   return 1;
 }
 
-ScaledCount scale(const Reading& reading) noexcept {
-  ScaledCount result;
-  if (reading.running == 0) {
-    // Never on the PMU. A zero-time software event that was enabled for no time at all (enabled
-    // == 0) is equally unknown: nothing was measured.
-    result.status = CountStatus::not_counted;
-    return result;
-  }
-  if (reading.enabled == 0 || reading.running >= reading.enabled) {
-    result.value = static_cast<double>(reading.value);
-    result.fraction_running = 1.0;
-    result.status = CountStatus::counted;
-    return result;
-  }
-  result.fraction_running =
-      static_cast<double>(reading.running) / static_cast<double>(reading.enabled);
-  result.value = static_cast<double>(reading.value) / result.fraction_running;
-  result.status = CountStatus::multiplexed;
-  return result;
-}
-
 ScaledCount scale_delta(const Reading& delta, const Reading& cumulative) noexcept {
   if (delta.enabled == 0 && delta.running == 0 && cumulative.running != 0) {
     ScaledCount idle;

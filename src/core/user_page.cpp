@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/core/counter_instructions.hpp"
@@ -33,12 +35,17 @@ UserPage UserPage::map(const Event& event, pid_t pid) {
   UserPage user_page;
   if (int r = user_page.mapping_.map(event.fd(), sys::page_size(), sys::MapAccess::read_only);
       r < 0) {
+    std::string diagnosis =
+        -r == EPERM || -r == ENOMEM
+            ? "one page per event is needed: check RLIMIT_MEMLOCK (ulimit -l) and "
+              "kernel.perf_event_mlock_kb."
+        : -r == EINVAL && attr.has(abi::attr_flag::inherit)
+            ? "the kernel refuses to map a per-task event with inherit (its children would "
+              "share the page): open it without inherit to read it in user space, or read "
+              "it with Event::read."
+            : "the fd must be an open perf event.";
     throw Error(-r, fmt::format("cannot map the user page of the event: {}", std::strerror(-r)),
-                -r == EPERM || -r == ENOMEM
-                    ? "one page per event is needed: check RLIMIT_MEMLOCK (ulimit -l) and "
-                      "kernel.perf_event_mlock_kb."
-                    : "the fd must be an open perf event.",
-                attr);
+                std::move(diagnosis), attr);
   }
   user_page.fd_ = event.fd();
   user_page.read_format_ = read_format;
@@ -48,6 +55,7 @@ UserPage UserPage::map(const Event& event, pid_t pid) {
   user_page.self_monitoring_ =
       (pid == 0 || pid == ::gettid()) && !attr.has(abi::attr_flag::inherit);
   user_page.needs_syscall_ = (read_format & rf::lost) != 0;
+  user_page.wants_times_ = (read_format & (rf::total_time_enabled | rf::total_time_running)) != 0;
   return user_page;
 }
 
@@ -57,7 +65,9 @@ CounterRead UserPage::read() const noexcept {
       ::pthread_equal(::pthread_self(), owner_)) {
     UserPageSample sample =
         read_user_page(page(), arch::read_hardware_counter, arch::read_timestamp_counter);
-    if (sample.consistent && sample.counter_read) {
+    // Without cap_user_time the page's times date from the last context switch: scaling with
+    // them would silently miscount, so asked-for times come from read(2).
+    if (sample.consistent && sample.counter_read && (sample.times_current || !wants_times_)) {
       result.reading.value = sample.count;
       if (read_format_ & rf::total_time_enabled) result.reading.enabled = sample.enabled;
       if (read_format_ & rf::total_time_running) result.reading.running = sample.running;
@@ -95,6 +105,12 @@ std::string_view UserPage::syscall_reason() const noexcept {
            "arm64 set kernel.perf_user_access=1 and open the event with config1 bit 1 "
            "(EventAttr::request_arm64_user_read); on x86 <pmu>/rdpmc in sysfs must not be 0; "
            "software events have no counter.";
+  }
+  if (wants_times_ && !(detail::load_once(page().capabilities) & cap::user_time)) {
+    return "read_format asks for time_enabled/time_running and the kernel gives no "
+           "cap_user_time to bring the page's times up to now (its clock is not the TSC or "
+           "arch timer): open the event without PERF_FORMAT_TOTAL_TIME_* to read the count "
+           "alone from user space.";
   }
   if (detail::load_once(page().index) == 0) {
     return "the event is not on a hardware counter now (disabled, multiplexed out, or on arm64 "

@@ -212,7 +212,6 @@ void CountingSession::open() {
   std::size_t largest = 0;
   for (const auto& group : groups_) largest = std::max(largest, group.events.size());
   read_buffer_.assign(read_size_bytes(counting_read_format, largest) / sizeof(std::uint64_t), 0);
-  member_readings_.assign(largest, Reading{});
   opened_ = true;
 }
 

@@ -128,6 +128,11 @@ std::vector<std::string> list_directory(const std::string& path) {
   return names;
 }
 
+bool path_exists(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0;
+}
+
 std::optional<std::string> online_cpu_list() {
   auto text = read_text_file("/sys/devices/system/cpu/online");
   if (!text) return std::nullopt;

@@ -280,10 +280,10 @@ TEST(CountingSessionCommand, CountsOnlyTheCommandsPageFaults) {
 }
 
 TEST(CountingSessionCommand, DemoWorkloadDoesItsDocumentedWork) {
-  // 256 fresh pages and 5 sleeps, besides its start-up.
+  // 256 fresh pages and 5 sleeps, besides its start-up (thousands of faults more when it is
+  // built with sanitizers, so no upper bound on faults here; work_helper has the exact test).
   auto counts = count_command("page-faults,context-switches", {PERFSCOPE_DEMO_WORKLOAD_PATH});
   EXPECT_GE(raw_value(counts, 0), 256u);
-  EXPECT_LT(raw_value(counts, 0), 256u + 1000u);
   EXPECT_GE(raw_value(counts, 1), 5u);
   EXPECT_LT(raw_value(counts, 1), 5u + 50u);
 }

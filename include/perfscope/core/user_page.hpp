@@ -81,13 +81,15 @@ struct PageClock {
 
 // What one pass of the page's seqlock protocol saw.
 struct UserPageSample {
-  bool consistent = false;    // the lock did not move (false: gave up after the retry limit)
-  bool counter_read = false;  // cap_user_rdpmc and index != 0: `count` is the live count
-  std::uint32_t index = 0;    // hardware counter + 1, 0 when not on one
-  std::uint32_t retries = 0;  // passes repeated because the kernel updated the page meanwhile
-  std::uint64_t count = 0;    // offset + sign-extended counter
-  std::uint64_t enabled = 0;  // time_enabled, extrapolated to now when cap_user_time
-  std::uint64_t running = 0;  // time_running, likewise while the event is on a counter
+  bool consistent = false;     // the lock did not move (false: gave up after the retry limit)
+  bool counter_read = false;   // cap_user_rdpmc and index != 0: `count` is the live count
+  bool times_current = false;  // cap_user_time: enabled/running brought up to now; else as of
+                               // the kernel's last update of the page (a context switch)
+  std::uint32_t index = 0;     // hardware counter + 1, 0 when not on one
+  std::uint32_t retries = 0;   // passes repeated because the kernel updated the page meanwhile
+  std::uint64_t count = 0;     // offset + sign-extended counter
+  std::uint64_t enabled = 0;   // time_enabled, extrapolated to now when cap_user_time
+  std::uint64_t running = 0;   // time_running, likewise while the event is on a counter
 };
 
 // The kernel updates the page in a few hundred instructions with preemption off; a reader that
@@ -148,6 +150,7 @@ UserPageSample read_user_page(const abi::PerfEventMmapPage& page, ReadCounter&& 
       }
       sample.consistent = true;
       sample.counter_read = counter_read;
+      sample.times_current = timed;
       sample.index = index;
       sample.retries = attempt;
       sample.count = count;
@@ -209,6 +212,7 @@ class UserPage {
   pthread_t owner_{};
   bool self_monitoring_ = false;  // the calling thread, no inherit
   bool needs_syscall_ = false;    // read_format has something only read(2) reports
+  bool wants_times_ = false;      // read_format has TOTAL_TIME_ENABLED or _RUNNING
 };
 
 }  // namespace perfscope

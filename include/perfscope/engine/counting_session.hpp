@@ -91,7 +91,6 @@ class CountingSession {
   std::vector<OpenGroup> open_groups_;
   std::vector<EventCount> counts_;
   std::vector<std::uint64_t> read_buffer_;
-  std::vector<Reading> member_readings_;
   std::unique_ptr<sys::GatedChild> child_;
   int cgroup_fd_ = -1;
   bool opened_ = false;

@@ -44,6 +44,8 @@ int set_rdpmc_mode(std::int64_t mode, std::string_view pmu = "cpu");
 // sysfs: /sys/bus/event_source/devices
 inline constexpr std::string_view pmu_devices_dir = "/sys/bus/event_source/devices";
 std::vector<std::string> list_directory(const std::string& path);
+// Whether a path names an existing file or directory (for sysfs attributes such as <pmu>/cpus).
+bool path_exists(const std::string& path);
 
 // CPUs: /sys/devices/system/cpu/{online,possible} as their kernel list strings ("0-3,8").
 std::optional<std::string> online_cpu_list();

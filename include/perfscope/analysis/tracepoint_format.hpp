@@ -1,0 +1,89 @@
+// Tracepoint payloads (the RAW data of tracepoint samples) decoded into named fields, from the
+// format files tracefs publishes, parsed with libtraceevent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct tep_handle;
+struct tep_event;
+
+namespace perfscope {
+
+struct TracepointField {
+  std::string name;
+  std::string type;  // C type as the format file gives it ("pid_t", "char[16]")
+  std::size_t offset = 0;
+  std::size_t size = 0;
+  bool is_common = false;  // common_type, common_flags, common_preempt_count, common_pid
+  bool is_signed = false;
+  bool is_array = false;     // fixed-size array (char comm[16])
+  bool is_string = false;    // char array or __data_loc char[]
+  bool is_dynamic = false;   // __data_loc: a u32 {offset, length} pointing later in the payload
+  bool is_relative = false;  // __rel_loc: the offset counts from the end of the field
+};
+
+// One decoded field value. Spans and views point into the payload.
+struct TracepointValue {
+  const TracepointField* field = nullptr;
+  std::uint64_t number = 0;          // integers (sign-extended into the u64 when is_signed)
+  std::string_view text;             // strings
+  std::span<const std::byte> bytes;  // arrays and dynamic data
+  std::int64_t as_signed() const noexcept { return static_cast<std::int64_t>(number); }
+};
+
+class TracepointFormat {
+ public:
+  std::uint64_t id() const noexcept { return id_; }
+  const std::string& system() const noexcept { return system_; }
+  const std::string& name() const noexcept { return name_; }
+  const std::vector<TracepointField>& fields() const noexcept { return fields_; }
+  const TracepointField* field(std::string_view name) const noexcept;
+
+  // The value of one field of a payload; nullopt when the field is unknown or the payload too
+  // short for it.
+  std::optional<TracepointValue> value(std::span<const std::byte> payload,
+                                       std::string_view field_name) const noexcept;
+  std::optional<TracepointValue> value(std::span<const std::byte> payload,
+                                       const TracepointField& field) const noexcept;
+  // "name=value" pairs of every non-common field, as perf script -F trace prints them raw.
+  std::string describe(std::span<const std::byte> payload) const;
+
+ private:
+  friend class TracepointCatalog;
+  std::uint64_t id_ = 0;
+  std::string system_;
+  std::string name_;
+  std::vector<TracepointField> fields_;
+  tep_event* event_ = nullptr;
+};
+
+// The formats of the tracepoints a session uses, by id.
+class TracepointCatalog {
+ public:
+  TracepointCatalog();
+  ~TracepointCatalog();
+  TracepointCatalog(const TracepointCatalog&) = delete;
+  TracepointCatalog& operator=(const TracepointCatalog&) = delete;
+
+  // Loads events/<system>/<name>/format from tracefs. Throws perfscope::Error when tracefs or
+  // the tracepoint is missing, or the format does not parse.
+  const TracepointFormat& load(std::string_view system, std::string_view name);
+  // Loads a format from its text (as perf.data's tracing data carries it).
+  const TracepointFormat& load_text(std::string_view system, std::string_view format_text);
+  const TracepointFormat* find(std::uint64_t id) const noexcept;
+  // The payload printed with the tracepoint's own print fmt ("prev_comm=sh prev_pid=12 ...").
+  std::string print(const TracepointFormat& format, std::span<const std::byte> payload) const;
+
+ private:
+  tep_handle* tep_ = nullptr;
+  std::vector<std::unique_ptr<TracepointFormat>> formats_;
+};
+
+}  // namespace perfscope
