@@ -132,6 +132,17 @@ std::string join(const std::vector<std::string>& words, std::string_view separat
 constexpr std::array<std::string_view, 9> builtin_terms{
     "config", "config1", "config2", "config3", "period", "freq", "name", "call-graph", "stack-size"};
 
+// The generic hardware or cache event `name` means on a core PMU, if it is one.
+std::optional<EventAttr> core_generic_event(const Pmu& pmu, std::string_view name) {
+  if (!pmu.core) return std::nullopt;
+  auto generic = lookup_generic_event(name);
+  if (!generic || (generic->type() != static_cast<std::uint32_t>(abi::EventType::hardware) &&
+                   generic->type() != static_cast<std::uint32_t>(abi::EventType::hw_cache))) {
+    return std::nullopt;
+  }
+  return generic;
+}
+
 // User registers a DWARF unwinder needs, as perf asks for them (PERF_REGS_MASK).
 std::uint64_t dwarf_user_regs_mask() {
 #if defined(__x86_64__)
@@ -331,6 +342,8 @@ class Parser {
     for (auto& spec : specs) {
       for (std::size_t i = first; i < parts.size(); ++i) {
         apply_or_fail(parts[i].second, parts[i].first, spec);
+        // An expansion (glob, hybrid copy) names itself; the modifiers still show.
+        if (!spec.text.empty()) spec.text += fmt::format(":{}", parts[i].second);
       }
     }
   }
@@ -444,7 +457,13 @@ class Parser {
       }
     }
     expect_event_end();
-    for (auto& spec : specs) spec.text = std::string(text_.substr(start, pos_ - start));
+    std::string modifiers(text_.substr(modifiers_at, pos_ - modifiers_at));
+    for (auto& spec : specs) {
+      spec.text = specs.size() == 1 || modifiers.empty()
+                      ? (specs.size() == 1 ? std::string(text_.substr(start, pos_ - start))
+                                           : spec.name)
+                      : fmt::format("{}:{}", spec.name, modifiers);
+    }
     return specs;
   }
 
@@ -516,15 +535,9 @@ class Parser {
       return;
     }
     if (!value) {
-      if (const PmuAlias* alias = event.pmu->find_alias(term)) {
-        refuse_mixing_with_generic(event, term_at);
-        apply_alias(event, *alias, term_at);
-        return;
-      }
-      if (auto generic = lookup_generic_event(term);
-          generic && event.pmu->core &&
-          (generic->type() == static_cast<std::uint32_t>(abi::EventType::hardware) ||
-           generic->type() == static_cast<std::uint32_t>(abi::EventType::hw_cache))) {
+      // On a core PMU a generic name keeps its generic meaning even where sysfs has an alias of
+      // that name: cpu_core/cycles/ then means what the hybrid copies of "cycles" mean.
+      if (auto generic = core_generic_event(*event.pmu, term)) {
         if (event.format_used || event.generic) {
           fail(fmt::format("'{}' is a generic event; it cannot be combined with format terms or "
                            "another event in one '{}/.../'",
@@ -537,6 +550,11 @@ class Parser {
         }
         attr.set_type(generic->type()).set_config(config);
         event.generic = true;
+        return;
+      }
+      if (const PmuAlias* alias = event.pmu->find_alias(term)) {
+        refuse_mixing_with_generic(event, term_at);
+        apply_alias(event, *alias, term_at);
         return;
       }
     }
@@ -620,6 +638,13 @@ class Parser {
   void apply_call_graph(EventSpec& spec, const Part& value) {
     auto& attr = spec.attr;
     std::string_view mode = value.second;
+    // A later call-graph= replaces an earlier one.
+    attr.set_sample_type(attr.raw().sample_type &
+                         ~(sf::callchain | sf::regs_user | sf::stack_user | sf::branch_stack))
+        .set_sample_regs_user(0)
+        .set_sample_stack_user(0)
+        .set_branch_sample_type(0)
+        .set_flag(flag::exclude_callchain_user, false);
     if (mode == "fp") {
       attr.set_sample_type(attr.raw().sample_type | sf::callchain);
     } else if (mode == "dwarf") {
@@ -711,6 +736,7 @@ class Parser {
       spec.attr.set_config(attr.config() |
                            (static_cast<std::uint64_t>(pmu->type) << abi::pmu_type_shift));
       spec.name = fmt::format("{}/{}/", pmu->name, name);
+      spec.text = spec.name;
       spec.pmu = pmu->name;
       specs.push_back(std::move(spec));
     }
@@ -731,6 +757,9 @@ class Parser {
       specs.push_back(std::move(event.spec));
     }
     if (specs.empty()) return std::nullopt;
+    if (specs.size() > 1) {
+      for (auto& spec : specs) spec.text = spec.name;  // one per PMU: tell their counts apart
+    }
     return specs;
   }
 
@@ -1033,7 +1062,7 @@ std::string modifier_suffix(const EventSpec& spec) {
 std::string sampling_terms(const EventSpec& spec) {
   const auto& raw = spec.attr.raw();
   std::vector<std::string> terms;
-  if (raw.sample_period_or_freq != 0) {
+  if (raw.sample_period_or_freq != 0 || spec.attr.has(flag::freq)) {
     terms.push_back(fmt::format("{}={}", spec.attr.has(flag::freq) ? "freq" : "period",
                                 raw.sample_period_or_freq));
   }
@@ -1116,8 +1145,32 @@ std::string canonical_event_string(const EventSpec& spec, const PmuRegistry* pmu
     base = generic_event_name(raw);
   } else {
     const Pmu* pmu = spec.pmu.empty() ? registry.find_by_type(raw.type) : registry.find(spec.pmu);
-    base = fmt::format("{}/{}/", pmu ? pmu->name : fmt::format("{}", raw.type),
-                       pmu_terms(spec, pmu));
+    std::string terms;
+    if (pmu) {
+      // Written as the PMU's named event when one encodes exactly these words, so that its
+      // scale and unit come back with it.
+      for (const auto& alias : pmu->aliases) {
+        if (core_generic_event(*pmu, alias.name)) continue;  // parses as the generic event
+        EventParseOptions options;
+        options.pmus = &registry;
+        try {
+          auto named = parse_event_list(fmt::format("{}/{}/", pmu->name, alias.name), options);
+          const auto& words = named.at(0).events.at(0).attr.raw();
+          if (words.config == raw.config && words.config1 == raw.config1 &&
+              words.config2 == raw.config2 && words.config3 == raw.config3) {
+            terms = alias.name;
+            if (std::string sampling = sampling_terms(spec); !sampling.empty()) {
+              terms += "," + sampling;
+            }
+            break;
+          }
+        } catch (const EventSpecError&) {
+          // An alias that needs a parameter (umask=?) encodes nothing by itself.
+        }
+      }
+    }
+    if (terms.empty()) terms = pmu_terms(spec, pmu);
+    base = fmt::format("{}/{}/", pmu ? pmu->name : fmt::format("{}", raw.type), terms);
     return base + modifier_suffix(spec);
   }
   std::string terms = sampling_terms(spec);

@@ -100,6 +100,7 @@ std::optional<PmuFormatField> parse_pmu_format(std::string name, std::string_vie
     auto comma = ranges.find(',');
     std::string_view piece = ranges.substr(0, comma);
     ranges = comma == std::string_view::npos ? std::string_view{} : ranges.substr(comma + 1);
+    if (comma != std::string_view::npos && ranges.empty()) return std::nullopt;  // "0-7,"
     auto dash = piece.find('-');
     PmuFormatField::BitRange range{};
     if (!parse_unsigned(piece.substr(0, dash), range.low)) return std::nullopt;
@@ -176,7 +177,12 @@ PmuRegistry::PmuRegistry(std::string root) : root_(std::move(root)) {
 
 PmuRegistry::~PmuRegistry() = default;
 
-std::string PmuRegistry::default_root() { return std::string(sys::pmu_devices_dir); }
+std::string PmuRegistry::default_root() {
+  // Like PERFSCOPE_TRACEFS: lets tests and users describe PMUs the kernel does not (a copy of
+  // sysfs with an extra .scale file, a hybrid layout on a non-hybrid machine).
+  if (const char* forced = std::getenv("PERFSCOPE_PMU_ROOT")) return forced;
+  return std::string(sys::pmu_devices_dir);
+}
 
 const PmuRegistry& PmuRegistry::system() {
   static const PmuRegistry registry;

@@ -61,7 +61,7 @@ UserPage UserPage::map(const Event& event, pid_t pid) {
 
 CounterRead UserPage::read() const noexcept {
   CounterRead result;
-  if (arch::has_user_counter_reads && self_monitoring_ && !needs_syscall_ &&
+  if (arch::has_user_counter_reads && mapped() && self_monitoring_ && !needs_syscall_ &&
       ::pthread_equal(::pthread_self(), owner_)) {
     UserPageSample sample =
         read_user_page(page(), arch::read_hardware_counter, arch::read_timestamp_counter);

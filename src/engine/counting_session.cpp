@@ -50,6 +50,8 @@ CountingSession::CountingSession(std::vector<EventGroupSpec> groups, Target targ
       count.name = spec.name.empty() ? spec.text : spec.name;
       if (!spec.text.empty() && spec.text != spec.name) count.name = spec.text;
       count.group = group_index;
+      count.scale = spec.scale;
+      count.unit = spec.unit;
       counts_.push_back(std::move(count));
     }
     ++group_index;

@@ -288,8 +288,9 @@ TEST(EventSpecErrors, UnknownTracepoint) {
   EXPECT_THAT(error.what(), HasSubstr("available_events"));
 }
 
-TEST(EventSpecErrors, PmuSyntaxIsRefusedWithAReason) {
-  auto error = parse_error("cpu/event=0x3c/");
-  EXPECT_EQ(error.position(), 0u);
-  EXPECT_THAT(error.what(), HasSubstr("not supported"));
+TEST(EventSpecErrors, UnknownPmuNamesThePmusThere) {
+  auto error = parse_error("cycles,nopmu/event=0x3c/");
+  EXPECT_EQ(error.position(), 7u);
+  EXPECT_THAT(error.what(), HasSubstr("unknown PMU 'nopmu'"));
+  EXPECT_THAT(error.what(), HasSubstr("/sys/bus/event_source/devices"));
 }

@@ -867,6 +867,71 @@ TEST(SampleAllFields, CorruptingAnyWordNeverReadsOutside) {
   }
 }
 
+TEST(SampleReuse, ASmallerSampleTypeLeavesNoFieldOfTheLastRecord) {
+  auto rich = every_field_sample();
+  Record record;
+  DecodeError error;
+  ASSERT_TRUE(perfscope::decode_record(rich.view(), every_field_config(), record, error));
+  RecordBuilder small(RecordType::sample);
+  small.u64(0x401000).u64(77);
+  auto config = sample_config(sf::ip | sf::period);
+  ASSERT_TRUE(perfscope::decode_record(small.view(), config, record, error));
+  const auto& s = std::get<SampleRecord>(record);
+  EXPECT_EQ(s.fields, sf::ip | sf::period);
+  EXPECT_EQ(s.ip, 0x401000U);
+  EXPECT_EQ(s.period, 77U);
+  EXPECT_EQ(s.identifier, 0U);
+  EXPECT_EQ(s.id, 0U);
+  EXPECT_EQ(s.time, 0U);
+  EXPECT_EQ(s.pid, 0U);
+  EXPECT_TRUE(s.read.words.empty());
+  EXPECT_TRUE(s.callchain.empty());
+  EXPECT_TRUE(s.raw.empty());
+  EXPECT_TRUE(s.branch_stack.entries.empty());
+  EXPECT_FALSE(s.branch_stack.has_hw_index);
+  EXPECT_TRUE(s.regs_user.values.empty());
+  EXPECT_TRUE(s.stack_user.empty());
+  EXPECT_EQ(s.stack_user_dyn_size, 0U);
+  EXPECT_EQ(s.weight.full, 0U);
+  EXPECT_EQ(s.data_src, 0U);
+  EXPECT_TRUE(s.regs_intr.values.empty());
+  EXPECT_EQ(s.phys_addr, 0U);
+  EXPECT_EQ(s.code_page_size, 0U);
+  EXPECT_TRUE(s.aux.empty());
+}
+
+TEST(SampleReuse, TheSameSampleTypeOverwritesEveryOptionalPart) {
+  // Second sample of the same event: empty branch stack, no user stack, no raw data, no regs.
+  auto config = sample_config(sf::raw | sf::branch_stack | sf::regs_user | sf::stack_user);
+  config.branch_sample_type = bs::any | bs::hw_index | bs::counters;
+  config.sample_regs_user = 0b11;
+  Record record;
+  DecodeError error;
+  RecordBuilder first(RecordType::sample);
+  first.u32(4).u32(0xabcd).u64(2).u64(9);
+  add_branch_entries(first);
+  first.u64(1).u64(2).u64(2).u64(10).u64(11).u64(8).u64(0x55).u64(8);
+  ASSERT_TRUE(perfscope::decode_record(first.view(), config, record, error)) << error.what;
+  EXPECT_EQ(std::get<SampleRecord>(record).stack_user_dyn_size, 8U);
+  RecordBuilder second(RecordType::sample);
+  second.u32(4).u32(0).u64(0).u64(4).u64(0).u64(0);  // raw, nr 0 + hw_idx, abi none, stack 0
+  ASSERT_TRUE(perfscope::decode_record(second.view(), config, record, error)) << error.what;
+  const auto& s = std::get<SampleRecord>(record);
+  EXPECT_TRUE(s.branch_stack.entries.empty());
+  EXPECT_TRUE(s.branch_stack.counters.empty());
+  EXPECT_EQ(s.branch_stack.hw_index, 4U);
+  EXPECT_EQ(s.regs_user.abi, 0U);
+  EXPECT_TRUE(s.regs_user.values.empty());
+  EXPECT_TRUE(s.stack_user.empty());
+  EXPECT_EQ(s.stack_user_dyn_size, 0U);
+  // A sample that fails half-way leaves nothing of the previous one in the fields it reached.
+  RecordBuilder broken(RecordType::sample);
+  broken.u32(4).u32(0).u64(1000);
+  EXPECT_FALSE(perfscope::decode_record(broken.view(), config, record, error));
+  EXPECT_TRUE(std::get<SampleRecord>(record).branch_stack.entries.empty());
+  EXPECT_TRUE(std::get<SampleRecord>(record).stack_user.empty());
+}
+
 // --- non-sample records ------------------------------------------------------------------------
 
 // The sample_id trailer for TID|TIME|ID|STREAM_ID|CPU|IDENTIFIER, in the kernel's order.

@@ -357,6 +357,16 @@ TEST(UserPage, SoftwareEventIsReadWithTheSystemCallAndSaysWhy) {
   EXPECT_EQ(second.reading.enabled, second.reading.running);
 }
 
+TEST(UserPage, UnmappedPageReportsAFailedRead) {
+  UserPage page;
+  EXPECT_FALSE(page.mapped());
+  auto result = page.read();
+  EXPECT_FALSE(result.ok);
+  EXPECT_EQ(result.path, ReadPath::syscall);
+  EXPECT_EQ(page.syscall_reason(), "the page is not mapped.");
+  EXPECT_FALSE(page.clock().has_value());
+}
+
 TEST(UserPage, GroupReadFormatIsRefusedWithADiagnosis) {
   auto attr = EventAttr::software(pabi::SoftwareEvent::task_clock).set_read_format(rf::group);
   Event event = Event::open(attr);

@@ -47,4 +47,18 @@ class DoctorCommand {
   bool json_ = false;
 };
 
+class ListCommand {
+ public:
+  explicit ListCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  std::string pattern_;
+  bool json_ = false;
+  bool probe_all_ = false;
+  bool no_probe_ = false;
+};
+
 }  // namespace perfscope::cli

@@ -7,6 +7,10 @@
 #include <exception>
 
 #include "commands.hpp"
+#include "perfscope/analysis/elf_symbol_resolver.hpp"
+#ifdef PERFSCOPE_HAVE_LIBPFM
+#include "perfscope/analysis/libpfm_event_resolver.hpp"
+#endif
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"
 
@@ -19,6 +23,13 @@ int main(int argc, char** argv) {
 
   perfscope::cli::StatCommand stat(app);
   perfscope::cli::DoctorCommand doctor(app);
+  perfscope::cli::ListCommand list(app);
+
+  // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
+  perfscope::install_elf_symbol_resolver();
+#ifdef PERFSCOPE_HAVE_LIBPFM
+  perfscope::install_libpfm_event_resolver();
+#endif
 
   // Words after the first "--" are a command to run, never options: split them off before CLI11
   // sees them (without "--", the subcommand's first non-option word starts the command).
@@ -40,6 +51,7 @@ int main(int argc, char** argv) {
   try {
     if (stat.selected()) return stat.run(verbose, std::move(command));
     if (doctor.selected()) return doctor.run();
+    if (list.selected()) return list.run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

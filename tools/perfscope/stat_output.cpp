@@ -21,16 +21,23 @@ std::string_view status_name(const EventCount& count) {
   return "";
 }
 
-// Value in display units: milliseconds for clocks, plain counts otherwise.
+// An event whose sysfs alias has a .scale or .unit (energy-pkg: Joules) is shown in that unit.
+bool alias_scaled(const EventCount& count) { return !count.unit.empty() || count.scale != 1.0; }
+
+// Value in display units: milliseconds for clocks, the alias's unit (its .scale applied) where
+// it has one, plain counts otherwise.
 double display_value(const EventCount& count, double scaled) {
+  if (alias_scaled(count)) return scaled * count.scale;
   return is_time_event(count) ? scaled / 1e6 : scaled;
 }
 
 std::string_view display_unit(const EventCount& count) {
+  if (alias_scaled(count)) return count.unit;
   return is_time_event(count) ? "msec" : "";
 }
 
 std::string format_value(const EventCount& count, double value) {
+  if (alias_scaled(count)) return fmt::format("{:.2f}", value);
   if (is_time_event(count)) return fmt::format("{:.2f}", value);
   return fmt::format("{:.0f}", std::round(value));
 }
@@ -79,6 +86,7 @@ nlohmann::json event_json(const std::vector<EventCount>& counts, std::size_t i, 
   bool counted = count.scaled.status != CountStatus::not_counted;
   event["value"] = counted ? nlohmann::json(display_value(count, value)) : nlohmann::json();
   event["unit"] = display_unit(count);
+  if (alias_scaled(count)) event["scale"] = count.scale;
   event["raw_value"] = count.reading.value;
   event["enabled_ns"] = count.reading.enabled;
   event["running_ns"] = count.reading.running;

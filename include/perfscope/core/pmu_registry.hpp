@@ -84,6 +84,7 @@ class PmuRegistry {
 
   // The running kernel's PMUs, read once per process on first use.
   static const PmuRegistry& system();
+  // /sys/bus/event_source/devices, or $PERFSCOPE_PMU_ROOT when set.
   static std::string default_root();
 
   const std::string& root() const noexcept { return root_; }

@@ -251,7 +251,9 @@ struct DecodeError {
 };
 
 // Decodes a record. Returns false with `error` set when the record is truncated or inconsistent
-// (a length that runs past its end); it never reads outside `view.bytes`.
+// (a length that runs past its end); it never reads outside `view.bytes`. Reusing one `out` for
+// every record is the fast path: a SampleRecord is then reset only when the sample_type changes,
+// which relies on its fields outside `fields` keeping the defaults the decoder left there.
 bool decode_record(const RecordView& view, const ParseConfig& config, Record& out,
                    DecodeError& error) noexcept;
 bool decode_sample(const RecordView& view, const ParseConfig& config, SampleRecord& out,

@@ -31,6 +31,8 @@ struct CountingOptions {
 struct EventCount {
   std::string name;       // display name
   std::size_t group = 0;  // index of its group in the session
+  double scale = 1.0;     // from the event's sysfs alias: value times scale is in `unit`
+  std::string unit;
   bool supported = true;  // false: it could not be opened here
   int open_errno = 0;     // why not, when !supported
   std::string unsupported_reason;

@@ -10,8 +10,8 @@
 //  * sigtrap (with_sigtrap): the kernel sends SIGTRAP to the thread in which the event overflowed,
 //    synchronously on its return to user space, with si_code TRAP_PERF, si_perf_data =
 //    attr.sig_data, si_perf_type = attr.type and si_addr = the sample address (the watched address
-//    for a breakpoint; 0 for events without one). The kernel insists on remove_on_exec with it,
-//    and signalling another process's threads needs the permission to kill them.
+//    for a breakpoint; 0 for events without one). The kernel insists on remove_on_exec with it;
+//    on another process's threads it also wants CAP_KILL or the right to ptrace-attach to them.
 //
 // Re-arming: open the event disabled and call arm_for_overflows(event, n) (PERF_EVENT_IOC_REFRESH):
 // it enables the event for n overflows, after which the kernel disables it again; call it again

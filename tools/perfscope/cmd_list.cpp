@@ -1,0 +1,140 @@
+// perfscope list: every event this machine offers, grouped, with whether it opens here.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "commands.hpp"
+#include "perfscope/engine/event_catalog.hpp"
+
+namespace perfscope::cli {
+
+ListCommand::ListCommand(CLI::App& app) {
+  app_ = app.add_subcommand("list", "List the events this machine offers and whether they open");
+  app_->add_option("pattern", pattern_,
+                   "Only events matching this glob ('sched:*'), or containing this text");
+  app_->add_flag("--json", json_, "Machine-readable output");
+  app_->add_flag("--probe-all", probe_all_,
+                 "Also open every listed tracepoint and uprobe (slow: tens of ms each)");
+  app_->add_flag("--no-probe", no_probe_, "Do not open events to check them");
+}
+
+namespace {
+
+std::string_view heading(EventCategory category) {
+  switch (category) {
+    case EventCategory::hardware: return "Hardware events";
+    case EventCategory::software: return "Software events";
+    case EventCategory::cache: return "Hardware cache events";
+    case EventCategory::pmu: return "PMU events (sysfs)";
+    case EventCategory::tracepoint: return "Tracepoints";
+    case EventCategory::breakpoint: return "Breakpoints";
+    case EventCategory::probe: return "Dynamic probes";
+  }
+  return "";
+}
+
+std::string_view mark(const CatalogEvent& event) {
+  switch (event.open) {
+    case OpenCheck::opens: return "yes";
+    case OpenCheck::fails: return "no";
+    case OpenCheck::not_probed: return "-";
+  }
+  return "-";
+}
+
+std::string details(const CatalogEvent& event) {
+  std::string text = event.description;
+  if (!event.encoding.empty() && event.category == EventCategory::pmu) {
+    text += fmt::format(" [{}]", event.encoding);
+  }
+  if (!event.unit.empty() || event.scale) {
+    text += fmt::format(" (unit {}, scale {})", event.unit.empty() ? "-" : event.unit,
+                        event.scale ? fmt::format("{:g}", *event.scale) : "1");
+  }
+  if (event.per_pkg) text += " (per package)";
+  if (event.snapshot) text += " (snapshot)";
+  return text;
+}
+
+void print_text(const std::vector<CatalogEvent>& events) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < events.size()) {
+    std::size_t end = at;
+    while (end < events.size() && events[end].category == events[at].category) ++end;
+    // A reason shared by every unprobed event of the category is said once, in its heading.
+    bool shared_reason = true;
+    for (std::size_t i = at; i < end; ++i) {
+      shared_reason = shared_reason && events[i].open == OpenCheck::not_probed &&
+                      events[i].open_error == events[at].open_error;
+    }
+    out += fmt::format("{} ({}):\n", heading(events[at].category), end - at);
+    if (shared_reason && end - at > 1 && !events[at].open_error.empty()) {
+      out += fmt::format("  ({})\n", events[at].open_error);
+    }
+    for (std::size_t i = at; i < end; ++i) {
+      const auto& event = events[i];
+      std::string name = event.alias.empty() || event.category == EventCategory::pmu
+                             ? event.name
+                             : fmt::format("{} OR {}", event.name, event.alias);
+      std::string line = fmt::format("  {:<46} {:<4} {}", name, mark(event), details(event));
+      if (!event.open_error.empty() && !(shared_reason && end - at > 1)) {
+        line += fmt::format(" -- {}", event.open_error);
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line;
+      out += '\n';
+    }
+    out += '\n';
+    at = end;
+  }
+  if (events.empty()) out = "no event matches\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+void print_json(const std::vector<CatalogEvent>& events) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& event : events) {
+    nlohmann::json item = {
+        {"category", category_name(event.category)},
+        {"name", event.name},
+        {"encoding", event.encoding},
+        {"description", event.description},
+        {"probed", event.open != OpenCheck::not_probed},
+        {"opens", event.open == OpenCheck::not_probed ? nlohmann::json()
+                                                       : nlohmann::json(event.open ==
+                                                                        OpenCheck::opens)},
+    };
+    if (!event.alias.empty()) item["alias"] = event.alias;
+    if (!event.unit.empty()) item["unit"] = event.unit;
+    if (event.scale) item["scale"] = *event.scale;
+    if (event.per_pkg) item["per_pkg"] = true;
+    if (event.snapshot) item["snapshot"] = true;
+    if (!event.open_error.empty()) item["error"] = event.open_error;
+    list.push_back(std::move(item));
+  }
+  nlohmann::json document = {{"schema", "perfscope-list"}, {"version", 1}, {"events", list}};
+  std::string text = document.dump();
+  text += '\n';
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+}  // namespace
+
+int ListCommand::run() {
+  CatalogOptions options;
+  options.pattern = pattern_;
+  options.probe = !no_probe_;
+  options.probe_slow_events = probe_all_;
+  auto events = list_events(options);
+  if (json_) {
+    print_json(events);
+  } else {
+    print_text(events);
+  }
+  return 0;
+}
+
+}  // namespace perfscope::cli
