@@ -1,8 +1,10 @@
-// libFuzzer target for the record decoder. Input: a 41-byte parse config (sample_type,
-// read_format, branch_sample_type, sample_regs_user, sample_regs_intr as little-endian u64,
-// then a byte whose low bit is sample_id_all), followed by records as they sit in a ring buffer.
+// libFuzzer target for the record decoder. Input: a 49-byte parse config (sample_type,
+// read_format, branch_sample_type, sample_regs_user, sample_regs_intr, and a second sample_type
+// used for every other record, as little-endian u64, then a byte whose low bit is
+// sample_id_all), followed by records as they sit in a ring buffer.
 // Each record is copied into an 8-byte-aligned allocation of exactly header.size bytes (or
-// what is left of the input), so a read past the record is a heap overflow ASan reports.
+// what is left of the input), so a read past the record is a heap overflow ASan reports, and
+// the copy is freed before the next record is decoded.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +21,7 @@
 
 namespace {
 
-constexpr std::size_t config_bytes = 5 * sizeof(std::uint64_t) + 1;
+constexpr std::size_t config_bytes = 6 * sizeof(std::uint64_t) + 1;
 
 std::uint64_t load_u64(const std::uint8_t* data) {
   std::uint64_t value = 0;
@@ -87,12 +89,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   config.branch_sample_type = load_u64(data + 16);
   config.sample_regs_user = load_u64(data + 24);
   config.sample_regs_intr = load_u64(data + 32);
-  config.sample_id_all = (data[40] & 1) != 0;
+  const std::uint64_t sample_types[2] = {config.sample_type, load_u64(data + 40)};
+  config.sample_id_all = (data[48] & 1) != 0;
   data += config_bytes;
   size -= config_bytes;
 
   volatile std::uint64_t sink = 0;
-  while (size >= sizeof(perfscope::abi::RecordHeader)) {
+  // One Record for the whole stream, as a consumer reuses it: a view left over from an earlier
+  // record would point into that record's freed copy, which ASan reports when touched.
+  perfscope::Record record;
+  for (std::size_t index = 0; size >= sizeof(perfscope::abi::RecordHeader); ++index) {
+    // Two sample_types in turn: the SampleRecord is reused across a change of layout.
+    config.sample_type = sample_types[index % 2];
     perfscope::abi::RecordHeader header;
     std::memcpy(&header, data, sizeof header);
     // A header.size past the input is a truncated record: hand the decoder what there is.
@@ -106,7 +114,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     perfscope::RecordView view;
     view.header = header;
     view.bytes = {reinterpret_cast<const std::byte*>(storage.get()), available};
-    perfscope::Record record;
     perfscope::DecodeError error;
     if (perfscope::decode_record(view, config, record, error)) {
       sink = sink + touch_record(record);

@@ -96,13 +96,13 @@ SymbolOffset ElfSymbolResolver::file_offset(const std::string& path,
   Elf_Scn* holder = elf_getscn(elf.get(), best->symbol.st_shndx);
   GElf_Shdr holder_header;
   if (!holder || !gelf_getshdr(holder, &holder_header) || holder_header.sh_type == SHT_NOBITS) {
-    return {std::nullopt, fmt::format("symbol '{}' of '{}' lies in no section with file contents",
-                                      symbol, path)};
+    return {std::nullopt,
+            fmt::format("symbol '{}' of '{}' lies in no section with file contents", symbol, path)};
   }
   std::uint64_t address = best->symbol.st_value;
   if (address < holder_header.sh_addr || address >= holder_header.sh_addr + holder_header.sh_size) {
-    return {std::nullopt, fmt::format("symbol '{}' of '{}' lies outside its section", symbol,
-                                      path)};
+    return {std::nullopt,
+            fmt::format("symbol '{}' of '{}' lies outside its section", symbol, path)};
   }
   return {address - holder_header.sh_addr + holder_header.sh_offset, {}};
 }

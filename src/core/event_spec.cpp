@@ -1,12 +1,12 @@
 #include "perfscope/core/event_spec.hpp"
 
 #include <fmt/format.h>
+#include <fnmatch.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <fnmatch.h>
 #include <limits>
 
 #include "perfscope/abi/sample_format.hpp"
@@ -91,9 +91,7 @@ bool parse_number(std::string_view text, std::uint64_t& value) {
   return ec == std::errc{} && ptr == text.data() + text.size();
 }
 
-bool has_glob(std::string_view text) {
-  return text.find_first_of("*?[") != std::string_view::npos;
-}
+bool has_glob(std::string_view text) { return text.find_first_of("*?[") != std::string_view::npos; }
 
 bool glob_match(const std::string& pattern, const std::string& name) {
   return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
@@ -129,8 +127,9 @@ std::string join(const std::vector<std::string>& words, std::string_view separat
 }
 
 // Terms every PMU accepts besides its format/ terms.
-constexpr std::array<std::string_view, 9> builtin_terms{
-    "config", "config1", "config2", "config3", "period", "freq", "name", "call-graph", "stack-size"};
+constexpr std::array<std::string_view, 9> builtin_terms{"config",  "config1",    "config2",
+                                                        "config3", "period",     "freq",
+                                                        "name",    "call-graph", "stack-size"};
 
 // The generic hardware or cache event `name` means on a core PMU, if it is one.
 std::optional<EventAttr> core_generic_event(const Pmu& pmu, std::string_view name) {
@@ -354,12 +353,11 @@ class Parser {
     explicit PmuEvent(const Pmu* of) : pmu(of) {}
     const Pmu* pmu;  // null for a generic event with terms (cycles/period=1000/)
     EventSpec spec;
-    bool generic = false;       // a generic hardware event on this core PMU (cpu_core/cycles/)
-    bool format_used = false;   // a format or config term was applied
-    std::string alias_name;     // the alias applied, if any
+    bool generic = false;      // a generic hardware event on this core PMU (cpu_core/cycles/)
+    bool format_used = false;  // a format or config term was applied
+    std::string alias_name;    // the alias applied, if any
     std::vector<std::pair<std::string, std::size_t>> missing_parameters;  // alias '?' terms
   };
-
 
   std::vector<EventSpec> parse_pmu_event(std::size_t start) {
     std::string_view pmu_name = text_.substr(start, pos_ - start);
@@ -459,21 +457,20 @@ class Parser {
     expect_event_end();
     std::string modifiers(text_.substr(modifiers_at, pos_ - modifiers_at));
     for (auto& spec : specs) {
-      spec.text = specs.size() == 1 || modifiers.empty()
-                      ? (specs.size() == 1 ? std::string(text_.substr(start, pos_ - start))
-                                           : spec.name)
-                      : fmt::format("{}:{}", spec.name, modifiers);
+      spec.text =
+          specs.size() == 1 || modifiers.empty()
+              ? (specs.size() == 1 ? std::string(text_.substr(start, pos_ - start)) : spec.name)
+              : fmt::format("{}:{}", spec.name, modifiers);
     }
     return specs;
   }
 
-
   std::uint64_t number_or_fail(std::string_view term, const Part& value) {
     std::uint64_t number = 0;
     if (!parse_number(value.second, number)) {
-      fail(fmt::format("term '{}' needs a number (decimal or 0x hex), not '{}'", term,
-                       value.second),
-           value.first);
+      fail(
+          fmt::format("term '{}' needs a number (decimal or 0x hex), not '{}'", term, value.second),
+          value.first);
     }
     return number;
   }
@@ -519,8 +516,8 @@ class Parser {
     if (!event.pmu) {
       fail(fmt::format("unknown term '{}'{} (a generic event takes period, freq, name, "
                        "call-graph and stack-size)",
-                       term, did_you_mean(term, {"period", "freq", "name", "call-graph",
-                                                 "stack-size"})),
+                       term,
+                       did_you_mean(term, {"period", "freq", "name", "call-graph", "stack-size"})),
            term_at);
     }
     if (const PmuFormatField* field = event.pmu->find_term(term)) {
@@ -529,9 +526,8 @@ class Parser {
       std::string error = apply_pmu_format(*field, number, attr.raw());
       if (!error.empty()) fail(std::move(error), value ? value->first : term_at);
       event.format_used = true;
-      std::erase_if(event.missing_parameters, [&](const auto& missing) {
-        return missing.first == term;
-      });
+      std::erase_if(event.missing_parameters,
+                    [&](const auto& missing) { return missing.first == term; });
       return;
     }
     if (!value) {
@@ -570,15 +566,16 @@ class Parser {
                      event.pmu->name, did_you_mean(term, candidates),
                      terms.empty() ? std::string("none") : join(terms, ", "),
                      "config, config1, config2, config3, period, freq, name, call-graph",
-                     event.pmu->aliases.empty()
-                         ? std::string()
-                         : fmt::format("; events: {}", [&] {
-                             std::vector<std::string> names;
-                             for (const auto& alias : event.pmu->aliases) {
-                               names.push_back(alias.name);
-                             }
-                             return join(names, ", ");
-                           }())),
+                     event.pmu->aliases.empty() ? std::string()
+                                                : fmt::format("; events: {}",
+                                                              [&] {
+                                                                std::vector<std::string> names;
+                                                                for (const auto& alias :
+                                                                     event.pmu->aliases) {
+                                                                  names.push_back(alias.name);
+                                                                }
+                                                                return join(names, ", ");
+                                                              }())),
          term_at);
   }
 
@@ -651,8 +648,7 @@ class Parser {
       std::uint64_t regs = dwarf_user_regs_mask();
       if (regs == 0) fail("call-graph=dwarf is not supported on this architecture", value.first);
       if (spec.stack_size == 0) spec.stack_size = 8192;
-      attr.set_sample_type(attr.raw().sample_type | sf::callchain | sf::regs_user |
-                           sf::stack_user)
+      attr.set_sample_type(attr.raw().sample_type | sf::callchain | sf::regs_user | sf::stack_user)
           .set_sample_regs_user(regs)
           .set_sample_stack_user(spec.stack_size);
       attr.set_flag(flag::exclude_callchain_user);
@@ -718,10 +714,10 @@ class Parser {
   // A generic hardware or cache event counts on every core PMU of a hybrid system: one copy
   // each, with the PMU's type in config bits 32 and up.
   std::vector<EventSpec> generic_specs(const EventAttr& attr, std::string_view name) {
-    bool per_core_pmu =
-        attr.type() == static_cast<std::uint32_t>(abi::EventType::hardware) ||
-        attr.type() == static_cast<std::uint32_t>(abi::EventType::hw_cache);
-    auto core = per_core_pmu ? pmus_.core_pmus() : std::vector<const Pmu*>{};
+    bool per_core_pmu = attr.type() == static_cast<std::uint32_t>(abi::EventType::hardware) ||
+                        attr.type() == static_cast<std::uint32_t>(abi::EventType::hw_cache);
+    // Only a hybrid system needs its core PMUs read: the common case costs one directory scan.
+    auto core = per_core_pmu && pmus_.hybrid() ? pmus_.core_pmus() : std::vector<const Pmu*>{};
     std::vector<EventSpec> specs;
     if (core.size() <= 1) {
       EventSpec spec;
@@ -827,7 +823,8 @@ class Parser {
                subsystem.first);
         }
         std::vector<std::string> names;
-        for (auto& candidate : sys::list_directory(fmt::format("{}/{}", events_dir, subsystems[0]))) {
+        for (auto& candidate :
+             sys::list_directory(fmt::format("{}/{}", events_dir, subsystems[0]))) {
           names.push_back(std::move(candidate));
         }
         fail(fmt::format("no tracepoint '{}:{}'{} (see {}/available_events)", subsystems[0], name,
@@ -848,8 +845,8 @@ class Parser {
       }
     }
     if (specs.empty()) {
-      fail(fmt::format("no tracepoint matches '{}:{}' (see {}/available_events)",
-                       subsystem.second, event.second, tracefs()),
+      fail(fmt::format("no tracepoint matches '{}:{}' (see {}/available_events)", subsystem.second,
+                       event.second, tracefs()),
            subsystem.first);
     }
     // Written text of each expanded event is its own name, so that counts are told apart.

@@ -254,10 +254,9 @@ const Pmu* PmuRegistry::load(Entry& entry) const {
 }
 
 const Pmu* PmuRegistry::find(std::string_view name) const {
-  auto found = std::lower_bound(entries_.begin(), entries_.end(), name,
-                                [](const auto& entry, std::string_view key) {
-                                  return entry->name < key;
-                                });
+  auto found =
+      std::lower_bound(entries_.begin(), entries_.end(), name,
+                       [](const auto& entry, std::string_view key) { return entry->name < key; });
   if (found == entries_.end() || (*found)->name != name) return nullptr;
   return load(**found);
 }
@@ -278,12 +277,21 @@ std::vector<const Pmu*> PmuRegistry::all() const {
   return result;
 }
 
+std::vector<std::string> PmuRegistry::core_pmu_names() const {
+  std::vector<std::string> result;
+  for (const auto& entry : entries_) {
+    if (entry->name == "cpu" || sys::path_exists(root_ + "/" + entry->name + "/cpus")) {
+      result.push_back(entry->name);
+    }
+  }
+  return result;
+}
+
 std::vector<const Pmu*> PmuRegistry::core_pmus() const {
   // Only core PMUs are read in full: on a server most PMUs are uncore ones with many events.
   std::vector<const Pmu*> result;
-  for (const auto& entry : entries_) {
-    if (entry->name != "cpu" && !sys::path_exists(root_ + "/" + entry->name + "/cpus")) continue;
-    if (const Pmu* pmu = load(*entry)) result.push_back(pmu);
+  for (const auto& name : core_pmu_names()) {
+    if (const Pmu* pmu = find(name)) result.push_back(pmu);
   }
   return result;
 }

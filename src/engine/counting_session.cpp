@@ -9,6 +9,7 @@
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
+#include "perfscope/engine/target_units.hpp"
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
@@ -58,10 +59,7 @@ CountingSession::CountingSession(std::vector<EventGroupSpec> groups, Target targ
   }
 }
 
-CountingSession::~CountingSession() {
-  open_groups_.clear();
-  sys::close_fd(cgroup_fd_);
-}
+CountingSession::~CountingSession() { open_groups_.clear(); }
 
 pid_t CountingSession::command_pid() const noexcept { return child_ ? child_->pid() : -1; }
 double CountingSession::command_user_seconds() const noexcept {
@@ -77,60 +75,6 @@ std::size_t CountingSession::open_fd_count() const noexcept {
   return fds;
 }
 
-void CountingSession::resolve_units() {
-  units_.clear();
-  auto cpus_or_online = [this] {
-    return target_.cpu_list().empty() ? online_cpus() : target_.cpu_list();
-  };
-  switch (target_.kind()) {
-    case Target::Kind::calling_thread: units_.push_back({0, -1, 0}); break;
-    case Target::Kind::thread: units_.push_back({target_.pid(), -1, 0}); break;
-    case Target::Kind::process: {
-      auto threads = sys::list_threads(target_.pid());
-      if (threads.empty()) {
-        throw Error(ESRCH, fmt::format("process {} does not exist", target_.pid()),
-                    "check the pid (it may have exited); `ps -e` lists running processes.");
-      }
-      for (pid_t tid : threads) units_.push_back({tid, -1, 0});
-      break;
-    }
-    case Target::Kind::cpus:
-      for (int cpu : cpus_or_online()) units_.push_back({-1, cpu, 0});
-      break;
-    case Target::Kind::cgroup: {
-      // An absolute directory is taken as it is; anything else is relative to the cgroup2 mount.
-      const std::string& path = target_.cgroup_path();
-      int fd = path.empty() || path[0] != '/' ? -ENOENT : sys::open_directory(path);
-      std::string under_root;
-      if (fd < 0) {
-        auto root = sys::cgroup2_root();
-        if (!root) {
-          throw Error(ENOENT, "no cgroup v2 hierarchy is mounted",
-                      "mount one (mount -t cgroup2 none /sys/fs/cgroup) to count per cgroup.");
-        }
-        under_root = *root + "/" +
-                     path.substr(path.find_first_not_of('/') == std::string::npos
-                                     ? path.size()
-                                     : path.find_first_not_of('/'));
-        fd = sys::open_directory(under_root);
-      }
-      if (fd < 0) {
-        throw Error(
-            -fd,
-            fmt::format("cannot open cgroup '{}' ({}): {}", path, under_root, std::strerror(-fd)),
-            fmt::format("give a cgroup v2 directory, absolute or relative to {}.",
-                        sys::cgroup2_root().value_or("the cgroup2 mount")));
-      }
-      cgroup_fd_ = fd;
-      for (int cpu : cpus_or_online()) {
-        units_.push_back({cgroup_fd_, cpu, abi::open_flag::pid_cgroup});
-      }
-      break;
-    }
-    case Target::Kind::command: units_.push_back({child_->pid(), -1, 0}); break;
-  }
-}
-
 EventAttr CountingSession::prepare_attr(const EventAttr& attr, bool leader) const {
   EventAttr prepared = attr;
   prepared.set_read_format(counting_read_format);
@@ -144,7 +88,7 @@ EventAttr CountingSession::prepare_attr(const EventAttr& attr, bool leader) cons
 }
 
 void CountingSession::open_group(const EventGroupSpec& group, std::size_t first_count,
-                                 const Unit& unit) {
+                                 const TargetUnit& unit) {
   OpenGroup open;
   for (std::size_t i = 0; i < group.events.size(); ++i) {
     EventCount& count = counts_[first_count + i];
@@ -191,11 +135,11 @@ void CountingSession::open() {
                   "the system is out of processes or memory.");
     }
   }
-  resolve_units();
-  std::size_t needed = units_.size() * counts_.size() + 16;
+  units_.resolve(target_, command_pid(), /*tasks_per_cpu=*/false);
+  std::size_t needed = units_.units().size() * counts_.size() + 16;
   if (sys::open_files_limit().soft < needed) sys::raise_open_files_limit(needed);
   try {
-    for (const auto& unit : units_) {
+    for (const auto& unit : units_.units()) {
       std::size_t first = 0;
       for (const auto& group : groups_) {
         open_group(group, first, unit);

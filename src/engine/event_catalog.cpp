@@ -224,8 +224,10 @@ class CatalogBuilder {
     add_pmu_aliases();
     auto tracepoints = tracepoint_names();
     std::size_t slow = tracepoints.size();
-    for (const auto& form : probe_forms) slow += form.pmu == "uprobe" && selected(form.name, form.pmu);
-    probe_slow_ = options_.probe && (options_.probe_slow_events || slow <= options_.slow_probe_limit);
+    for (const auto& form : probe_forms)
+      slow += form.pmu == "uprobe" && selected(form.name, form.pmu);
+    probe_slow_ =
+        options_.probe && (options_.probe_slow_events || slow <= options_.slow_probe_limit);
     add_tracepoints(std::move(tracepoints));
     add_breakpoint();
     add_probes();
@@ -247,8 +249,8 @@ class CatalogBuilder {
       event.category = category;
       event.name = std::string(entry.name);
       event.alias = std::string(entry.alias);
-      event.encoding = fmt::format(
-          "{}/{}", event_type_name(static_cast<std::uint32_t>(entry.type)), entry.config);
+      event.encoding = fmt::format("{}/{}", event_type_name(static_cast<std::uint32_t>(entry.type)),
+                                   entry.config);
       event.description = describe_generic(entry.name);
       if (options_.probe) {
         probe(event,
@@ -369,8 +371,8 @@ class CatalogBuilder {
       event.encoding = fmt::format("{} PMU", form.pmu);
       if (!pmu) {
         event.open = OpenCheck::fails;
-        event.open_error = fmt::format("this kernel has no {} PMU ({}/{})", form.pmu,
-                                       pmus_.root(), form.pmu);
+        event.open_error =
+            fmt::format("this kernel has no {} PMU ({}/{})", form.pmu, pmus_.root(), form.pmu);
       } else if (!options_.probe) {
         event.open_error = "not opened (probing is off)";
       } else if (form.pmu == "uprobe" && !probe_slow_) {
@@ -390,7 +392,8 @@ class CatalogBuilder {
   void probe_uprobe(CatalogEvent& event, const Pmu& pmu, bool return_probe) {
     auto place = own_function_place();
     if (!place) {
-      event.open_error = "not opened: this program's own file could not be found in /proc/self/maps";
+      event.open_error =
+          "not opened: this program's own file could not be found in /proc/self/maps";
       return;
     }
     EventAttr attr;

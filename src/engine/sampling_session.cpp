@@ -353,6 +353,22 @@ int SamplingSession::wait_for_command() {
   return status;
 }
 
+std::vector<std::uint64_t> SamplingSession::event_ids(std::size_t event) const {
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, index] : id_to_event_) {
+    if (index == event) ids.push_back(id);
+  }
+  return ids;
+}
+
+EventAttr SamplingSession::opened_attr(std::size_t event) const {
+  auto ids = event_ids(event);
+  for (const auto& open_event : open_events_) {
+    if (!ids.empty() && open_event.id() == ids.front()) return open_event.attr();
+  }
+  return events_.at(event).attr;
+}
+
 BufferStats SamplingSession::buffer_stats(std::size_t buffer) const noexcept {
   return buffers_[buffer].stats;
 }

@@ -94,8 +94,8 @@ TEST(ElfSymbolResolver, UprobeAndUretprobeCountEveryCall) {
 
 TEST(ElfSymbolResolver, InstalledResolverServesTheDefaultParse) {
   perfscope::install_elf_symbol_resolver();
-  auto groups = perfscope::parse_event_list(
-      fmt::format("uprobe:{}:resolver_test_target+4", own_path()));
+  auto groups =
+      perfscope::parse_event_list(fmt::format("uprobe:{}:resolver_test_target+4", own_path()));
   ElfSymbolResolver resolver;
   auto found = resolver.file_offset(own_path(), "resolver_test_target");
   ASSERT_TRUE(found.offset.has_value());

@@ -57,8 +57,8 @@ TEST(LibpfmEventResolver, ParserTakesVendorNamesWithModifiers) {
   LibpfmEventResolver resolver;
   perfscope::EventParseOptions options;
   options.vendor = &resolver;
-  auto groups = perfscope::parse_event_list("INST_RETIRED.ANY_P:u,{BR_MISP_RETIRED.ALL_BRANCHES}",
-                                            options);
+  auto groups =
+      perfscope::parse_event_list("INST_RETIRED.ANY_P:u,{BR_MISP_RETIRED.ALL_BRANCHES}", options);
   ASSERT_EQ(groups.size(), 2u);
   const auto& any = groups[0].events[0];
   EXPECT_EQ(any.attr.type(), 4u);

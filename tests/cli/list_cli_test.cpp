@@ -48,7 +48,8 @@ TEST(ListCli, JsonCatalog) {
   if (auto root = perfscope::sys::tracefs_root()) {
     auto available = perfscope::sys::read_text_file(*root + "/available_events");
     if (available) {
-      std::size_t lines = static_cast<std::size_t>(std::count(available->begin(), available->end(), '\n'));
+      std::size_t lines =
+          static_cast<std::size_t>(std::count(available->begin(), available->end(), '\n'));
       std::size_t tracepoints = 0;
       for (const auto& event : events) tracepoints += event["category"] == "tracepoint";
       EXPECT_EQ(tracepoints, lines);
@@ -79,7 +80,7 @@ TEST(ListCli, StatCountsUprobesExactly) {
        "uprobe:" + uprobe_target + ":counted_call,uretprobe:" + uprobe_target + ":counted_call",
        "--", uprobe_target, "777"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
-  auto events = json::parse(result.out)["events"];
+  auto events = json::parse(result.err)["events"];  // stat reports on stderr, as perf does
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0]["raw_value"], 777);
   EXPECT_EQ(events[1]["raw_value"], 777);
@@ -87,8 +88,8 @@ TEST(ListCli, StatCountsUprobesExactly) {
 
 TEST(ListCli, StatAppliesAliasScaleAndUnit) {
   // A PMU directory describing the software PMU (type 1) with a scaled alias of task-clock.
-  auto root = std::filesystem::temp_directory_path() /
-              ("perfscope-pmus-" + std::to_string(::getpid()));
+  auto root =
+      std::filesystem::temp_directory_path() / ("perfscope-pmus-" + std::to_string(::getpid()));
   std::filesystem::create_directories(root / "scaled/format");
   std::filesystem::create_directories(root / "scaled/events");
   std::ofstream(root / "scaled/type") << "1\n";
@@ -96,14 +97,14 @@ TEST(ListCli, StatAppliesAliasScaleAndUnit) {
   std::ofstream(root / "scaled/events/clock") << "event=0x1\n";
   std::ofstream(root / "scaled/events/clock.scale") << "1e-6\n";
   std::ofstream(root / "scaled/events/clock.unit") << "ms\n";
-  auto result = pt::run_command({"env", "PERFSCOPE_PMU_ROOT=" + root.string(), PERFSCOPE_CLI_PATH,
-                                 "stat", "--json", "-e", "scaled/clock/", "--", uprobe_target,
-                                 "100000"});
+  auto result =
+      pt::run_command({"env", "PERFSCOPE_PMU_ROOT=" + root.string(), PERFSCOPE_CLI_PATH, "stat",
+                       "--json", "-e", "scaled/clock/", "--", uprobe_target, "100000"});
   auto text = pt::run_command({"env", "PERFSCOPE_PMU_ROOT=" + root.string(), PERFSCOPE_CLI_PATH,
                                "stat", "-e", "scaled/clock/", "--", uprobe_target, "1"});
   std::filesystem::remove_all(root);
   ASSERT_EQ(result.exit_status, 0) << result.err;
-  auto event = json::parse(result.out)["events"].at(0);
+  auto event = json::parse(result.err)["events"].at(0);
   EXPECT_EQ(event["unit"], "ms");
   EXPECT_EQ(event["scale"], 1e-6);
   double raw = event["raw_value"].get<double>();

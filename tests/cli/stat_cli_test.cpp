@@ -51,14 +51,15 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// Parses stdout as one JSON document; fails the test (and returns null) when it is not one.
+// Parses stderr (where stat reports go, as perf's do) as one JSON document; fails the test (and
+// returns null) when it is not one.
 json parse_json(const pt::CommandResult& result) {
   try {
-    return json::parse(result.out);
+    return json::parse(result.err);
   } catch (const json::exception& error) {
-    ADD_FAILURE() << "stdout is not JSON (" << error.what() << "):\n"
-                  << result.out << "\nstderr:\n"
-                  << result.err;
+    ADD_FAILURE() << "stderr is not JSON (" << error.what() << "):\n"
+                  << result.err << "\nstdout:\n"
+                  << result.out;
     return json{};
   }
 }
@@ -197,8 +198,8 @@ TEST(StatCli, CsvHasTheDocumentedHeaderAndOneRowPerEvent) {
   auto result = pt::run_perfscope(
       {"stat", "--csv", "-e", "task-clock,page-faults,context-switches", "--", "true"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
-  auto lines = lines_of(result.out);
-  ASSERT_EQ(lines.size(), 4u) << result.out;
+  auto lines = lines_of(result.err);
+  ASSERT_EQ(lines.size(), 4u) << result.err;
   EXPECT_EQ(lines[0],
             "event,value,unit,status,enabled_ns,running_ns,percent_running,metric_value,"
             "metric_unit");
@@ -278,8 +279,8 @@ TEST(StatCli, IntervalsInJsonLines) {
   auto result = pt::run_perfscope(
       {"stat", "-I", "100", "--json", "-e", "task-clock,page-faults", "--", "sleep", "0.35"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
-  auto lines = lines_of(result.out);
-  ASSERT_GE(lines.size(), 3u) << result.out;
+  auto lines = lines_of(result.err);
+  ASSERT_GE(lines.size(), 3u) << result.err;
   double previous = 0;
   for (const auto& line : lines) {
     json interval;
@@ -303,14 +304,14 @@ TEST(StatCli, IntervalsAddUpToTheWholeRun) {
                                    work_helper, "delay-getpid", "250", "500"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   std::uint64_t sum = 0;
-  auto lines = lines_of(result.out);
+  auto lines = lines_of(result.err);
   for (const auto& line : lines) {
     json interval = json::parse(line, nullptr, false);
     ASSERT_FALSE(interval.is_discarded()) << line;
     sum += interval["events"][0].value("raw_value", std::uint64_t{0});
   }
-  EXPECT_EQ(sum, 500u) << result.out;
-  EXPECT_GE(lines.size(), 3u) << result.out;
+  EXPECT_EQ(sum, 500u) << result.err;
+  EXPECT_GE(lines.size(), 3u) << result.err;
 }
 
 // --- exit status, output file, errors -------------------------------------------------------
@@ -341,6 +342,7 @@ TEST(StatCli, OutputOptionWritesTheReportToAFile) {
   result = pt::run_perfscope({"stat", "--json", "-o", json_file, "-e", "task-clock", "--", "true"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   EXPECT_TRUE(result.out.empty()) << result.out;
+  EXPECT_TRUE(result.err.empty()) << "-o takes the report: " << result.err;
   json document = json::parse(read_file(json_file), nullptr, false);
   ASSERT_FALSE(document.is_discarded()) << read_file(json_file);
   EXPECT_EQ(document.value("schema", ""), "perfscope-stat");

@@ -61,7 +61,8 @@ TEST(GrammarOpens, SoftwareEventThroughPmuSyntax) {
 }
 
 TEST(GrammarOpens, BreakpointCountsEveryWrite) {
-  auto spec = only(fmt::format("mem:{:#x}/8:w:u", reinterpret_cast<std::uintptr_t>(&watched_variable)));
+  auto spec =
+      only(fmt::format("mem:{:#x}/8:w:u", reinterpret_cast<std::uintptr_t>(&watched_variable)));
   int errnum = 0;
   auto event = Event::try_open(spec.attr, 0, -1, nullptr, 0, errnum);
   if (!event.valid()) GTEST_SKIP() << "breakpoints do not open here (errno " << errnum << ")";

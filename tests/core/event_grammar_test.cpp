@@ -296,7 +296,8 @@ TEST_F(Grammar, Kprobes) {
   EXPECT_EQ(entry.attr.type(), 7u);
   ASSERT_NE(entry.probe_target, nullptr);
   EXPECT_EQ(*entry.probe_target, "do_sys_open");
-  EXPECT_EQ(entry.attr.raw().config1, reinterpret_cast<std::uintptr_t>(entry.probe_target->c_str()));
+  EXPECT_EQ(entry.attr.raw().config1,
+            reinterpret_cast<std::uintptr_t>(entry.probe_target->c_str()));
   EXPECT_EQ(entry.attr.raw().config2, 0x10u);
   EXPECT_EQ(entry.attr.config(), 0u);
 

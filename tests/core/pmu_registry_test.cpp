@@ -97,8 +97,8 @@ TEST(PmuFormat, ValueTooWideNamesTheTermAndItsBits) {
 TEST(PmuRegistryFake, TypesFormatAndCaps) {
   PmuRegistry registry(plain_root);
   EXPECT_THAT(registry.names(),
-              ElementsAre("breakpoint", "cpu", "kprobe", "msr", "power", "software",
-                          "tracepoint", "uncore_imc_0", "uncore_imc_1", "uprobe"));
+              ElementsAre("breakpoint", "cpu", "kprobe", "msr", "power", "software", "tracepoint",
+                          "uncore_imc_0", "uncore_imc_1", "uprobe"));
   const auto* cpu = registry.find("cpu");
   ASSERT_NE(cpu, nullptr);
   EXPECT_EQ(cpu->type, 4u);

@@ -103,9 +103,9 @@ void print_json(const std::vector<CatalogEvent>& events) {
         {"encoding", event.encoding},
         {"description", event.description},
         {"probed", event.open != OpenCheck::not_probed},
-        {"opens", event.open == OpenCheck::not_probed ? nlohmann::json()
-                                                       : nlohmann::json(event.open ==
-                                                                        OpenCheck::opens)},
+        {"opens", event.open == OpenCheck::not_probed
+                      ? nlohmann::json()
+                      : nlohmann::json(event.open == OpenCheck::opens)},
     };
     if (!event.alias.empty()) item["alias"] = event.alias;
     if (!event.unit.empty()) item["unit"] = event.unit;

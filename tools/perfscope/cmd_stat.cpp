@@ -93,7 +93,10 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_option("-r,--repeat", options_.repeat, "Run the command N times: mean and stddev")
       ->check(CLI::Range(1, 100000));
   app_->add_flag("-j,--json", options_.json, "JSON output (one document; JSON lines with -I)");
-  app_->add_flag("-x,--csv", options_.csv, "CSV output with a header row");
+  app_->add_flag("--csv", options_.csv, "CSV output with a header row");
+  app_->add_option("-x,--field-separator", options_.field_separator,
+                   "CSV output with this field separator (like perf stat -x)")
+      ->type_name("SEP");
   app_->add_option("-o,--output", options_.output, "Write the counts to FILE instead of stderr");
   app_->add_flag("-i,--no-inherit", options_.no_inherit,
                  "Do not count threads and children created after start");
@@ -106,7 +109,9 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   auto& options = options_;
   options.command = app_->remaining();
   options.command.insert(options.command.end(), command.begin(), command.end());
-  if (options.json && options.csv) throw std::invalid_argument("choose --json or --csv, not both");
+  if (!options.field_separator.empty()) options.csv = true;
+  std::string separator = options.field_separator.empty() ? "," : options.field_separator;
+  if (options.json && options.csv) throw std::invalid_argument("choose --json or CSV, not both");
   StatFormat format = options.json  ? StatFormat::json
                       : options.csv ? StatFormat::csv
                                     : StatFormat::text;
@@ -125,9 +130,9 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
           fmt::format("cannot write '{}': {}", options.output, std::strerror(errno)));
     }
     out = output_file.get();
-  } else if (format != StatFormat::text) {
-    out = stdout;
   }
+  // Every format goes to stderr unless -o is given, as perf stat does: the measured command
+  // owns stdout, and JSON or CSV mixed into its output would be unusable.
 
   install_stop_handlers();
   CountingOptions counting;
@@ -172,12 +177,15 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
         delta[i].scaled = scale_delta(delta[i].reading, now_counts[i].reading);
       }
       print_stat_interval(out, format, (at - started) / 1e9, delta, at - previous_at,
-                          first_interval);
+                          first_interval, separator);
       first_interval = false;
       previous = now_counts;
       previous_at = at;
     };
-    for (;;) {
+    // Without a pidfd (kernels before 5.3) nothing would wake the wait below: go straight to
+    // waitpid (intervals are then not printed while the command runs).
+    bool can_watch = watch_fd >= 0 || !target.has_command();
+    for (; can_watch;) {
       int timeout = options.interval_ms > 0 ? options.interval_ms : -1;
       if (!target.has_command() && stop_signal.load() != 0) break;
       int ready = sys::wait_readable(watch_fd, timeout);
@@ -218,7 +226,8 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     result.system_seconds /= result.runs;
   }
   result.per_event = std::move(per_event);
-  if (options.interval_ms == 0 || format == StatFormat::text) print_stat(out, format, result);
+  if (options.interval_ms == 0 || format == StatFormat::text)
+    print_stat(out, format, result, separator);
   return result.has_exit_status ? result.exit_status : 0;
 }
 

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@ struct StatOptions {
   int repeat = 1;
   bool json = false;
   bool csv = false;
+  std::string field_separator;  // -x SEP: CSV with this separator
   std::string output;
   bool no_inherit = false;
   std::vector<std::string> command;
@@ -59,6 +62,47 @@ class ListCommand {
   bool json_ = false;
   bool probe_all_ = false;
   bool no_probe_ = false;
+};
+
+struct RecordOptions {
+  std::string events;
+  std::uint64_t frequency = 0;
+  std::uint64_t period = 0;
+  bool frame_pointer_graph = false;
+  std::string call_graph;
+  int pid = -1;
+  int tid = -1;
+  bool all_cpus = false;
+  std::string cpu_list;
+  std::string cgroup;
+  std::string output = "perf.data";
+  std::size_t mmap_pages = 0;
+  std::vector<std::string> command;
+};
+
+class RecordCommand {
+ public:
+  explicit RecordCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run(bool verbose, std::vector<std::string> command);
+
+ private:
+  CLI::App* app_;
+  RecordOptions options_;
+};
+
+class ScriptCommand {
+ public:
+  explicit ScriptCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  std::string input_ = "perf.data";
+  std::string fields_;
+  bool json_ = false;
+  bool ordered_ = true;
 };
 
 }  // namespace perfscope::cli

@@ -101,11 +101,15 @@ nlohmann::json event_json(const std::vector<EventCount>& counts, std::size_t i, 
   return event;
 }
 
-constexpr std::string_view csv_header =
-    "event,value,unit,status,enabled_ns,running_ns,percent_running,metric_value,metric_unit";
+std::string csv_header(std::string_view separator) {
+  return fmt::format(
+      "event{0}value{0}unit{0}status{0}enabled_ns{0}running_ns{0}percent_running{0}"
+      "metric_value{0}metric_unit",
+      separator);
+}
 
 std::string csv_row(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
-                    const RunningStatistics* statistics) {
+                    const RunningStatistics* statistics, std::string_view separator) {
   const EventCount& count = counts[i];
   bool counted = count.supported && count.scaled.status != CountStatus::not_counted;
   double value = statistics ? statistics->mean() : count.scaled.value;
@@ -114,8 +118,8 @@ std::string csv_row(const std::vector<EventCount>& counts, std::size_t i, double
     metric_value = fmt::format("{:.6g}", metric->value);
     metric_unit = metric->unit;
   }
-  return fmt::format("{},{},{},{},{},{},{:.2f},{},{}", count.name,
-                     counted ? format_value(count, display_value(count, value)) : "",
+  return fmt::format("{1}{0}{2}{0}{3}{0}{4}{0}{5}{0}{6}{0}{7:.2f}{0}{8}{0}{9}", separator,
+                     count.name, counted ? format_value(count, display_value(count, value)) : "",
                      display_unit(count), status_name(count), count.reading.enabled,
                      count.reading.running, 100.0 * count.scaled.fraction_running, metric_value,
                      metric_unit);
@@ -123,7 +127,8 @@ std::string csv_row(const std::vector<EventCount>& counts, std::size_t i, double
 
 }  // namespace
 
-void print_stat(std::FILE* out, StatFormat format, const StatResult& result) {
+void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
+                std::string_view separator) {
   double elapsed_ns = result.elapsed_ns.mean();
   auto statistics_of = [&](std::size_t i) -> const RunningStatistics* {
     return result.runs > 1 && i < result.per_event.size() ? &result.per_event[i] : nullptr;
@@ -150,9 +155,9 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result) {
     return;
   }
   if (format == StatFormat::csv) {
-    fmt::print(out, "{}\n", csv_header);
+    fmt::print(out, "{}\n", csv_header(separator));
     for (std::size_t i = 0; i < result.counts.size(); ++i) {
-      fmt::print(out, "{}\n", csv_row(result.counts, i, elapsed_ns, statistics_of(i)));
+      fmt::print(out, "{}\n", csv_row(result.counts, i, elapsed_ns, statistics_of(i), separator));
     }
     return;
   }
@@ -174,7 +179,7 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result) {
 
 void print_stat_interval(std::FILE* out, StatFormat format, double seconds,
                          const std::vector<EventCount>& counts, double interval_ns,
-                         bool first_interval) {
+                         bool first_interval, std::string_view separator) {
   if (format == StatFormat::json) {
     nlohmann::json line = {
         {"schema", "perfscope-stat-interval"}, {"version", 1}, {"time_seconds", seconds}};
@@ -185,9 +190,10 @@ void print_stat_interval(std::FILE* out, StatFormat format, double seconds,
     line["events"] = std::move(events);
     fmt::print(out, "{}\n", line.dump());
   } else if (format == StatFormat::csv) {
-    if (first_interval) fmt::print(out, "time,{}\n", csv_header);
+    if (first_interval) fmt::print(out, "time{}{}\n", separator, csv_header(separator));
     for (std::size_t i = 0; i < counts.size(); ++i) {
-      fmt::print(out, "{:.9f},{}\n", seconds, csv_row(counts, i, interval_ns, nullptr));
+      fmt::print(out, "{:.9f}{}{}\n", seconds, separator,
+                 csv_row(counts, i, interval_ns, nullptr, separator));
     }
   } else {
     if (first_interval)

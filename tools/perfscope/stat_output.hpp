@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfscope/core/running_statistics.hpp"
@@ -26,11 +27,13 @@ struct StatResult {
   bool has_exit_status = false;
 };
 
-void print_stat(std::FILE* out, StatFormat format, const StatResult& result);
+// `separator` separates CSV fields (perf stat -x).
+void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
+                std::string_view separator = ",");
 
 // One interval: `seconds` since start, counts of that interval only.
 void print_stat_interval(std::FILE* out, StatFormat format, double seconds,
                          const std::vector<EventCount>& counts, double interval_ns,
-                         bool first_interval);
+                         bool first_interval, std::string_view separator = ",");
 
 }  // namespace perfscope::cli

@@ -30,8 +30,8 @@ struct EventSpec {
   // From the alias's .scale/.unit/.per-pkg/.snapshot: the count times `scale` is in `unit`.
   double scale = 1.0;
   std::string unit;
-  bool per_pkg = false;   // count once per package (socket), not per CPU
-  bool snapshot = false;  // the count is a current value, not a running total
+  bool per_pkg = false;    // count once per package (socket), not per CPU
+  bool snapshot = false;   // the count is a current value, not a running total
   std::string call_graph;  // call-graph= term: "fp", "dwarf", "lbr" or "no"; empty when absent
   std::uint32_t stack_size = 0;  // stack-size= term (bytes of user stack with call-graph=dwarf)
   // The uprobe's path or the kprobe's function: attr.config1 points at its characters, so it is

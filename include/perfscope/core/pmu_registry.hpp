@@ -98,7 +98,9 @@ class PmuRegistry {
   std::vector<const Pmu*> all() const;
   // The core PMUs; more than one on a hybrid system (cpu_core and cpu_atom).
   std::vector<const Pmu*> core_pmus() const;
-  bool hybrid() const { return core_pmus().size() > 1; }
+  // Their names, found without reading the PMUs ("cpu", or those with a cpus file).
+  std::vector<std::string> core_pmu_names() const;
+  bool hybrid() const { return core_pmu_names().size() > 1; }
 
  private:
   struct Entry;

@@ -13,6 +13,7 @@
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/core/reading.hpp"
 #include "perfscope/engine/target.hpp"
+#include "perfscope/engine/target_units.hpp"
 
 namespace perfscope {
 
@@ -68,33 +69,26 @@ class CountingSession {
   const Target& target() const noexcept { return target_; }
   std::size_t open_fd_count() const noexcept;
   // Number of units (threads or CPUs) the events were opened on.
-  std::size_t unit_count() const noexcept { return units_.size(); }
+  std::size_t unit_count() const noexcept { return units_.units().size(); }
 
  private:
-  struct Unit {
-    pid_t pid;
-    int cpu;
-    unsigned long flags;
-  };
   struct OpenGroup {
     std::vector<Event> events;             // [0] is the leader
     std::vector<std::size_t> count_index;  // index into counts_ for each event
     std::vector<std::uint64_t> ids;        // PERF_FORMAT_ID of each event
   };
 
-  void resolve_units();
-  void open_group(const EventGroupSpec& group, std::size_t first_count, const Unit& unit);
+  void open_group(const EventGroupSpec& group, std::size_t first_count, const TargetUnit& unit);
   EventAttr prepare_attr(const EventAttr& attr, bool leader) const;
 
   std::vector<EventGroupSpec> groups_;
   Target target_;
   CountingOptions options_;
-  std::vector<Unit> units_;
+  TargetUnits units_;
   std::vector<OpenGroup> open_groups_;
   std::vector<EventCount> counts_;
   std::vector<std::uint64_t> read_buffer_;
   std::unique_ptr<sys::GatedChild> child_;
-  int cgroup_fd_ = -1;
   bool opened_ = false;
 };
 

@@ -93,6 +93,10 @@ class SamplingSession {
 
   const std::vector<EventSpec>& events() const noexcept { return events_; }
   const ParseConfig& config(std::size_t event) const noexcept { return configs_[event]; }
+  // The ids the kernel gave the opened copies of event `event` (one per CPU or thread), and its
+  // attr as opened (with the flags the session sets): what a perf.data file records of it.
+  std::vector<std::uint64_t> event_ids(std::size_t event) const;
+  EventAttr opened_attr(std::size_t event) const;
   std::size_t buffer_count() const noexcept { return buffers_.size(); }
   BufferStats buffer_stats(std::size_t buffer) const noexcept;
   BufferStats total_stats() const noexcept;

@@ -1,0 +1,21 @@
+// GNU build ids: of ELF files (their .note.gnu.build-id) and of the running kernel.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace perfscope {
+
+// The build id of an ELF file; nullopt when it cannot be read or has none.
+std::optional<std::vector<std::uint8_t>> read_build_id(const std::string& path);
+// The running kernel's, from /sys/kernel/notes.
+std::optional<std::vector<std::uint8_t>> kernel_build_id();
+// The NT_GNU_BUILD_ID descriptor in a buffer of ELF notes.
+std::optional<std::vector<std::uint8_t>> find_build_id_note(std::span<const std::byte> notes);
+// Lowercase hex, as perf and `file` print it.
+std::string build_id_hex(const std::vector<std::uint8_t>& build_id);
+
+}  // namespace perfscope

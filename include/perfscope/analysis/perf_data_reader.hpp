@@ -1,0 +1,136 @@
+// PerfDataReader: reads perf.data files, those Linux perf writes (file and pipe mode) and ours:
+// the header, the events with their ids, every feature section perfscope writes, and the data
+// records, in file order or in time order the way perf sorts them (by FINISHED_ROUND rounds).
+// A recording whose header was never finished (a recorder killed by SIGKILL) is read up to its
+// last whole record; a corrupt record stops the walk with an error naming its offset, after every
+// record before it was delivered.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "perfscope/analysis/perf_data_format.hpp"
+#include "perfscope/core/parse_config.hpp"
+#include "perfscope/core/records.hpp"
+
+namespace perfscope {
+
+// Malformed input: what is wrong and at which byte offset of the file.
+class PerfDataError : public std::runtime_error {
+ public:
+  PerfDataError(std::uint64_t offset, const std::string& what);
+  std::uint64_t offset() const noexcept { return offset_; }
+
+ private:
+  std::uint64_t offset_;
+};
+
+struct PerfDataEventInfo {
+  abi::PerfEventAttr attr{};       // zero-extended when the file's attr is shorter
+  std::uint32_t file_attr_size = 0;  // attr.size as written in the file
+  ParseConfig config;
+  std::vector<std::uint64_t> ids;
+  std::string name;  // from EVENT_DESC (or EVENT_UPDATE in pipe mode); empty when absent
+};
+
+struct BuildIdEntry {
+  std::uint16_t misc = 0;  // cpumode: abi::record_misc::kernel or user
+  std::int32_t pid = perf_data::host_kernel_pid;
+  std::vector<std::uint8_t> build_id;
+  std::string filename;
+};
+
+struct CpuTopology {
+  std::vector<std::string> core_siblings;    // CPUs of one package, as list strings ("0-3")
+  std::vector<std::string> thread_siblings;  // CPUs of one core
+  struct Cpu {
+    std::uint32_t core_id = 0, socket_id = 0, die_id = 0;
+  };
+  std::vector<Cpu> cpus;  // by CPU number
+  std::vector<std::string> die_siblings;  // empty in files without die information
+};
+
+struct PerfDataFeatures {
+  std::optional<std::string> hostname, osrelease, version, arch, cpudesc, cpuid;
+  std::optional<std::uint32_t> nr_cpus_available, nr_cpus_online;
+  std::optional<std::uint64_t> total_mem_kb;
+  std::optional<std::vector<std::string>> cmdline;
+  std::optional<CpuTopology> cpu_topology;
+  std::optional<std::uint64_t> clockid_res_ns;
+  std::vector<BuildIdEntry> build_ids;
+  std::optional<std::vector<std::byte>> tracing_data;  // the raw TRACING_DATA section
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
+  std::vector<unsigned> present;  // every feature bit the file has, decoded or not
+};
+
+// One data record as the reader delivers it.
+struct PerfDataRecord {
+  RecordView view;
+  std::uint64_t offset = 0;  // of its header in the file
+  std::size_t event = 0;     // index into events() of the event that wrote it
+  std::uint64_t time = 0;    // its timestamp; 0 for records without one
+};
+
+class PerfDataReader {
+ public:
+  // Reads a file; "-" reads standard input (pipe mode, or a file piped in).
+  static PerfDataReader open(const std::string& path);
+  static PerfDataReader from_bytes(std::vector<std::byte> bytes);
+
+  bool pipe_mode() const noexcept { return pipe_mode_; }
+  const perf_data::FileHeader& header() const noexcept { return header_; }
+  const std::vector<PerfDataEventInfo>& events() const noexcept { return events_; }
+  const PerfDataFeatures& features() const noexcept { return features_; }
+  // What the reader had to work around (an unfinished header, a torn last record), one sentence
+  // each.
+  const std::vector<std::string>& notes() const noexcept { return notes_; }
+  // The byte range of the data records.
+  std::uint64_t data_offset() const noexcept { return data_begin_; }
+  std::uint64_t data_end() const noexcept { return data_end_; }
+  // An error in the data section found while opening (pipe mode, or a torn recovered tail):
+  // records before it are readable.
+  const std::optional<PerfDataError>& data_error() const noexcept { return data_error_; }
+
+  using Visitor = std::function<void(const PerfDataRecord&)>;
+  // Every record in file order. Returns the error that stopped the walk, if any.
+  std::optional<PerfDataError> for_each_record(const Visitor& visit) const;
+  // Records with a timestamp sorted as perf sorts them: queued, and at each FINISHED_ROUND
+  // delivered up to the latest time of the round before; records without one (user-space types,
+  // synthesized records) go out as they are met.
+  std::optional<PerfDataError> for_each_record_ordered(const Visitor& visit) const;
+
+  // The event of a record (by its IDENTIFIER or ID field; the first event when there is none).
+  std::size_t event_of(const RecordView& view) const noexcept;
+  std::uint64_t time_of(const RecordView& view, std::size_t event) const noexcept;
+
+ private:
+  PerfDataReader() = default;
+  void parse_file_header();
+  void parse_attrs();
+  void parse_features();
+  void parse_feature(unsigned bit, std::uint64_t offset, std::uint64_t size);
+  void parse_pipe();
+  void finish_events();
+  // The record at `offset` (checked against `end`), or an error.
+  std::optional<PerfDataError> record_at(std::uint64_t offset, std::uint64_t end,
+                                         RecordView& view, std::uint64_t& next) const noexcept;
+
+  std::vector<std::byte> bytes_;
+  bool pipe_mode_ = false;
+  perf_data::FileHeader header_{};
+  std::vector<PerfDataEventInfo> events_;
+  PerfDataFeatures features_;
+  std::vector<std::string> notes_;
+  std::uint64_t data_begin_ = 0, data_end_ = 0;
+  std::optional<PerfDataError> data_error_;
+  std::vector<std::pair<std::uint64_t, std::size_t>> id_to_event_;  // sorted
+  bool all_identifier_ = false;
+  bool truncated_ = false;
+};
+
+}  // namespace perfscope

@@ -1,0 +1,26 @@
+// Records for what existed before a recording started, in the kernel's own layouts, as perf
+// record synthesizes them: the kernel map, and COMM, FORK and MMAP2 records of running processes
+// read from /proc. Each carries a zeroed sample_id trailer of `sample_id_size` bytes (time 0:
+// readers take them as "before everything").
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <span>
+
+namespace perfscope {
+
+using RecordSink = std::function<void(std::span<const std::byte>)>;
+
+// A PERF_RECORD_MMAP for [kernel.kallsyms]_text at _text (from /proc/kallsyms). False when the
+// address cannot be read (kptr_restrict).
+bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink);
+// COMM for every thread of `pid`, FORK for each thread but the main one, MMAP2 for each
+// executable mapping. False when the process is gone.
+bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink);
+// Every process in /proc. Returns how many were synthesized.
+std::size_t synthesize_all_processes(std::size_t sample_id_size, const RecordSink& sink);
+
+}  // namespace perfscope

@@ -1,0 +1,369 @@
+// perfscope record: sample a command, a process, threads, CPUs or a cgroup into a perf.data file.
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "commands.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/build_id.hpp"
+#include "perfscope/analysis/host_description.hpp"
+#include "perfscope/analysis/perf_data_writer.hpp"
+#include "perfscope/analysis/synthesized_records.hpp"
+#include "perfscope/analysis/task_maps.hpp"
+#include "perfscope/core/cpu_list.hpp"
+#include "perfscope/core/error.hpp"
+#include "perfscope/core/event.hpp"
+#include "perfscope/core/event_spec.hpp"
+#include "perfscope/engine/sampling_session.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+
+namespace sf = abi::sample_format;
+namespace flag = abi::attr_flag;
+
+constexpr std::uint64_t default_frequency = 4000;
+constexpr std::uint32_t default_dwarf_stack = 8192;
+
+std::atomic<int> stop_signal{0};
+void on_stop_signal(int signal) { stop_signal.store(signal); }
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: epoll_wait must return EINTR
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// The user registers a dwarf unwinder needs: all general-purpose ones, not the segment ones.
+std::uint64_t dwarf_register_mask() {
+#if defined(__x86_64__)
+  return 0xff0fffULL;
+#elif defined(__aarch64__)
+  return (1ULL << 33) - 1;
+#else
+  return 0;
+#endif
+}
+
+struct CallGraph {
+  std::string mode;  // "", "fp", "dwarf" or "no"
+  std::uint32_t stack_size = default_dwarf_stack;
+};
+
+CallGraph parse_call_graph(const std::string& text) {
+  CallGraph graph;
+  auto comma = text.find(',');
+  graph.mode = text.substr(0, comma);
+  if (graph.mode != "fp" && graph.mode != "dwarf" && graph.mode != "no") {
+    throw std::invalid_argument(fmt::format(
+        "--call-graph '{}': the mode must be fp (frame pointers) or dwarf (copies of the user "
+        "stack), optionally dwarf,SIZE",
+        text));
+  }
+  if (comma != std::string::npos) {
+    if (graph.mode != "dwarf") {
+      throw std::invalid_argument("--call-graph: only dwarf takes a stack size (dwarf,SIZE)");
+    }
+    unsigned long size = std::strtoul(text.c_str() + comma + 1, nullptr, 10);
+    if (size == 0 || size > 65528 || size % 8 != 0) {
+      throw std::invalid_argument(fmt::format(
+          "--call-graph dwarf,{}: the stack size must be a multiple of 8 between 8 and 65528",
+          text.substr(comma + 1)));
+    }
+    graph.stack_size = static_cast<std::uint32_t>(size);
+  }
+  return graph;
+}
+
+void configure_sampling(EventSpec& spec, const RecordOptions& options, const CallGraph& graph) {
+  EventAttr& attr = spec.attr;
+  bool tracepoint = attr.type() == static_cast<std::uint32_t>(abi::EventType::tracepoint);
+  std::uint64_t sample_type = attr.raw().sample_type | sf::ip | sf::tid | sf::time | sf::period;
+  if (options.period > 0) {
+    attr.set_sample_period(options.period);
+  } else if (options.frequency > 0) {
+    attr.set_sample_freq(options.frequency);
+  } else if (attr.raw().sample_period_or_freq == 0) {
+    // Like perf: every tracepoint hit, and a frequency for counting events.
+    if (tracepoint) {
+      attr.set_sample_period(1);
+    } else {
+      attr.set_sample_freq(default_frequency);
+    }
+  }
+  if (tracepoint) sample_type |= sf::raw;
+  CallGraph event_graph = graph;
+  if (!spec.call_graph.empty()) {
+    event_graph.mode = spec.call_graph;
+    if (spec.stack_size) event_graph.stack_size = spec.stack_size;
+  }
+  if (event_graph.mode == "fp") {
+    sample_type |= sf::callchain;
+  } else if (event_graph.mode == "dwarf") {
+    sample_type |= sf::callchain | sf::regs_user | sf::stack_user;
+    attr.set_sample_regs_user(dwarf_register_mask());
+    attr.set_sample_stack_user(event_graph.stack_size);
+    attr.set_flag(flag::exclude_callchain_user);
+  } else if (event_graph.mode == "lbr") {
+    throw std::invalid_argument(fmt::format("{}: call-graph=lbr is not supported by perfscope "
+                                            "record; use fp or dwarf",
+                                            spec.name));
+  }
+  attr.set_sample_type(sample_type);
+}
+
+Target make_record_target(const RecordOptions& options) {
+  int chosen = (options.pid >= 0) + (options.tid >= 0) +
+               (options.all_cpus || !options.cpu_list.empty() || !options.cgroup.empty());
+  if (chosen > 1) {
+    throw std::invalid_argument(
+        "choose one target: -p PID, -t TID, or CPUs (-a, -C, -G); they cannot be combined");
+  }
+  if ((options.pid >= 0 || options.tid >= 0) && !options.command.empty()) {
+    throw std::invalid_argument(
+        "-p/-t attach to a running task, so a command cannot be given too; drop one");
+  }
+  std::vector<int> cpus;
+  if (!options.cpu_list.empty()) cpus = parse_cpu_list(options.cpu_list);
+  if (options.pid >= 0) return Target::process(options.pid);
+  if (options.tid >= 0) return Target::thread(options.tid);
+  if (!options.cgroup.empty()) {
+    return Target::cgroup(options.cgroup, cpus).bounded_by(options.command);
+  }
+  if (options.all_cpus || !cpus.empty()) return Target::cpus(cpus).bounded_by(options.command);
+  if (options.command.empty()) {
+    throw std::invalid_argument(
+        "nothing to record: give a command (perfscope record -- COMMAND ...) or a target "
+        "(-p PID, -t TID, -a, -C CPUS, -G CGROUP)");
+  }
+  return Target::command(options.command);
+}
+
+// True when this machine can sample the CPU's cycles counter.
+bool cycles_sampling_available() {
+  auto attr = EventAttr::hardware(abi::HardwareEvent::cpu_cycles);
+  attr.set_sample_freq(default_frequency).set_flag(flag::disabled);
+  int errnum = 0;
+  Event event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
+  return event.valid();
+}
+
+pid_t process_of_thread(pid_t tid) {
+  auto status = sys::read_text_file("/proc/" + std::to_string(tid) + "/status");
+  if (!status) return tid;
+  auto at = status->find("\nTgid:");
+  if (at == std::string::npos) return tid;
+  return static_cast<pid_t>(std::strtol(status->c_str() + at + 6, nullptr, 10));
+}
+
+double cpu_seconds() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& value) {
+    return static_cast<double>(value.tv_sec) + static_cast<double>(value.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// Appends every record to the file, and notes which files the samples hit (for BUILD_ID).
+class RecordingConsumer : public RecordConsumer {
+ public:
+  explicit RecordingConsumer(PerfDataWriter& writer) : writer_(writer) {}
+  void consume(const SessionRecord& record) override {
+    writer_.append(record.view);
+    if (record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
+      DecodeError error;
+      if (decode_sample(record.view, record.config, sample_, error)) {
+        maps_.dso_of(sample_.pid, sample_.ip,
+                     record.view.header.misc & abi::record_misc::cpumode_mask);
+        if (first_time_ == 0) first_time_ = sample_.time;
+        last_time_ = std::max(last_time_, sample_.time);
+      }
+    } else {
+      maps_.observe(record.view, record.config);
+    }
+  }
+  void synthesized(std::span<const std::byte> bytes, const ParseConfig& config) {
+    writer_.append(bytes);
+    abi::RecordHeader header;
+    std::memcpy(&header, bytes.data(), sizeof header);
+    maps_.observe(RecordView{header, bytes}, config);
+  }
+  const TaskMaps& maps() const { return maps_; }
+  std::uint64_t first_time() const { return first_time_; }
+  std::uint64_t last_time() const { return last_time_; }
+
+ private:
+  PerfDataWriter& writer_;
+  TaskMaps maps_;
+  SampleRecord sample_;
+  std::uint64_t first_time_ = 0, last_time_ = 0;
+};
+
+std::vector<BuildIdEntry> build_ids_of(const TaskMaps& maps) {
+  std::vector<BuildIdEntry> entries;
+  for (const auto& hit : maps.hit_files()) {
+    BuildIdEntry entry;
+    entry.filename = hit.filename;
+    entry.misc = hit.kernel ? abi::record_misc::kernel : abi::record_misc::user;
+    std::optional<std::vector<std::uint8_t>> id;
+    if (hit.kernel && hit.filename == "[kernel.kallsyms]") {
+      id = kernel_build_id();
+    } else if (!hit.filename.empty() && hit.filename.front() == '/') {
+      id = read_build_id(hit.filename);
+    }
+    if (!id) continue;
+    entry.build_id = std::move(*id);
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+std::vector<std::string> own_command_line() {
+  std::vector<std::string> words;
+  auto cmdline = sys::read_text_file("/proc/self/cmdline");
+  if (!cmdline) return words;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < cmdline->size(); ++i) {
+    if ((*cmdline)[i] != '\0') continue;
+    words.push_back(cmdline->substr(start, i - start));
+    start = i + 1;
+  }
+  char exe[4096];
+  ssize_t length = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (length > 0 && !words.empty()) words.front().assign(exe, static_cast<std::size_t>(length));
+  return words;
+}
+
+}  // namespace
+
+RecordCommand::RecordCommand(CLI::App& app) {
+  app_ = app.add_subcommand("record", "Sample a command or a target into a perf.data file");
+  app_->add_option("-e,--event", options_.events,
+                   "Events to sample (default: cycles, or cpu-clock without a hardware PMU)");
+  auto* frequency = app_->add_option("-F,--freq", options_.frequency,
+                                     "Samples per second (default 4000)");
+  auto* period = app_->add_option("-c,--count", options_.period, "Sample every N events");
+  frequency->excludes(period);
+  app_->add_flag("-g", options_.frame_pointer_graph,
+                 "Record call chains by frame pointers (--call-graph fp)");
+  app_->add_option("--call-graph", options_.call_graph,
+                   "Call chains: fp, or dwarf[,SIZE] (user stack copies of SIZE bytes)");
+  app_->add_option("-p,--pid", options_.pid, "Record a running process and all its threads");
+  app_->add_option("-t,--tid", options_.tid, "Record one running thread");
+  app_->add_flag("-a,--all-cpus", options_.all_cpus, "Record every CPU (system-wide)");
+  app_->add_option("-C,--cpu", options_.cpu_list, "Record these CPUs (e.g. 0-3,8)");
+  app_->add_option("-G,--cgroup", options_.cgroup, "Record the processes of a cgroup v2");
+  app_->add_option("-o,--output", options_.output, "Output file (default perf.data)");
+  app_->add_option("-m,--mmap-pages", options_.mmap_pages,
+                   "Ring buffer data pages per CPU or thread (a power of two)");
+  // Everything from the first non-option word (or after --) is the command, as with perf.
+  app_->prefix_command();
+  app_->footer("COMMAND: perfscope record [options] [--] COMMAND [ARGS...]");
+}
+
+int RecordCommand::run(bool verbose, std::vector<std::string> command) {
+  (void)verbose;
+  RecordOptions options = options_;
+  options.command = app_->remaining();
+  if (!command.empty()) options.command.insert(options.command.end(), command.begin(), command.end());
+  if (options.mmap_pages != 0 && (options.mmap_pages & (options.mmap_pages - 1)) != 0) {
+    throw std::invalid_argument(
+        fmt::format("--mmap-pages {}: the ring buffer needs a power of two pages (e.g. {})",
+                    options.mmap_pages, std::bit_ceil(options.mmap_pages)));
+  }
+  CallGraph graph;
+  if (!options.call_graph.empty()) {
+    graph = parse_call_graph(options.call_graph);
+  } else if (options.frame_pointer_graph) {
+    graph.mode = "fp";
+  }
+  Target target = make_record_target(options);
+
+  std::string events = options.events;
+  if (events.empty()) {
+    events = "cycles";
+    if (!cycles_sampling_available()) {
+      fmt::print(stderr,
+                 "perfscope: no hardware PMU can sample cycles here: sampling cpu-clock instead\n");
+      events = "cpu-clock";
+    }
+  }
+  auto groups = parse_event_list(events);
+  for (auto& group : groups) {
+    for (auto& spec : group.events) configure_sampling(spec, options, graph);
+  }
+
+  SamplingOptions sampling;
+  sampling.data_pages = options.mmap_pages;
+  SamplingSession session(std::move(groups), target, sampling);
+  install_stop_handlers();
+  auto wall_start = std::chrono::steady_clock::now();
+  session.open();
+
+  std::vector<PerfDataEvent> file_events;
+  for (std::size_t i = 0; i < session.events().size(); ++i) {
+    file_events.push_back(
+        {session.opened_attr(i).raw(), session.events()[i].name, session.event_ids(i)});
+  }
+  PerfDataWriter writer(options.output, std::move(file_events));
+  RecordingConsumer consumer(writer);
+
+  const ParseConfig& first_config = session.config(0);
+  std::size_t trailer = first_config.sample_id_size();
+  auto sink = [&](std::span<const std::byte> bytes) { consumer.synthesized(bytes, first_config); };
+  synthesize_kernel_map(trailer, sink);
+  switch (target.kind()) {
+    case Target::Kind::process: synthesize_process(target.pid(), trailer, sink); break;
+    case Target::Kind::thread: synthesize_process(process_of_thread(target.pid()), trailer, sink); break;
+    case Target::Kind::cpus:
+    case Target::Kind::cgroup: synthesize_all_processes(trailer, sink); break;
+    default: break;  // a launched command is recorded from its exec
+  }
+  writer.end_round();
+
+  session.start();
+  bool attached = target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread;
+  while (stop_signal.load() == 0) {
+    if (session.poll(consumer, 250) > 0) writer.end_round();
+    if (session.command_exited()) break;
+    if (attached && !sys::process_exists(target.pid())) break;
+  }
+  session.stop();
+  if (session.drain(consumer) > 0) writer.end_round();
+  int status = 0;
+  if (target.has_command()) status = session.wait_for_command();
+
+  PerfDataFeatures features = describe_host(own_command_line());
+  features.build_ids = build_ids_of(consumer.maps());
+  if (consumer.first_time() != 0) features.sample_time = {consumer.first_time(), consumer.last_time()};
+  writer.finish(features);
+
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  BufferStats stats = session.total_stats();
+  fmt::print(stderr,
+             "[ perfscope record: {} samples, {} LOST records ({} records lost), {} lost samples, "
+             "{} throttles ]\n"
+             "[ perfscope record: wrote {:.3f} MB to {}; recorder {:.3f} s wall, {:.3f} s CPU ]\n",
+             stats.samples, stats.lost_records, stats.lost, stats.lost_samples, stats.throttles,
+             static_cast<double>(writer.file_size()) / 1e6, options.output, wall, cpu_seconds());
+  if (stop_signal.load() != 0 && !target.has_command()) return 0;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 0;
+}
+
+}  // namespace perfscope::cli

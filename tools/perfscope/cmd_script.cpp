@@ -1,0 +1,408 @@
+// perfscope script: the records of a perf.data file, one line per sample in perf script's format
+// (symbols come with the report command: ip and dso for now), or every decoded field as JSON lines.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "commands.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/task_maps.hpp"
+#include "perfscope/core/event_attr.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+
+namespace sf = abi::sample_format;
+namespace cc = abi::callchain_context;
+
+struct Fields {
+  bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true,
+       event = true, ip = true, dso = true;
+};
+
+Fields parse_fields(const std::string& text) {
+  if (text.empty()) return {};
+  Fields fields{false, false, false, false, false, false, false, false, false};
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name == "comm") fields.comm = true;
+    else if (name == "pid") fields.pid = true;
+    else if (name == "tid") fields.tid = true;
+    else if (name == "cpu") fields.cpu = true;
+    else if (name == "time") fields.time = true;
+    else if (name == "period") fields.period = true;
+    else if (name == "event") fields.event = true;
+    else if (name == "ip") fields.ip = true;
+    else if (name == "dso") fields.dso = true;
+    else {
+      throw std::invalid_argument(fmt::format(
+          "-F: unknown field '{}'; the fields are comm,pid,tid,cpu,time,period,event,ip,dso", name));
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return fields;
+}
+
+std::string event_name(const PerfDataEventInfo& event) {
+  if (!event.name.empty()) return event.name;
+  return fmt::format("{}:{:#x}", event_type_name(event.attr.type), event.attr.config);
+}
+
+// Buffered stdout: one fwrite per 64 KiB.
+class Output {
+ public:
+  fmt::memory_buffer buffer;
+  void flush_if_full() {
+    if (buffer.size() >= (1 << 16)) flush();
+  }
+  void flush() {
+    std::fwrite(buffer.data(), 1, buffer.size(), stdout);
+    buffer.clear();
+  }
+};
+
+class TextPrinter {
+ public:
+  TextPrinter(const PerfDataReader& reader, Fields fields) : reader_(reader), fields_(fields) {
+    for (const auto& event : reader.events()) {
+      names_.push_back(event_name(event));
+      name_width_ = std::max(name_width_, names_.back().size());
+    }
+  }
+
+  void print(const PerfDataRecord& record) {
+    const auto& event = reader_.events()[record.event];
+    if (record.view.header.type != static_cast<std::uint32_t>(abi::RecordType::sample)) {
+      maps_.observe(record.view, event.config);
+      return;
+    }
+    DecodeError error;
+    if (!decode_sample(record.view, event.config, sample_, error)) {
+      ++undecodable_;
+      return;
+    }
+    auto out = std::back_inserter(output_.buffer);
+    bool chain = sample_.has(sf::callchain);
+    std::uint16_t cpumode = record.view.header.misc & abi::record_misc::cpumode_mask;
+    if (fields_.comm) {
+      std::string_view comm = maps_.comm_of(sample_.tid);
+      std::string unknown;
+      if (comm.empty()) {
+        unknown = fmt::format(":{}", sample_.tid);
+        comm = unknown;
+      }
+      if (chain) {
+        fmt::format_to(out, "{} ", comm);
+      } else {
+        fmt::format_to(out, "{:>16} ", comm);
+      }
+    }
+    if (fields_.pid && fields_.tid) {
+      fmt::format_to(out, "{:>5}/{:<5} ", sample_.pid, sample_.tid);
+    } else if (fields_.pid) {
+      fmt::format_to(out, "{:>5} ", sample_.pid);
+    } else if (fields_.tid) {
+      fmt::format_to(out, "{:>5} ", sample_.tid);
+    }
+    if (fields_.cpu && sample_.has(sf::cpu)) fmt::format_to(out, "[{:03}] ", sample_.cpu);
+    if (fields_.time && sample_.has(sf::time)) {
+      char stamp[32];
+      auto end = fmt::format_to(stamp, "{}.{:06}", sample_.time / 1000000000ULL,
+                                (sample_.time % 1000000000ULL) / 1000);
+      fmt::format_to(out, "{:>12}: ", std::string_view(stamp, static_cast<std::size_t>(end - stamp)));
+    }
+    if (fields_.period && sample_.has(sf::period)) fmt::format_to(out, "{:>10} ", sample_.period);
+    if (fields_.event) fmt::format_to(out, "{:>{}}: ", names_[record.event], name_width_);
+    if (chain && (fields_.ip || fields_.dso)) {
+      output_.buffer.push_back('\n');
+      std::uint16_t mode = cpumode;
+      for (std::uint64_t ip : sample_.callchain) {
+        if (cc::is_marker(ip)) {
+          mode = ip == cc::kernel ? abi::record_misc::kernel
+                 : ip == cc::user ? abi::record_misc::user
+                                  : mode;
+          continue;
+        }
+        output_.buffer.push_back('\t');
+        frame(ip, mode);
+        output_.buffer.push_back('\n');
+      }
+      output_.buffer.push_back('\n');
+    } else {
+      if (fields_.ip || fields_.dso) {
+        output_.buffer.push_back(' ');
+        frame(sample_.ip, cpumode);
+      }
+      output_.buffer.push_back('\n');
+    }
+    output_.flush_if_full();
+  }
+
+  void finish() { output_.flush(); }
+  std::size_t undecodable() const { return undecodable_; }
+
+ private:
+  void frame(std::uint64_t ip, std::uint16_t cpumode) {
+    auto out = std::back_inserter(output_.buffer);
+    if (fields_.ip) fmt::format_to(out, "{:>16x}", ip);
+    if (fields_.dso) {
+      const std::string* dso = maps_.dso_of(sample_.pid, ip, cpumode);
+      fmt::format_to(out, "{}({})", fields_.ip ? " " : "",
+                     dso ? std::string_view(*dso) : std::string_view("[unknown]"));
+    }
+  }
+
+  const PerfDataReader& reader_;
+  Fields fields_;
+  TaskMaps maps_;
+  SampleRecord sample_;
+  Output output_;
+  std::vector<std::string> names_;
+  std::size_t name_width_ = 0;
+  std::size_t undecodable_ = 0;
+};
+
+nlohmann::json sample_id_json(const SampleId& id) {
+  nlohmann::json out = nlohmann::json::object();
+  if (id.has(sf::tid)) {
+    out["pid"] = id.pid;
+    out["tid"] = id.tid;
+  }
+  if (id.has(sf::time)) out["time"] = id.time;
+  if (id.has(sf::id) || id.has(sf::identifier)) out["id"] = id.id;
+  if (id.has(sf::stream_id)) out["stream_id"] = id.stream_id;
+  if (id.has(sf::cpu)) out["cpu"] = id.cpu;
+  return out;
+}
+
+std::string hex_bytes(std::span<const std::byte> bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (auto byte : bytes) fmt::format_to(std::back_inserter(out), "{:02x}", static_cast<unsigned>(byte));
+  return out;
+}
+
+nlohmann::json record_json(const PerfDataRecord& record, const PerfDataReader& reader,
+                           const std::vector<std::string>& names) {
+  nlohmann::json out;
+  out["offset"] = record.offset;
+  std::uint32_t type = record.view.header.type;
+  std::string_view type_name = record_type_name(type);
+  out["type"] = type_name.empty() ? fmt::format("{}", type) : std::string(type_name);
+  out["misc"] = record.view.header.misc;
+  out["size"] = record.view.header.size;
+  if (type >= 64) {
+    static constexpr const char* user_names[] = {
+        "HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
+        "FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
+        "THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
+        "TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2"};
+    if (type - 64 < std::size(user_names)) out["type"] = user_names[type - 64];
+    out["payload"] = hex_bytes(record.view.bytes.subspan(sizeof(abi::RecordHeader)));
+    return out;
+  }
+  const auto& event = reader.events()[record.event];
+  out["event"] = names[record.event];
+  Record decoded;
+  DecodeError error;
+  if (!decode_record(record.view, event.config, decoded, error)) {
+    out["error"] = fmt::format("{} at byte {} of the record", error.what, error.offset);
+    return out;
+  }
+  std::visit(
+      [&](const auto& value) {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, SampleRecord>) {
+          const SampleRecord& s = value;
+          if (s.has(sf::identifier) || s.has(sf::id)) out["id"] = s.id;
+          if (s.has(sf::ip)) out["ip"] = s.ip;
+          if (s.has(sf::tid)) {
+            out["pid"] = s.pid;
+            out["tid"] = s.tid;
+          }
+          if (s.has(sf::time)) out["time"] = s.time;
+          if (s.has(sf::addr)) out["addr"] = s.addr;
+          if (s.has(sf::stream_id)) out["stream_id"] = s.stream_id;
+          if (s.has(sf::cpu)) out["cpu"] = s.cpu;
+          if (s.has(sf::period)) out["period"] = s.period;
+          if (s.has(sf::read)) out["read"] = std::vector<std::uint64_t>(s.read.words.begin(), s.read.words.end());
+          if (s.has(sf::callchain)) out["callchain"] = std::vector<std::uint64_t>(s.callchain.begin(), s.callchain.end());
+          if (s.has(sf::raw)) out["raw"] = hex_bytes(s.raw);
+          if (s.has(sf::branch_stack)) {
+            nlohmann::json branches = nlohmann::json::array();
+            for (const auto& entry : s.branch_stack.entries) {
+              branches.push_back({{"from", entry.from}, {"to", entry.to}, {"flags", entry.flags}});
+            }
+            out["branch_stack"] = std::move(branches);
+          }
+          if (s.has(sf::regs_user)) {
+            out["regs_user"] = {{"abi", s.regs_user.abi}, {"mask", s.regs_user.mask},
+                                {"values", std::vector<std::uint64_t>(s.regs_user.values.begin(), s.regs_user.values.end())}};
+          }
+          if (s.has(sf::stack_user)) {
+            out["stack_user_size"] = s.stack_user.size();
+            out["stack_user_dyn_size"] = s.stack_user_dyn_size;
+          }
+          if (s.has(sf::weight) || s.has(sf::weight_struct)) out["weight"] = s.weight.full;
+          if (s.has(sf::data_src)) out["data_src"] = s.data_src;
+          if (s.has(sf::transaction)) out["transaction"] = s.transaction;
+          if (s.has(sf::regs_intr)) {
+            out["regs_intr"] = {{"abi", s.regs_intr.abi}, {"mask", s.regs_intr.mask},
+                                {"values", std::vector<std::uint64_t>(s.regs_intr.values.begin(), s.regs_intr.values.end())}};
+          }
+          if (s.has(sf::phys_addr)) out["phys_addr"] = s.phys_addr;
+          if (s.has(sf::cgroup)) out["cgroup"] = s.cgroup;
+          if (s.has(sf::data_page_size)) out["data_page_size"] = s.data_page_size;
+          if (s.has(sf::code_page_size)) out["code_page_size"] = s.code_page_size;
+          if (s.has(sf::aux)) out["aux"] = hex_bytes(s.aux);
+        } else if constexpr (std::is_same_v<T, UnknownRecord>) {
+          out["payload"] = hex_bytes(value.payload);
+        } else {
+          if constexpr (std::is_same_v<T, MmapRecord> || std::is_same_v<T, Mmap2Record>) {
+            out["pid"] = value.pid;
+            out["tid"] = value.tid;
+            out["addr"] = value.addr;
+            out["len"] = value.len;
+            out["pgoff"] = value.pgoff;
+            out["filename"] = std::string(value.filename);
+            if constexpr (std::is_same_v<T, Mmap2Record>) {
+              if (value.has_build_id) {
+                out["build_id"] = hex_bytes(value.build_id);
+              } else {
+                out["maj"] = value.maj;
+                out["min"] = value.min;
+                out["ino"] = value.ino;
+                out["ino_generation"] = value.ino_generation;
+              }
+              out["prot"] = value.prot;
+              out["flags"] = value.flags;
+            }
+          } else if constexpr (std::is_same_v<T, LostRecord>) {
+            out["id"] = value.id;
+            out["lost"] = value.lost;
+          } else if constexpr (std::is_same_v<T, CommRecord>) {
+            out["pid"] = value.pid;
+            out["tid"] = value.tid;
+            out["comm"] = std::string(value.comm);
+            out["exec"] = value.exec;
+          } else if constexpr (std::is_same_v<T, TaskRecord>) {
+            out["pid"] = value.pid;
+            out["ppid"] = value.ppid;
+            out["tid"] = value.tid;
+            out["ptid"] = value.ptid;
+            out["task_time"] = value.time;
+          } else if constexpr (std::is_same_v<T, ThrottleRecord>) {
+            out["throttle_time"] = value.time;
+            out["id"] = value.id;
+            out["stream_id"] = value.stream_id;
+          } else if constexpr (std::is_same_v<T, ReadRecord>) {
+            out["pid"] = value.pid;
+            out["tid"] = value.tid;
+            out["values"] = std::vector<std::uint64_t>(value.values.words.begin(), value.values.words.end());
+          } else if constexpr (std::is_same_v<T, AuxRecord>) {
+            out["aux_offset"] = value.aux_offset;
+            out["aux_size"] = value.aux_size;
+            out["flags"] = value.flags;
+          } else if constexpr (std::is_same_v<T, ItraceStartRecord>) {
+            out["pid"] = value.pid;
+            out["tid"] = value.tid;
+          } else if constexpr (std::is_same_v<T, LostSamplesRecord>) {
+            out["lost"] = value.lost;
+          } else if constexpr (std::is_same_v<T, SwitchRecord>) {
+            out["out"] = value.out;
+            out["preempted"] = value.preempted;
+            if (value.cpu_wide) {
+              out["next_prev_pid"] = value.next_prev_pid;
+              out["next_prev_tid"] = value.next_prev_tid;
+            }
+          } else if constexpr (std::is_same_v<T, NamespacesRecord>) {
+            out["pid"] = value.pid;
+            out["tid"] = value.tid;
+            out["dev_inode_pairs"] = std::vector<std::uint64_t>(value.dev_inode_pairs.begin(), value.dev_inode_pairs.end());
+          } else if constexpr (std::is_same_v<T, KsymbolRecord>) {
+            out["addr"] = value.addr;
+            out["len"] = value.len;
+            out["ksym_type"] = value.ksym_type;
+            out["flags"] = value.flags;
+            out["name"] = std::string(value.name);
+          } else if constexpr (std::is_same_v<T, BpfEventRecord>) {
+            out["event_type"] = value.event_type;
+            out["flags"] = value.flags;
+            out["bpf_id"] = value.id;
+            out["tag"] = hex_bytes(value.tag);
+          } else if constexpr (std::is_same_v<T, CgroupRecord>) {
+            out["cgroup_id"] = value.id;
+            out["path"] = std::string(value.path);
+          } else if constexpr (std::is_same_v<T, TextPokeRecord>) {
+            out["addr"] = value.addr;
+            out["old_bytes"] = hex_bytes(value.old_bytes);
+            out["new_bytes"] = hex_bytes(value.new_bytes);
+          } else if constexpr (std::is_same_v<T, AuxOutputHwIdRecord>) {
+            out["hw_id"] = value.hw_id;
+          } else if constexpr (std::is_same_v<T, DeferredCallchainRecord>) {
+            out["cookie"] = value.cookie;
+            out["ips"] = std::vector<std::uint64_t>(value.ips.begin(), value.ips.end());
+          }
+          out["sample_id"] = sample_id_json(value.sample_id);
+        }
+      },
+      decoded);
+  return out;
+}
+
+}  // namespace
+
+ScriptCommand::ScriptCommand(CLI::App& app) {
+  app_ = app.add_subcommand("script", "Print the records of a perf.data file");
+  app_->add_option("-i,--input", input_, "Input file (default perf.data; - reads stdin)");
+  app_->add_option("-F,--fields", fields_,
+                   "Sample fields: comm,pid,tid,cpu,time,period,event,ip,dso");
+  app_->add_flag("--json", json_, "Every record with every decoded field, one JSON object a line");
+  app_->add_flag("!--no-sort", ordered_, "Print records in file order, not time order");
+}
+
+int ScriptCommand::run() {
+  PerfDataReader reader = PerfDataReader::open(input_);
+  for (const auto& note : reader.notes()) fmt::print(stderr, "perfscope: {}: {}\n", input_, note);
+  std::optional<PerfDataError> error;
+  std::size_t undecodable = 0;
+  if (json_) {
+    std::vector<std::string> names;
+    for (const auto& event : reader.events()) names.push_back(event_name(event));
+    Output output;
+    auto visit = [&](const PerfDataRecord& record) {
+      auto text = record_json(record, reader, names).dump();
+      output.buffer.append(text);
+      output.buffer.push_back('\n');
+      output.flush_if_full();
+    };
+    error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
+    output.flush();
+  } else {
+    TextPrinter printer(reader, parse_fields(fields_));
+    auto visit = [&](const PerfDataRecord& record) { printer.print(record); };
+    error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
+    printer.finish();
+    undecodable = printer.undecodable();
+  }
+  std::fflush(stdout);
+  if (undecodable != 0) {
+    fmt::print(stderr, "perfscope: {} samples could not be decoded and were left out\n", undecodable);
+  }
+  if (error) {
+    fmt::print(stderr, "perfscope: {}: {} (the records before it were printed)\n", input_,
+               error->what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace perfscope::cli
