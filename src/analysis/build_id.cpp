@@ -56,8 +56,8 @@ std::optional<std::vector<std::uint8_t>> read_build_id(const std::string& path) 
       if (!gelf_getshdr(section, &header) || header.sh_type != SHT_NOTE) continue;
       Elf_Data* data = elf_getdata(section, nullptr);
       if (!data || !data->d_buf) continue;
-      found = find_build_id_note(
-          std::span(static_cast<const std::byte*>(data->d_buf), data->d_size));
+      found =
+          find_build_id_note(std::span(static_cast<const std::byte*>(data->d_buf), data->d_size));
     }
   }
   elf.reset();

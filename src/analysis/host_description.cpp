@@ -42,8 +42,8 @@ std::string squeeze_blanks(const std::string& text) {
 }
 
 std::optional<std::string> topology_file(int cpu, const char* name) {
-  auto text = sys::read_text_file(
-      "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/" + name);
+  auto text = sys::read_text_file("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                                  "/topology/" + name);
   if (!text) return std::nullopt;
   return trim(*text);
 }
@@ -70,13 +70,15 @@ PerfDataFeatures describe_host(std::vector<std::string> cmdline) {
   int max_present = online.empty() ? 0 : *std::max_element(online.begin(), online.end());
   if (auto present = sys::read_text_file("/sys/devices/system/cpu/present")) {
     auto cpus = parse_cpu_list(trim(*present));
-    if (!cpus.empty()) max_present = std::max(max_present, *std::max_element(cpus.begin(), cpus.end()));
+    if (!cpus.empty())
+      max_present = std::max(max_present, *std::max_element(cpus.begin(), cpus.end()));
   }
   features.nr_cpus_available = static_cast<std::uint32_t>(max_present + 1);
   features.nr_cpus_online = static_cast<std::uint32_t>(online.size());
 
   if (auto cpuinfo = sys::read_text_file("/proc/cpuinfo")) {
-    if (auto model = cpuinfo_value(*cpuinfo, "model name")) features.cpudesc = squeeze_blanks(*model);
+    if (auto model = cpuinfo_value(*cpuinfo, "model name"))
+      features.cpudesc = squeeze_blanks(*model);
     auto vendor = cpuinfo_value(*cpuinfo, "vendor_id");
     auto family = cpuinfo_value(*cpuinfo, "cpu family");
     auto model = cpuinfo_value(*cpuinfo, "model");
@@ -96,7 +98,8 @@ PerfDataFeatures describe_host(std::vector<std::string> cmdline) {
   for (int cpu = 0; cpu <= max_present; ++cpu) {
     add_unique(topology.core_siblings, topology_file(cpu, "core_siblings_list"));
     auto threads = topology_file(cpu, "core_cpus_list");
-    add_unique(topology.thread_siblings, threads ? threads : topology_file(cpu, "thread_siblings_list"));
+    add_unique(topology.thread_siblings,
+               threads ? threads : topology_file(cpu, "thread_siblings_list"));
     auto dies = topology_file(cpu, "die_cpus_list");
     if (!dies) have_dies = false;
     add_unique(topology.die_siblings, dies);

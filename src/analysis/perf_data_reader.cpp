@@ -148,8 +148,9 @@ void PerfDataReader::parse_file_header() {
   }
   std::uint64_t magic = load_u64(bytes_.data());
   if (magic == perf_data::file_magic_swapped) {
-    throw PerfDataError(0, "the file was written on a machine of the other byte order; "
-                           "perfscope reads native-endian files only");
+    throw PerfDataError(0,
+                        "the file was written on a machine of the other byte order; "
+                        "perfscope reads native-endian files only");
   }
   if (magic != perf_data::file_magic) {
     throw PerfDataError(0, "not a perf.data file (the magic is not PERFILE2)");
@@ -185,11 +186,11 @@ void PerfDataReader::parse_file_header() {
         "records up to the end of the file");
   } else if (header_.data.size > file_size - data_begin_) {
     // A truncated copy: what is left of the data section is still worth reading.
-    data_error_ = PerfDataError(file_size,
-                                fmt::format("the data section ({} bytes at offset {}) runs past "
-                                            "the end of the file ({} bytes): the file is "
-                                            "truncated; the records before the cut were read",
-                                            header_.data.size, data_begin_, file_size));
+    data_error_ =
+        PerfDataError(file_size, fmt::format("the data section ({} bytes at offset {}) runs past "
+                                             "the end of the file ({} bytes): the file is "
+                                             "truncated; the records before the cut were read",
+                                             header_.data.size, data_begin_, file_size));
     truncated_ = true;
     data_end_ = file_size;
   } else {
@@ -202,6 +203,8 @@ void PerfDataReader::parse_file_header() {
           "past the data size the header gives",
           file_size - data_end_));
       data_end_ = file_size;
+    } else if (!has_features) {
+      notes_.push_back("the file has no feature sections: the recorder did not finish it");
     }
   }
   if (data_end_ == file_size && (!has_features || truncated_)) {
@@ -213,9 +216,10 @@ void PerfDataReader::parse_file_header() {
       auto error = record_at(offset, data_end_, view, next);
       if (error) {
         if (!truncated_) {
-          notes_.push_back(fmt::format("the last record (at offset {:#x}) is incomplete and was "
-                                       "left out",
-                                       offset));
+          notes_.push_back(
+              fmt::format("the last record (at offset {:#x}) is incomplete and was "
+                          "left out",
+                          offset));
         }
         data_end_ = offset;
         break;
@@ -295,8 +299,7 @@ void PerfDataReader::parse_features() {
 void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint64_t size) {
   ByteCursor in(bytes_, offset, offset + size);
   auto fail = [&](const char* what) {
-    throw PerfDataError(in.position(),
-                        fmt::format("feature {}: {}", feature_label(bit), what));
+    throw PerfDataError(in.position(), fmt::format("feature {}: {}", feature_label(bit), what));
   };
   switch (static_cast<Feature>(bit)) {
     case Feature::hostname: features_.hostname = in.string(); break;
@@ -377,8 +380,8 @@ void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint
         perf_data::BuildIdHead head{};
         if (!in.take(&head, sizeof head)) fail("truncated build-id entry");
         if (head.header.size < sizeof head || head.header.size - sizeof head > in.left()) {
-          throw PerfDataError(at, fmt::format("feature BUILD_ID: entry size {} is inconsistent",
-                                              head.header.size));
+          throw PerfDataError(
+              at, fmt::format("feature BUILD_ID: entry size {} is inconsistent", head.header.size));
         }
         BuildIdEntry entry;
         entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
@@ -409,6 +412,7 @@ void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint
 
 void PerfDataReader::parse_pipe() {
   // Walk the stream once: the attrs and features come as records before (or among) the data.
+  bool misaligned = false;
   std::uint64_t offset = data_begin_;
   RecordView view;
   std::uint64_t next = 0;
@@ -462,7 +466,25 @@ void PerfDataReader::parse_pipe() {
       auto begin = bytes_.begin() + static_cast<std::ptrdiff_t>(offset + view.header.size);
       features_.tracing_data.emplace(begin, begin + size);
     }
+    if (offset % 8 != 0) misaligned = true;
+    pipe_records_.push_back({offset, 0});
     offset = next;
+  }
+  if (!misaligned) {
+    pipe_records_.clear();
+    return;
+  }
+  // Pipe streams carry records whose sizes are not multiples of 8 (feature strings), which
+  // leaves later records misaligned: copies at aligned places let them be decoded in place.
+  for (auto& entry : pipe_records_) {
+    RecordView copied;
+    std::uint64_t after = 0;
+    record_at(entry.file_offset, data_end_, copied, after);
+    entry.aligned_offset = aligned_.size();
+    aligned_.resize(aligned_.size() + copied.header.size);
+    std::memcpy(aligned_.data() + entry.aligned_offset, bytes_.data() + entry.file_offset,
+                copied.header.size);
+    aligned_.resize((aligned_.size() + 7) & ~std::size_t{7});
   }
 }
 
@@ -485,13 +507,13 @@ std::optional<PerfDataError> PerfDataReader::record_at(std::uint64_t offset, std
                                                        std::uint64_t& next) const noexcept {
   try {
     if (end - offset < record_header_size) {
-      return PerfDataError(offset, fmt::format("{} bytes left: too few for a record header",
-                                               end - offset));
+      return PerfDataError(offset,
+                           fmt::format("{} bytes left: too few for a record header", end - offset));
     }
     std::memcpy(&view.header, bytes_.data() + offset, record_header_size);
     if (view.header.size < record_header_size) {
-      return PerfDataError(offset, fmt::format("record size {} is smaller than its header",
-                                               view.header.size));
+      return PerfDataError(
+          offset, fmt::format("record size {} is smaller than its header", view.header.size));
     }
     if (view.header.size > end - offset) {
       return PerfDataError(offset, fmt::format("a {}-byte record (type {}) runs past the end of "
@@ -510,8 +532,8 @@ std::optional<PerfDataError> PerfDataReader::record_at(std::uint64_t offset, std
       std::memcpy(&size, bytes_.data() + offset + record_header_size, sizeof size);
       std::uint64_t padded = (std::uint64_t{size} + 7) & ~std::uint64_t{7};
       if (padded > end - next) {
-        return PerfDataError(offset, fmt::format("tracing data of {} bytes runs past the end",
-                                                 size));
+        return PerfDataError(offset,
+                             fmt::format("tracing data of {} bytes runs past the end", size));
       }
       next += padded;
     }
@@ -535,16 +557,15 @@ std::size_t PerfDataReader::event_of(const RecordView& view) const noexcept {
     if (!config.has(sf::id)) return 0;
     std::size_t offset;
     if (sample) {
-      offset = record_header_size + 8 * ((config.has(sf::identifier) ? 1 : 0) +
-                                         (config.has(sf::ip) ? 1 : 0) +
-                                         (config.has(sf::tid) ? 1 : 0) +
-                                         (config.has(sf::time) ? 1 : 0) +
-                                         (config.has(sf::addr) ? 1 : 0));
+      offset = record_header_size +
+               8 * ((config.has(sf::identifier) ? 1 : 0) + (config.has(sf::ip) ? 1 : 0) +
+                    (config.has(sf::tid) ? 1 : 0) + (config.has(sf::time) ? 1 : 0) +
+                    (config.has(sf::addr) ? 1 : 0));
     } else {
       if (!config.sample_id_all) return 0;
-      std::size_t from_end = 8 * (1 + (config.has(sf::stream_id) ? 1 : 0) +
-                                  (config.has(sf::cpu) ? 1 : 0) +
-                                  (config.has(sf::identifier) ? 1 : 0));
+      std::size_t from_end =
+          8 * (1 + (config.has(sf::stream_id) ? 1 : 0) + (config.has(sf::cpu) ? 1 : 0) +
+               (config.has(sf::identifier) ? 1 : 0));
       if (view.header.size < from_end + record_header_size) return 0;
       offset = view.header.size - from_end;
     }
@@ -564,15 +585,14 @@ std::uint64_t PerfDataReader::time_of(const RecordView& view, std::size_t event)
   if (!config.has(sf::time)) return 0;
   std::size_t offset;
   if (view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
-    offset = record_header_size + 8 * ((config.has(sf::identifier) ? 1 : 0) +
-                                       (config.has(sf::ip) ? 1 : 0) +
-                                       (config.has(sf::tid) ? 1 : 0));
+    offset =
+        record_header_size + 8 * ((config.has(sf::identifier) ? 1 : 0) +
+                                  (config.has(sf::ip) ? 1 : 0) + (config.has(sf::tid) ? 1 : 0));
   } else {
     if (!config.sample_id_all) return 0;
-    std::size_t from_end = 8 * (1 + (config.has(sf::id) ? 1 : 0) +
-                                (config.has(sf::stream_id) ? 1 : 0) +
-                                (config.has(sf::cpu) ? 1 : 0) +
-                                (config.has(sf::identifier) ? 1 : 0));
+    std::size_t from_end =
+        8 * (1 + (config.has(sf::id) ? 1 : 0) + (config.has(sf::stream_id) ? 1 : 0) +
+             (config.has(sf::cpu) ? 1 : 0) + (config.has(sf::identifier) ? 1 : 0));
     if (view.header.size < from_end + record_header_size) return 0;
     offset = view.header.size - from_end;
   }
@@ -581,8 +601,20 @@ std::uint64_t PerfDataReader::time_of(const RecordView& view, std::size_t event)
 }
 
 std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visit) const {
-  std::uint64_t offset = data_begin_;
   PerfDataRecord record;
+  if (!pipe_records_.empty()) {
+    for (const auto& entry : pipe_records_) {
+      std::memcpy(&record.view.header, aligned_.data() + entry.aligned_offset, record_header_size);
+      record.view.bytes = std::span<const std::byte>(aligned_.data() + entry.aligned_offset,
+                                                     record.view.header.size);
+      record.offset = entry.file_offset;
+      record.event = event_of(record.view);
+      record.time = time_of(record.view, record.event);
+      visit(record);
+    }
+    return data_error_;
+  }
+  std::uint64_t offset = data_begin_;
   std::uint64_t next = 0;
   while (offset < data_end_) {
     if (auto error = record_at(offset, data_end_, record.view, next)) return error;
@@ -601,8 +633,9 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visit
   std::uint64_t max_time = 0;
   bool limit_set = false;
   auto flush = [&](bool everything) {
-    std::stable_sort(queue.begin(), queue.end(),
-                     [](const PerfDataRecord& a, const PerfDataRecord& b) { return a.time < b.time; });
+    std::stable_sort(
+        queue.begin(), queue.end(),
+        [](const PerfDataRecord& a, const PerfDataRecord& b) { return a.time < b.time; });
     std::size_t delivered = 0;
     for (; delivered < queue.size(); ++delivered) {
       if (!everything && (!limit_set || queue[delivered].time > round_limit)) break;

@@ -1,10 +1,9 @@
 #include "perfscope/analysis/perf_data_writer.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
@@ -33,8 +32,8 @@ class Encoder {
   void u32(std::uint32_t value) { put(&value, sizeof value); }
   void u64(std::uint64_t value) { put(&value, sizeof value); }
   void string(const std::string& text) {
-    std::size_t padded = (text.size() + 1 + perf_data::string_align - 1) /
-                         perf_data::string_align * perf_data::string_align;
+    std::size_t padded = (text.size() + 1 + perf_data::string_align - 1) / perf_data::string_align *
+                         perf_data::string_align;
     u32(static_cast<std::uint32_t>(padded));
     put(text.data(), text.size());
     bytes.resize(bytes.size() + padded - text.size());
@@ -133,7 +132,8 @@ std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& feat
       }
       break;
     case Feature::tracing_data:
-      if (features.tracing_data) out.put(features.tracing_data->data(), features.tracing_data->size());
+      if (features.tracing_data)
+        out.put(features.tracing_data->data(), features.tracing_data->size());
       break;
     default: break;
   }
@@ -144,7 +144,8 @@ PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfDataEven
     : path_(path), events_(std::move(events)) {
   if (events_.empty()) throw std::invalid_argument("a recording needs at least one event");
   attr_size_ = perf_data::portable_attr_size;
-  for (const auto& event : events_) attr_size_ = std::max(attr_size_, portable_attr_size(event.attr));
+  for (const auto& event : events_)
+    attr_size_ = std::max(attr_size_, portable_attr_size(event.attr));
   // Like perf: keep the previous recording as PATH.old rather than overwrite it.
   if (::access(path.c_str(), F_OK) == 0) ::rename(path.c_str(), (path + ".old").c_str());
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

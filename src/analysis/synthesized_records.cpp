@@ -121,8 +121,8 @@ bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink&
     if (perms[2] != 'x') continue;  // code only, as perf record synthesizes by default
     std::string path = consumed > 0 ? trim(line.substr(static_cast<std::size_t>(consumed))) : "";
     if (path.empty()) path = "//anon";
-    std::uint32_t prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-                         PROT_EXEC;
+    std::uint32_t prot =
+        (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
     std::uint32_t flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
     RecordBuilder record(RecordType::mmap2, abi::record_misc::user);
     record.value<std::uint32_t>(static_cast<std::uint32_t>(pid));

@@ -87,10 +87,11 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
       if (maps != processes_.end()) processes_[task->pid] = maps->second;
     }
   } else if (auto* mmap = std::get_if<MmapRecord>(&record)) {
-    bool kernel = kernel_mode(cpumode) ||
-                  static_cast<std::int32_t>(mmap->pid) == perf_data::host_kernel_pid;
+    bool kernel =
+        kernel_mode(cpumode) || static_cast<std::int32_t>(mmap->pid) == perf_data::host_kernel_pid;
     if (kernel) {
-      std::string_view name = mmap->filename.starts_with(kernel_name) ? kernel_name : mmap->filename;
+      std::string_view name =
+          mmap->filename.starts_with(kernel_name) ? kernel_name : mmap->filename;
       insert(kernel_, mmap->addr, mmap->len, mmap->pgoff, name);
     } else {
       insert(processes_[mmap->pid], mmap->addr, mmap->len, mmap->pgoff, mmap->filename);

@@ -10,9 +10,9 @@
 #include <iterator>
 
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/host_description.hpp"
 #include "perfscope/analysis/perf_data_reader.hpp"
 #include "perfscope/analysis/perf_data_writer.hpp"
-#include "perfscope/analysis/host_description.hpp"
 
 namespace {
 
@@ -178,7 +178,8 @@ TEST(PerfDataTest, CorruptFilesGiveErrorsWithOffsets) {
     }
   };
   for (std::size_t length = 0; length < bytes.size(); length += 7) {
-    try_read(std::vector<std::byte>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(length)));
+    try_read(
+        std::vector<std::byte>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(length)));
   }
   for (std::size_t at = 0; at < bytes.size(); at += 3) {
     auto flipped = bytes;

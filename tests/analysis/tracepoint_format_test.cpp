@@ -1,5 +1,7 @@
 // Tracepoint payloads decoded into named fields: from synthetic payloads against a known format
 // text, and from real samples of syscalls:sys_enter_getpid and sched:sched_switch.
+#include "perfscope/analysis/tracepoint_format.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/tracepoint_format.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"

@@ -55,7 +55,8 @@ std::vector<SampleLine> our_samples(const std::string& path, std::string* comm =
     if (record.view.type() != static_cast<std::uint32_t>(abi::RecordType::sample)) return;
     DecodeError decode_error;
     if (!decode_sample(record.view, reader.events()[record.event].config, sample, decode_error)) {
-      ADD_FAILURE() << "undecodable sample at offset " << record.offset << ": " << decode_error.what;
+      ADD_FAILURE() << "undecodable sample at offset " << record.offset << ": "
+                    << decode_error.what;
       return;
     }
     char time[40];
@@ -71,12 +72,13 @@ std::vector<SampleLine> our_samples(const std::string& path, std::string* comm =
 
 // perf script's samples: `-F tid,time,ip`.
 std::vector<SampleLine> perf_samples(const std::string& path, std::string* err = nullptr) {
-  auto result = pt::run_command({perf_path, "script", "-i", path, "-F", "tid,time,ip"});
+  auto result = pt::run_command({perf_path, "script", "-G", "-i", path, "-F", "tid,time,ip"});
   EXPECT_EQ(result.exit_status, 0) << result.err;
   if (err) *err = result.err;
   std::vector<SampleLine> lines;
   std::istringstream in(result.out);
   for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
     std::istringstream fields(line);
     SampleLine sample{};
     std::string ip;
@@ -193,8 +195,8 @@ TEST(RecordCliTest, SigkilledRecorderLeavesReadableFile) {
   ASSERT_GE(recorder, 0);
   if (recorder == 0) {
     std::string pid = std::to_string(worker);
-    ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-F", "2000",
-            "-p", pid.c_str(), "-o", path.c_str(), nullptr);
+    ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-F", "2000", "-p",
+            pid.c_str(), "-o", path.c_str(), nullptr);
     ::_exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "perfscope/engine/pmu_capacity.hpp"
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "support/test_support.hpp"
@@ -202,23 +203,81 @@ TEST(StatCli, CsvHasTheDocumentedHeaderAndOneRowPerEvent) {
   ASSERT_EQ(lines.size(), 4u) << result.err;
   EXPECT_EQ(lines[0],
             "event,value,unit,status,enabled_ns,running_ns,percent_running,metric_value,"
-            "metric_unit");
+            "metric_unit,extrapolated_percent");
   const char* names[] = {"task-clock", "page-faults", "context-switches"};
   for (std::size_t i = 1; i < lines.size(); ++i) {
     std::vector<std::string> fields;
     std::istringstream row(lines[i]);
     for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
     if (lines[i].back() == ',') fields.emplace_back();
-    ASSERT_EQ(fields.size(), 9u) << lines[i];
+    ASSERT_EQ(fields.size(), 10u) << lines[i];
     EXPECT_EQ(fields[0], names[i - 1]);
     EXPECT_FALSE(fields[1].empty()) << lines[i];
     EXPECT_EQ(fields[3], "counted") << lines[i];
     EXPECT_EQ(fields[4], fields[5]) << "a software event runs whenever enabled: " << lines[i];
     EXPECT_EQ(fields[6], "100.00") << lines[i];
+    EXPECT_EQ(fields[9], "0.00") << "nothing extrapolated: " << lines[i];
   }
   EXPECT_TRUE(lines[1].starts_with("task-clock,")) << lines[1];
   EXPECT_TRUE(contains(lines[1], ",msec,counted,")) << lines[1];
   EXPECT_TRUE(contains(lines[1], ",CPUs utilized")) << lines[1];
+}
+
+// More events of the capacity probe's kind than the PMU has generic counters.
+std::string events_beyond_the_pmu(const perfscope::PmuCapacity& capacity, std::size_t extra) {
+  std::string list;
+  for (std::size_t i = 0; i < capacity.generic_counters + extra; ++i) {
+    list += (i ? "," : "") + capacity.probe_event + ":u";
+  }
+  return list;
+}
+
+TEST(StatCli, AGroupLargerThanThePmuIsWarnedAboutBeforeCounting) {
+  if (!pt::hardware_counters_available()) GTEST_SKIP() << "no hardware counters here";
+  const perfscope::PmuCapacity& capacity = perfscope::pmu_capacity();
+  ASSERT_TRUE(capacity.known) << capacity.reason;
+  // One more than every counter, should the probe event be one a dedicated counter can take.
+  std::size_t extra = 1 + capacity.dedicated_counters();
+  std::string group = "{" + events_beyond_the_pmu(capacity, extra) + "}";
+  auto result = pt::run_perfscope({"stat", "-e", group, "--", "true"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  auto lines = lines_of(result.err);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "perfscope: warning: group " + group + " has " +
+                          std::to_string(capacity.generic_counters + extra) +
+                          " hardware events but the PMU has " + capacity.describe() +
+                          ": it can never be scheduled; split it")
+      << result.err;
+  // The member the kernel refused is reported, not silently dropped.
+  EXPECT_TRUE(contains(result.err, "<not supported>")) << result.err;
+}
+
+TEST(StatCli, MultiplexedCountsReportTheirExtrapolatedShare) {
+  if (!pt::hardware_counters_available()) GTEST_SKIP() << "no hardware counters here";
+  const perfscope::PmuCapacity& capacity = perfscope::pmu_capacity();
+  ASSERT_TRUE(capacity.known) << capacity.reason;
+  // Ungrouped and more than the counters: they take turns.
+  auto result = pt::run_perfscope({"stat", "--json", "-e", events_beyond_the_pmu(capacity, 2), "--",
+                                   work_helper, "getpid", "300000"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  json document = parse_json(result);
+  std::size_t multiplexed = 0;
+  for (const auto& event : document["events"]) {
+    double running = event.value("percent_running", -1.0);
+    ASSERT_TRUE(event["extrapolated_percent"].is_number()) << event.dump();
+    double extrapolated = event["extrapolated_percent"].get<double>();
+    EXPECT_NEAR(extrapolated, 100.0 - running, 1e-9) << event.dump();
+    EXPECT_EQ(event.value("low_confidence", true), extrapolated > 50.0) << event.dump();
+    if (event.value("status", "") == "multiplexed") {
+      ++multiplexed;
+      EXPECT_GT(extrapolated, 0.0) << event.dump();
+    } else {
+      EXPECT_EQ(event.value("status", ""), "counted") << event.dump();
+      EXPECT_EQ(extrapolated, 0.0) << event.dump();
+    }
+  }
+  EXPECT_GT(multiplexed, 0U) << "more events than counters, yet none was multiplexed: "
+                             << result.err;
 }
 
 TEST(StatCli, RepeatedRunsReportMeanAndStddev) {

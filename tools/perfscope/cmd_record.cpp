@@ -118,9 +118,10 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
     attr.set_sample_stack_user(event_graph.stack_size);
     attr.set_flag(flag::exclude_callchain_user);
   } else if (event_graph.mode == "lbr") {
-    throw std::invalid_argument(fmt::format("{}: call-graph=lbr is not supported by perfscope "
-                                            "record; use fp or dwarf",
-                                            spec.name));
+    throw std::invalid_argument(
+        fmt::format("{}: call-graph=lbr is not supported by perfscope "
+                    "record; use fp or dwarf",
+                    spec.name));
   }
   attr.set_sample_type(sample_type);
 }
@@ -254,8 +255,8 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_ = app.add_subcommand("record", "Sample a command or a target into a perf.data file");
   app_->add_option("-e,--event", options_.events,
                    "Events to sample (default: cycles, or cpu-clock without a hardware PMU)");
-  auto* frequency = app_->add_option("-F,--freq", options_.frequency,
-                                     "Samples per second (default 4000)");
+  auto* frequency =
+      app_->add_option("-F,--freq", options_.frequency, "Samples per second (default 4000)");
   auto* period = app_->add_option("-c,--count", options_.period, "Sample every N events");
   frequency->excludes(period);
   app_->add_flag("-g", options_.frame_pointer_graph,
@@ -279,7 +280,8 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   (void)verbose;
   RecordOptions options = options_;
   options.command = app_->remaining();
-  if (!command.empty()) options.command.insert(options.command.end(), command.begin(), command.end());
+  if (!command.empty())
+    options.command.insert(options.command.end(), command.begin(), command.end());
   if (options.mmap_pages != 0 && (options.mmap_pages & (options.mmap_pages - 1)) != 0) {
     throw std::invalid_argument(
         fmt::format("--mmap-pages {}: the ring buffer needs a power of two pages (e.g. {})",
@@ -328,7 +330,9 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   synthesize_kernel_map(trailer, sink);
   switch (target.kind()) {
     case Target::Kind::process: synthesize_process(target.pid(), trailer, sink); break;
-    case Target::Kind::thread: synthesize_process(process_of_thread(target.pid()), trailer, sink); break;
+    case Target::Kind::thread:
+      synthesize_process(process_of_thread(target.pid()), trailer, sink);
+      break;
     case Target::Kind::cpus:
     case Target::Kind::cgroup: synthesize_all_processes(trailer, sink); break;
     default: break;  // a launched command is recorded from its exec
@@ -349,10 +353,12 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
 
   PerfDataFeatures features = describe_host(own_command_line());
   features.build_ids = build_ids_of(consumer.maps());
-  if (consumer.first_time() != 0) features.sample_time = {consumer.first_time(), consumer.last_time()};
+  if (consumer.first_time() != 0)
+    features.sample_time = {consumer.first_time(), consumer.last_time()};
   writer.finish(features);
 
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   BufferStats stats = session.total_stats();
   fmt::print(stderr,
              "[ perfscope record: {} samples, {} LOST records ({} records lost), {} lost samples, "

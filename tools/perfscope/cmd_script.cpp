@@ -21,8 +21,8 @@ namespace sf = abi::sample_format;
 namespace cc = abi::callchain_context;
 
 struct Fields {
-  bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true,
-       event = true, ip = true, dso = true;
+  bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true, event = true,
+       ip = true, dso = true;
 };
 
 Fields parse_fields(const std::string& text) {
@@ -31,19 +31,30 @@ Fields parse_fields(const std::string& text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     auto comma = text.find(',', start);
-    std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (name == "comm") fields.comm = true;
-    else if (name == "pid") fields.pid = true;
-    else if (name == "tid") fields.tid = true;
-    else if (name == "cpu") fields.cpu = true;
-    else if (name == "time") fields.time = true;
-    else if (name == "period") fields.period = true;
-    else if (name == "event") fields.event = true;
-    else if (name == "ip") fields.ip = true;
-    else if (name == "dso") fields.dso = true;
+    std::string name =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name == "comm")
+      fields.comm = true;
+    else if (name == "pid")
+      fields.pid = true;
+    else if (name == "tid")
+      fields.tid = true;
+    else if (name == "cpu")
+      fields.cpu = true;
+    else if (name == "time")
+      fields.time = true;
+    else if (name == "period")
+      fields.period = true;
+    else if (name == "event")
+      fields.event = true;
+    else if (name == "ip")
+      fields.ip = true;
+    else if (name == "dso")
+      fields.dso = true;
     else {
       throw std::invalid_argument(fmt::format(
-          "-F: unknown field '{}'; the fields are comm,pid,tid,cpu,time,period,event,ip,dso", name));
+          "-F: unknown field '{}'; the fields are comm,pid,tid,cpu,time,period,event,ip,dso",
+          name));
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -117,7 +128,8 @@ class TextPrinter {
       char stamp[32];
       auto end = fmt::format_to(stamp, "{}.{:06}", sample_.time / 1000000000ULL,
                                 (sample_.time % 1000000000ULL) / 1000);
-      fmt::format_to(out, "{:>12}: ", std::string_view(stamp, static_cast<std::size_t>(end - stamp)));
+      fmt::format_to(out,
+                     "{:>12}: ", std::string_view(stamp, static_cast<std::size_t>(end - stamp)));
     }
     if (fields_.period && sample_.has(sf::period)) fmt::format_to(out, "{:>10} ", sample_.period);
     if (fields_.event) fmt::format_to(out, "{:>{}}: ", names_[record.event], name_width_);
@@ -186,7 +198,8 @@ nlohmann::json sample_id_json(const SampleId& id) {
 std::string hex_bytes(std::span<const std::byte> bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
-  for (auto byte : bytes) fmt::format_to(std::back_inserter(out), "{:02x}", static_cast<unsigned>(byte));
+  for (auto byte : bytes)
+    fmt::format_to(std::back_inserter(out), "{:02x}", static_cast<unsigned>(byte));
   return out;
 }
 
@@ -200,11 +213,26 @@ nlohmann::json record_json(const PerfDataRecord& record, const PerfDataReader& r
   out["misc"] = record.view.header.misc;
   out["size"] = record.view.header.size;
   if (type >= 64) {
-    static constexpr const char* user_names[] = {
-        "HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
-        "FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
-        "THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
-        "TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2"};
+    static constexpr const char* user_names[] = {"HEADER_ATTR",
+                                                 "HEADER_EVENT_TYPE",
+                                                 "HEADER_TRACING_DATA",
+                                                 "HEADER_BUILD_ID",
+                                                 "FINISHED_ROUND",
+                                                 "ID_INDEX",
+                                                 "AUXTRACE_INFO",
+                                                 "AUXTRACE",
+                                                 "AUXTRACE_ERROR",
+                                                 "THREAD_MAP",
+                                                 "CPU_MAP",
+                                                 "STAT_CONFIG",
+                                                 "STAT",
+                                                 "STAT_ROUND",
+                                                 "EVENT_UPDATE",
+                                                 "TIME_CONV",
+                                                 "HEADER_FEATURE",
+                                                 "COMPRESSED",
+                                                 "FINISHED_INIT",
+                                                 "COMPRESSED2"};
     if (type - 64 < std::size(user_names)) out["type"] = user_names[type - 64];
     out["payload"] = hex_bytes(record.view.bytes.subspan(sizeof(abi::RecordHeader)));
     return out;
@@ -233,8 +261,10 @@ nlohmann::json record_json(const PerfDataRecord& record, const PerfDataReader& r
           if (s.has(sf::stream_id)) out["stream_id"] = s.stream_id;
           if (s.has(sf::cpu)) out["cpu"] = s.cpu;
           if (s.has(sf::period)) out["period"] = s.period;
-          if (s.has(sf::read)) out["read"] = std::vector<std::uint64_t>(s.read.words.begin(), s.read.words.end());
-          if (s.has(sf::callchain)) out["callchain"] = std::vector<std::uint64_t>(s.callchain.begin(), s.callchain.end());
+          if (s.has(sf::read))
+            out["read"] = std::vector<std::uint64_t>(s.read.words.begin(), s.read.words.end());
+          if (s.has(sf::callchain))
+            out["callchain"] = std::vector<std::uint64_t>(s.callchain.begin(), s.callchain.end());
           if (s.has(sf::raw)) out["raw"] = hex_bytes(s.raw);
           if (s.has(sf::branch_stack)) {
             nlohmann::json branches = nlohmann::json::array();
@@ -244,8 +274,10 @@ nlohmann::json record_json(const PerfDataRecord& record, const PerfDataReader& r
             out["branch_stack"] = std::move(branches);
           }
           if (s.has(sf::regs_user)) {
-            out["regs_user"] = {{"abi", s.regs_user.abi}, {"mask", s.regs_user.mask},
-                                {"values", std::vector<std::uint64_t>(s.regs_user.values.begin(), s.regs_user.values.end())}};
+            out["regs_user"] = {{"abi", s.regs_user.abi},
+                                {"mask", s.regs_user.mask},
+                                {"values", std::vector<std::uint64_t>(s.regs_user.values.begin(),
+                                                                      s.regs_user.values.end())}};
           }
           if (s.has(sf::stack_user)) {
             out["stack_user_size"] = s.stack_user.size();
@@ -255,8 +287,10 @@ nlohmann::json record_json(const PerfDataRecord& record, const PerfDataReader& r
           if (s.has(sf::data_src)) out["data_src"] = s.data_src;
           if (s.has(sf::transaction)) out["transaction"] = s.transaction;
           if (s.has(sf::regs_intr)) {
-            out["regs_intr"] = {{"abi", s.regs_intr.abi}, {"mask", s.regs_intr.mask},
-                                {"values", std::vector<std::uint64_t>(s.regs_intr.values.begin(), s.regs_intr.values.end())}};
+            out["regs_intr"] = {{"abi", s.regs_intr.abi},
+                                {"mask", s.regs_intr.mask},
+                                {"values", std::vector<std::uint64_t>(s.regs_intr.values.begin(),
+                                                                      s.regs_intr.values.end())}};
           }
           if (s.has(sf::phys_addr)) out["phys_addr"] = s.phys_addr;
           if (s.has(sf::cgroup)) out["cgroup"] = s.cgroup;
@@ -306,7 +340,8 @@ nlohmann::json record_json(const PerfDataRecord& record, const PerfDataReader& r
           } else if constexpr (std::is_same_v<T, ReadRecord>) {
             out["pid"] = value.pid;
             out["tid"] = value.tid;
-            out["values"] = std::vector<std::uint64_t>(value.values.words.begin(), value.values.words.end());
+            out["values"] =
+                std::vector<std::uint64_t>(value.values.words.begin(), value.values.words.end());
           } else if constexpr (std::is_same_v<T, AuxRecord>) {
             out["aux_offset"] = value.aux_offset;
             out["aux_size"] = value.aux_size;
@@ -326,7 +361,8 @@ nlohmann::json record_json(const PerfDataRecord& record, const PerfDataReader& r
           } else if constexpr (std::is_same_v<T, NamespacesRecord>) {
             out["pid"] = value.pid;
             out["tid"] = value.tid;
-            out["dev_inode_pairs"] = std::vector<std::uint64_t>(value.dev_inode_pairs.begin(), value.dev_inode_pairs.end());
+            out["dev_inode_pairs"] = std::vector<std::uint64_t>(value.dev_inode_pairs.begin(),
+                                                                value.dev_inode_pairs.end());
           } else if constexpr (std::is_same_v<T, KsymbolRecord>) {
             out["addr"] = value.addr;
             out["len"] = value.len;
@@ -395,7 +431,8 @@ int ScriptCommand::run() {
   }
   std::fflush(stdout);
   if (undecodable != 0) {
-    fmt::print(stderr, "perfscope: {} samples could not be decoded and were left out\n", undecodable);
+    fmt::print(stderr, "perfscope: {} samples could not be decoded and were left out\n",
+               undecodable);
   }
   if (error) {
     fmt::print(stderr, "perfscope: {}: {} (the records before it were printed)\n", input_,

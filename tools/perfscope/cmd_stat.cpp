@@ -15,6 +15,7 @@
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/engine/counting_session.hpp"
+#include "perfscope/engine/pmu_capacity.hpp"
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stat_output.hpp"
@@ -120,6 +121,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     throw std::invalid_argument("-r repeats a command: give one after --");
   }
   auto groups = parse_event_list(options.events.empty() ? default_events : options.events);
+  // Before counting, so that the warning is not lost after a long run's output.
+  for (const std::string& warning : group_capacity_warnings(groups)) {
+    fmt::print(stderr, "perfscope: warning: {}\n", warning);
+  }
 
   std::FILE* out = stderr;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> output_file(nullptr, &std::fclose);

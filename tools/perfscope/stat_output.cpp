@@ -21,6 +21,22 @@ std::string_view status_name(const EventCount& count) {
   return "";
 }
 
+// A multiplexed count is raw * enabled / running: the share of it that was not measured but
+// extrapolated, on the assumption that the event's rate while off the PMU equalled its rate while
+// on it, is 1 - running / enabled. One reading cannot bound the error of that assumption (a
+// phase the event missed can be any size), so this share is what is reported, and a count more
+// than half extrapolated is flagged as low confidence.
+constexpr double low_confidence_extrapolated = 0.5;
+
+double extrapolated_fraction(const EventCount& count) {
+  return 1.0 - count.scaled.fraction_running;
+}
+
+bool low_confidence(const EventCount& count) {
+  return count.supported && count.scaled.status == CountStatus::multiplexed &&
+         extrapolated_fraction(count) > low_confidence_extrapolated;
+}
+
 // An event whose sysfs alias has a .scale or .unit (energy-pkg: Joules) is shown in that unit.
 bool alias_scaled(const EventCount& count) { return !count.unit.empty() || count.scale != 1.0; }
 
@@ -63,7 +79,8 @@ std::string text_line(const std::vector<EventCount>& counts, std::size_t i, doub
     line += fmt::format(" ( +- {:5.2f}% )", statistics->relative_error_percent());
   }
   if (count.scaled.status == CountStatus::multiplexed) {
-    line += fmt::format("  ({:.2f}%)", 100.0 * count.scaled.fraction_running);
+    line += fmt::format("  ({:.2f}%{})", 100.0 * count.scaled.fraction_running,
+                        low_confidence(count) ? ", low confidence" : "");
   }
   while (!line.empty() && line.back() == ' ') line.pop_back();
   return line;
@@ -91,6 +108,9 @@ nlohmann::json event_json(const std::vector<EventCount>& counts, std::size_t i, 
   event["enabled_ns"] = count.reading.enabled;
   event["running_ns"] = count.reading.running;
   event["percent_running"] = 100.0 * count.scaled.fraction_running;
+  event["extrapolated_percent"] =
+      counted ? nlohmann::json(100.0 * extrapolated_fraction(count)) : nlohmann::json();
+  event["low_confidence"] = low_confidence(count);
   if (statistics && statistics->count() > 1) {
     event["stddev"] = display_value(count, statistics->stddev());
     event["relative_error_percent"] = statistics->relative_error_percent();
@@ -104,7 +124,7 @@ nlohmann::json event_json(const std::vector<EventCount>& counts, std::size_t i, 
 std::string csv_header(std::string_view separator) {
   return fmt::format(
       "event{0}value{0}unit{0}status{0}enabled_ns{0}running_ns{0}percent_running{0}"
-      "metric_value{0}metric_unit",
+      "metric_value{0}metric_unit{0}extrapolated_percent",
       separator);
 }
 
@@ -118,11 +138,13 @@ std::string csv_row(const std::vector<EventCount>& counts, std::size_t i, double
     metric_value = fmt::format("{:.6g}", metric->value);
     metric_unit = metric->unit;
   }
-  return fmt::format("{1}{0}{2}{0}{3}{0}{4}{0}{5}{0}{6}{0}{7:.2f}{0}{8}{0}{9}", separator,
+  std::string extrapolated =
+      counted ? fmt::format("{:.2f}", 100.0 * extrapolated_fraction(count)) : "";
+  return fmt::format("{1}{0}{2}{0}{3}{0}{4}{0}{5}{0}{6}{0}{7:.2f}{0}{8}{0}{9}{0}{10}", separator,
                      count.name, counted ? format_value(count, display_value(count, value)) : "",
                      display_unit(count), status_name(count), count.reading.enabled,
                      count.reading.running, 100.0 * count.scaled.fraction_running, metric_value,
-                     metric_unit);
+                     metric_unit, extrapolated);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ class PerfDataError : public std::runtime_error {
 };
 
 struct PerfDataEventInfo {
-  abi::PerfEventAttr attr{};       // zero-extended when the file's attr is shorter
+  abi::PerfEventAttr attr{};         // zero-extended when the file's attr is shorter
   std::uint32_t file_attr_size = 0;  // attr.size as written in the file
   ParseConfig config;
   std::vector<std::uint64_t> ids;
@@ -51,7 +51,7 @@ struct CpuTopology {
   struct Cpu {
     std::uint32_t core_id = 0, socket_id = 0, die_id = 0;
   };
-  std::vector<Cpu> cpus;  // by CPU number
+  std::vector<Cpu> cpus;                  // by CPU number
   std::vector<std::string> die_siblings;  // empty in files without die information
 };
 
@@ -117,8 +117,8 @@ class PerfDataReader {
   void parse_pipe();
   void finish_events();
   // The record at `offset` (checked against `end`), or an error.
-  std::optional<PerfDataError> record_at(std::uint64_t offset, std::uint64_t end,
-                                         RecordView& view, std::uint64_t& next) const noexcept;
+  std::optional<PerfDataError> record_at(std::uint64_t offset, std::uint64_t end, RecordView& view,
+                                         std::uint64_t& next) const noexcept;
 
   std::vector<std::byte> bytes_;
   bool pipe_mode_ = false;
@@ -131,6 +131,13 @@ class PerfDataReader {
   std::vector<std::pair<std::uint64_t, std::size_t>> id_to_event_;  // sorted
   bool all_identifier_ = false;
   bool truncated_ = false;
+  // Pipe mode with misaligned records: each record copied to an 8-byte aligned place.
+  struct PipeRecord {
+    std::uint64_t file_offset;
+    std::size_t aligned_offset;
+  };
+  std::vector<PipeRecord> pipe_records_;
+  std::vector<std::byte> aligned_;
 };
 
 }  // namespace perfscope
