@@ -167,7 +167,13 @@ struct PmuRegistry::Entry {
   std::unique_ptr<Pmu> pmu;  // null after loading when the PMU has no readable type
 };
 
-PmuRegistry::PmuRegistry(std::string root) : root_(std::move(root)) {
+struct PmuRegistry::CoreNames {
+  std::once_flag once;
+  std::vector<std::string> names;
+};
+
+PmuRegistry::PmuRegistry(std::string root)
+    : root_(std::move(root)), core_names_(std::make_unique<CoreNames>()) {
   for (auto& name : sys::list_directory(root_)) {
     auto entry = std::make_unique<Entry>();
     entry->name = std::move(name);
@@ -278,13 +284,14 @@ std::vector<const Pmu*> PmuRegistry::all() const {
 }
 
 std::vector<std::string> PmuRegistry::core_pmu_names() const {
-  std::vector<std::string> result;
-  for (const auto& entry : entries_) {
-    if (entry->name == "cpu" || sys::path_exists(root_ + "/" + entry->name + "/cpus")) {
-      result.push_back(entry->name);
+  std::call_once(core_names_->once, [&] {
+    for (const auto& entry : entries_) {
+      if (entry->name == "cpu" || sys::path_exists(root_ + "/" + entry->name + "/cpus")) {
+        core_names_->names.push_back(entry->name);
+      }
     }
-  }
-  return result;
+  });
+  return core_names_->names;
 }
 
 std::vector<const Pmu*> PmuRegistry::core_pmus() const {

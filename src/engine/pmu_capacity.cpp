@@ -59,15 +59,18 @@ EventAttr user_hardware_event(HardwareEvent event, bool leader) {
 }
 
 // Opens a group of `size` probe events on the calling thread; fewer when the kernel refuses
-// one, with `refused_errno` set.
-std::vector<Event> open_probe_group(HardwareEvent event, std::size_t size, int& refused_errno) {
+// one, with `refused_errno` set. For counting counters the leader must be enabled: arm's
+// validate_group leaves disabled events out of the count (x86's leaves out disabled members),
+// so a group with a disabled leader opens with one event more than the PMU can ever run.
+std::vector<Event> open_probe_group(HardwareEvent event, std::size_t size, bool leader_disabled,
+                                    int& refused_errno) {
   std::vector<Event> group;
   group.reserve(size);
   refused_errno = 0;
   while (group.size() < size) {
     bool leader = group.empty();
     int errnum = 0;
-    Event member = Event::try_open(user_hardware_event(event, leader), 0, -1,
+    Event member = Event::try_open(user_hardware_event(event, leader && leader_disabled), 0, -1,
                                    leader ? nullptr : &group[0], 0, errnum);
     if (!member.valid()) {
       refused_errno = errnum;
@@ -86,7 +89,7 @@ void spin(std::uint64_t iterations) {
 // Enables a group of `size` probe events and spins until it gets on the PMU or `wait` passes.
 bool group_runs(HardwareEvent event, std::size_t size, std::chrono::milliseconds wait) {
   int refused = 0;
-  std::vector<Event> group = open_probe_group(event, size, refused);
+  std::vector<Event> group = open_probe_group(event, size, true, refused);
   if (group.size() < size) return false;
   if (group[0].enable(true) != 0) return false;
   auto deadline = std::chrono::steady_clock::now() + wait;
@@ -132,7 +135,7 @@ GroupDemand demand_of(const EventGroupSpec& group, const PmuCapacity& capacity,
   std::size_t unknown_kind = 0;  // raw and PMU events: might fit a dedicated counter
   bool dedicated_used[std::size(dedicated_kinds)] = {};
   for (const EventSpec& spec : group.events) {
-    demand.text += (demand.text.empty() ? "{" : ",") + spec.name;
+    demand.text += (demand.text.empty() ? "{" : ",") + spec.text;
     if (!needs_core_counter(spec.attr, core_types)) continue;
     ++demand.hardware_events;
     bool placed = false;
@@ -186,7 +189,7 @@ PmuCapacity probe_pmu_capacity() {
   std::vector<Event> group;
   int refused = 0;
   for (const auto& probe : probe_events) {
-    group = open_probe_group(probe.event, max_probe_group, refused);
+    group = open_probe_group(probe.event, max_probe_group, false, refused);
     if (!group.empty()) {
       event = probe.event;
       capacity.probe_event = probe.name;

@@ -757,8 +757,9 @@ TEST(StatCli, SigintEndsAnOpenEndedMeasurementWithTotals) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
   // -v: the line about the opened fds comes after the signal handlers are in place.
+  std::string report_file = dir.path() + "/sigint.json";
   BackgroundPerfscope perfscope(
-      dir, {"-v", "stat", "-a", "--json", "-e", "task-clock,context-switches"});
+      dir, {"-v", "stat", "-a", "--json", "-o", report_file, "-e", "task-clock,context-switches"});
   ASSERT_GT(perfscope.pid(), 0);
   ASSERT_TRUE(perfscope.wait_for_stderr("event fds on")) << perfscope.err();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -767,8 +768,9 @@ TEST(StatCli, SigintEndsAnOpenEndedMeasurementWithTotals) {
   std::string out = perfscope.out(), err = perfscope.err();
   ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status) << "\n" << err;
   EXPECT_EQ(WEXITSTATUS(status), 0) << err;
-  json document = json::parse(out, nullptr, false);
-  ASSERT_FALSE(document.is_discarded()) << out << err;
+  std::string report = read_file(report_file);
+  json document = json::parse(report, nullptr, false);
+  ASSERT_FALSE(document.is_discarded()) << report << out << err;
   EXPECT_EQ(document.value("target", ""), "system wide");
   EXPECT_FALSE(document.contains("exit_status"));
   const json& clock = event_named(document, "task-clock");

@@ -1,6 +1,7 @@
 // The counter-capacity probe on a PMU whose counters are known: QEMU's armv8_pmuv3 has six event
 // counters and the cycle counter. The probe must find exactly that, free counters must drop by
-// one per pinned event, and groups beyond either limit must be warned about.
+// one per pinned event, and groups beyond either limit must be warned about, including the one the
+// kernel lets open although it can never run.
 #include "perfscope/engine/pmu_capacity.hpp"
 
 #include <gtest/gtest.h>
@@ -9,9 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "lab/lab_workload.hpp"
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/engine/counting_session.hpp"
+#include "perfscope/engine/target.hpp"
 
 namespace {
 
@@ -87,6 +91,34 @@ TEST(PmuCapacity, AGroupThatFitsOnlyWithoutThePinnedEventGetsTheNotFreeWarning) 
   EXPECT_NE(warnings[0].find("needs 6 generic counters but only 5 of the PMU's 6 are free now"),
             std::string::npos)
       << warnings[0];
+}
+
+TEST(PmuCapacity, AGroupOneTooLargeOpensWithADisabledLeaderButNeverRunsAndIsWarnedAbout) {
+  // Counting sessions open leaders disabled, and arm's validate_group does not count disabled
+  // events: seven instructions open as a group on six event counters, and never run.
+  std::string group = "{" + repeated("instructions:u", qemu_generic_counters + 1) + "}";
+  auto warnings = perfscope::group_capacity_warnings(parse_event_list(group));
+  ASSERT_EQ(warnings.size(), 1U);
+  std::printf("pmu-lab: warning: %s\n", warnings[0].c_str());
+  EXPECT_NE(warnings[0].find("has 7 hardware events but the PMU has 6 generic counters and a cycle "
+                             "counter: it can never be scheduled"),
+            std::string::npos)
+      << warnings[0];
+
+  perfscope::CountingSession session(parse_event_list(group), perfscope::Target::calling_thread());
+  session.open();
+  session.start();
+  perfscope::lab::run_loop(1'000'000);
+  session.stop();
+  const auto& counts = session.read();
+  ASSERT_EQ(counts.size(), qemu_generic_counters + 1);
+  for (const auto& count : counts) {
+    EXPECT_TRUE(count.supported) << "the kernel let every member open: "
+                                 << count.unsupported_reason;
+    EXPECT_EQ(count.scaled.status, perfscope::CountStatus::not_counted);
+    EXPECT_EQ(count.reading.running, 0U);
+    EXPECT_GT(count.reading.enabled, 0U);
+  }
 }
 
 }  // namespace

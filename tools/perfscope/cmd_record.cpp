@@ -24,6 +24,7 @@
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/engine/sampling_session.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "target_options.hpp"
 
 namespace perfscope::cli {
 
@@ -124,33 +125,6 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
                     spec.name));
   }
   attr.set_sample_type(sample_type);
-}
-
-Target make_record_target(const RecordOptions& options) {
-  int chosen = (options.pid >= 0) + (options.tid >= 0) +
-               (options.all_cpus || !options.cpu_list.empty() || !options.cgroup.empty());
-  if (chosen > 1) {
-    throw std::invalid_argument(
-        "choose one target: -p PID, -t TID, or CPUs (-a, -C, -G); they cannot be combined");
-  }
-  if ((options.pid >= 0 || options.tid >= 0) && !options.command.empty()) {
-    throw std::invalid_argument(
-        "-p/-t attach to a running task, so a command cannot be given too; drop one");
-  }
-  std::vector<int> cpus;
-  if (!options.cpu_list.empty()) cpus = parse_cpu_list(options.cpu_list);
-  if (options.pid >= 0) return Target::process(options.pid);
-  if (options.tid >= 0) return Target::thread(options.tid);
-  if (!options.cgroup.empty()) {
-    return Target::cgroup(options.cgroup, cpus).bounded_by(options.command);
-  }
-  if (options.all_cpus || !cpus.empty()) return Target::cpus(cpus).bounded_by(options.command);
-  if (options.command.empty()) {
-    throw std::invalid_argument(
-        "nothing to record: give a command (perfscope record -- COMMAND ...) or a target "
-        "(-p PID, -t TID, -a, -C CPUS, -G CGROUP)");
-  }
-  return Target::command(options.command);
 }
 
 // True when this machine can sample the CPU's cycles counter.
@@ -293,7 +267,7 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   } else if (options.frame_pointer_graph) {
     graph.mode = "fp";
   }
-  Target target = make_record_target(options);
+  Target target = target_from_options(options, "record");
 
   std::string events = options.events;
   if (events.empty()) {

@@ -19,6 +19,7 @@
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stat_output.hpp"
+#include "target_options.hpp"
 
 namespace perfscope::cli {
 
@@ -47,32 +48,6 @@ double now_ns() {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::steady_clock::now().time_since_epoch())
                                  .count());
-}
-
-Target make_target(const StatOptions& options) {
-  int chosen = (options.pid >= 0) + (options.tid >= 0) +
-               (options.all_cpus || !options.cpu_list.empty() || !options.cgroup.empty());
-  if (chosen > 1) {
-    throw std::invalid_argument(
-        "choose one target: -p PID, -t TID, or CPUs (-a, -C, -G); they cannot be combined");
-  }
-  if ((options.pid >= 0 || options.tid >= 0) && !options.command.empty()) {
-    throw std::invalid_argument(
-        "-p/-t attach to a running task, so a command cannot be given too; drop one");
-  }
-  std::vector<int> cpus;
-  if (!options.cpu_list.empty()) cpus = parse_cpu_list(options.cpu_list);
-  if (options.pid >= 0) return Target::process(options.pid);
-  if (options.tid >= 0) return Target::thread(options.tid);
-  if (!options.cgroup.empty())
-    return Target::cgroup(options.cgroup, cpus).bounded_by(options.command);
-  if (options.all_cpus || !cpus.empty()) return Target::cpus(cpus).bounded_by(options.command);
-  if (options.command.empty()) {
-    throw std::invalid_argument(
-        "nothing to measure: give a command (perfscope stat -- COMMAND ...) or a target "
-        "(-p PID, -t TID, -a, -C CPUS, -G CGROUP)");
-  }
-  return Target::command(options.command);
 }
 
 }  // namespace
@@ -116,7 +91,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   StatFormat format = options.json  ? StatFormat::json
                       : options.csv ? StatFormat::csv
                                     : StatFormat::text;
-  Target target = make_target(options);
+  Target target = target_from_options(options, "stat");
   if (options.repeat > 1 && !target.has_command()) {
     throw std::invalid_argument("-r repeats a command: give one after --");
   }

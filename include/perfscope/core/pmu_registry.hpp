@@ -108,6 +108,8 @@ class PmuRegistry {
 
   std::string root_;
   std::vector<std::unique_ptr<Entry>> entries_;
+  struct CoreNames;
+  std::unique_ptr<CoreNames> core_names_;  // found once, on first use
 };
 
 }  // namespace perfscope

@@ -4,7 +4,11 @@
 // counters (validate_group on x86 and arm) and refuse the member that does not with EINVAL. The
 // largest group of events that only generic counters can take is the number of generic
 // counters; one more cycles, instructions or ref-cycles member that still opens has a counter of
-// its own (arm64's cycle counter, Intel's fixed counters).
+// its own (arm64's cycle counter, Intel's fixed counters). The drivers leave disabled events out
+// of that check (arm: every disabled event; x86: disabled members), so the probe opens its events
+// enabled — and a group opened the usual way, with a disabled leader, can open on arm64 with one
+// event more than the PMU can ever run. Hence the warnings below count events and do not trust
+// the open.
 //
 // That is what the PMU has. What a group can get now is less when other events hold counters
 // (the NMI watchdog, pinned events, another profiler's system-wide events): a group that opens
