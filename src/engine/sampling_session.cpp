@@ -22,9 +22,10 @@ using abi::RecordType;
 
 namespace {
 
-// Every event of a session carries the same identity fields, so that any record can be
-// attributed (IDENTIFIER) and ordered (TIME) before its event is known.
-constexpr std::uint64_t identity_fields = sf::identifier | sf::tid | sf::time | sf::cpu;
+// Every event of a session carries the same identity fields, so that any record can be ordered
+// (TIME) and, with several events, attributed (IDENTIFIER) before its event is known. Like perf
+// record, nothing more: each field costs 8 bytes in every sample and every sample_id trailer.
+constexpr std::uint64_t identity_fields = sf::tid | sf::time;
 
 // Token of the command's pidfd in the epoll set; buffers use their index.
 constexpr std::uint64_t command_token = ~0ULL;
@@ -61,10 +62,19 @@ SamplingSession::SamplingSession(std::vector<EventGroupSpec> groups, Target targ
                                  SamplingOptions options)
     : groups_(std::move(groups)), target_(std::move(target)), options_(options) {
   std::uint64_t identity = identity_fields;
+  std::size_t event_count = 0;
   for (const auto& group : groups_) {
-    for (const auto& spec : group.events)
-      identity |= spec.attr.raw().sample_type & (sf::id | sf::stream_id);
+    for (const auto& spec : group.events) {
+      identity |= spec.attr.raw().sample_type & (sf::id | sf::stream_id | sf::cpu);
+      ++event_count;
+    }
   }
+  // With one event every record is its own; a task target's per-CPU buffer knows its CPU (see
+  // SessionRecord::cpu), while CPU-wide buffers mix tasks and readers of the file need the field.
+  identified_ = event_count > 1;
+  if (identified_) identity |= sf::identifier;
+  if (target_.kind() == Target::Kind::cpus || target_.kind() == Target::Kind::cgroup)
+    identity |= sf::cpu;
   for (auto& group : groups_) {
     for (auto& spec : group.events) {
       spec.attr.set_sample_type(spec.attr.raw().sample_type | identity);
@@ -235,6 +245,7 @@ void SamplingSession::stop() noexcept {
 }
 
 std::size_t SamplingSession::event_for_record(const RecordView& view) const noexcept {
+  if (!identified_) return 0;
   auto id = record_identifier(view);
   if (!id) return 0;
   auto found = std::lower_bound(id_to_event_.begin(), id_to_event_.end(),
@@ -246,16 +257,18 @@ std::size_t SamplingSession::event_for_record(const RecordView& view) const noex
 std::uint64_t SamplingSession::time_of(const RecordView& view, std::size_t event) const noexcept {
   const ParseConfig& config = configs_[event];
   if (view.header.type == static_cast<std::uint32_t>(RecordType::sample)) {
-    // IDENTIFIER, IP and TID come before TIME.
-    std::size_t offset = sizeof(abi::RecordHeader) + sizeof(std::uint64_t);
+    // [IDENTIFIER], [IP] and TID come before TIME.
+    std::size_t offset = sizeof(abi::RecordHeader);
+    if (config.has(sf::identifier)) offset += sizeof(std::uint64_t);
     if (config.has(sf::ip)) offset += sizeof(std::uint64_t);
     offset += sizeof(std::uint64_t);  // TID is always requested
     return read_u64(view, offset);
   }
-  // In the sample_id trailer TIME follows TID: TID, TIME, [ID], [STREAM_ID], CPU, IDENTIFIER.
-  std::size_t from_end = 3 * sizeof(std::uint64_t);  // TIME, CPU, IDENTIFIER
-  if (config.has(sf::id)) from_end += sizeof(std::uint64_t);
-  if (config.has(sf::stream_id)) from_end += sizeof(std::uint64_t);
+  // In the sample_id trailer TIME follows TID: TID, TIME, [ID], [STREAM_ID], [CPU], [IDENTIFIER].
+  std::size_t from_end = sizeof(std::uint64_t);  // TIME
+  for (std::uint64_t field : {sf::id, sf::stream_id, sf::cpu, sf::identifier}) {
+    if (config.has(field)) from_end += sizeof(std::uint64_t);
+  }
   if (view.header.size < from_end + sizeof(abi::RecordHeader)) return 0;
   return read_u64(view, view.header.size - from_end);
 }
@@ -316,8 +329,9 @@ std::size_t SamplingSession::drain(RecordConsumer& consumer) {
         }
       }
       if (!earliest) break;
-      SessionRecord record{earliest->current, configs_[earliest->current_event],
-                           earliest->current_event, earliest_index, earliest->current_time};
+      SessionRecord record{earliest->current,       configs_[earliest->current_event],
+                           earliest->current_event, earliest_index,
+                           earliest->current_time,  earliest->stats.cpu};
       consumer.consume(record);
       ++delivered;
       load_next(*earliest);

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,6 +42,7 @@
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/engine/overflow_signal.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "perfscope/sys/memory_map.hpp"
 #include "support/test_support.hpp"
 
 // Callchain and register tests sample these; C names so that dladdr finds them unmangled.
@@ -376,6 +378,54 @@ TEST(SamplingSessionTest, CpuClockAtOneKilohertzGivesAThousandSamplesPerCpuSecon
   EXPECT_EQ(session.total_stats().lost, 0u);
 }
 
+TEST(SamplingSessionTest, IdentifierIsSampledOnlyWhenSeveralEventsShareABuffer) {
+  constexpr std::size_t pages = 64;
+  auto faults = software_attr(abi::SoftwareEvent::page_faults_min).set_sample_period(1);
+  faults.set_sample_type(sf::ip | sf::addr);
+  auto clock = software_attr(abi::SoftwareEvent::cpu_clock).set_sample_period(100'000);
+  clock.set_sample_type(sf::ip);
+  auto groups = one_event(faults, "minor-faults");
+  groups.push_back(one_event(clock, "cpu-clock").front());
+  SamplingSession session(std::move(groups), Target::calling_thread(), per_thread_options());
+  // One event: no IDENTIFIER (every record is its own), no CPU (a task target); perf's layout.
+  SamplingSession single(one_event(faults, "minor-faults"), Target::calling_thread(),
+                         per_thread_options());
+  EXPECT_EQ(single.config(0).sample_type, sf::ip | sf::addr | sf::tid | sf::time);
+  EXPECT_EQ(session.config(0).sample_type, sf::ip | sf::addr | sf::tid | sf::time | sf::identifier);
+  EXPECT_EQ(session.config(1).sample_type, sf::ip | sf::tid | sf::time | sf::identifier);
+
+  std::size_t length = pages * perfscope::sys::page_size();
+  void* memory =
+      ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  auto begin = reinterpret_cast<std::uintptr_t>(memory);
+  session.start();
+  for (std::size_t page = 0; page < pages; ++page) {
+    static_cast<volatile char*>(memory)[page * perfscope::sys::page_size()] = 1;
+  }
+  burn_cpu(0.02);
+  session.stop();
+  ::munmap(memory, length);
+
+  std::uint64_t fault_samples_in_range = 0, clock_samples = 0, misattributed = 0;
+  Recorder recorder([&](const SessionRecord& session_record, const Record& record) {
+    const auto* sample = std::get_if<perfscope::SampleRecord>(&record);
+    if (!sample) return;
+    if (session_record.event == 0) {
+      if (sample->addr >= begin && sample->addr < begin + length) ++fault_samples_in_range;
+    } else if (session_record.event == 1) {
+      ++clock_samples;
+    } else {
+      ++misattributed;
+    }
+  });
+  session.drain(recorder);
+  EXPECT_EQ(recorder.decode_errors, 0u);
+  EXPECT_EQ(misattributed, 0u);
+  EXPECT_EQ(fault_samples_in_range, pages);  // each fresh page faults exactly once
+  EXPECT_GE(clock_samples, 100u);            // 20 ms of CPU at a 100 us period: about 200
+}
+
 TEST(SamplingSessionTest, TinyBufferCountsEveryLostSample) {
   if (auto why = watchpoint_unavailable(); !why.empty()) GTEST_SKIP() << why;
   constexpr std::uint64_t writes = 1000;
@@ -451,7 +501,12 @@ TEST(SamplingSessionTest, RecordsOfPerCpuBuffersAreMergedInTimeOrder) {
     if (const auto* sample = std::get_if<perfscope::SampleRecord>(&record)) {
       ++samples_per_buffer[session_record.buffer];
       EXPECT_EQ(sample->time, session_record.time);
-      cpus_of_thread[static_cast<pid_t>(sample->tid)].insert(sample->cpu);
+      // A task target's samples carry no CPU field: the per-CPU buffer says which CPU.
+      EXPECT_FALSE(session_record.config.has(sf::cpu));
+      ASSERT_GE(session_record.cpu, 0);
+      EXPECT_EQ(session_record.cpu, session.buffer_stats(session_record.buffer).cpu);
+      cpus_of_thread[static_cast<pid_t>(sample->tid)].insert(
+          static_cast<std::uint32_t>(session_record.cpu));
     }
   });
   session.drain(recorder);

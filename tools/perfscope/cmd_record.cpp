@@ -106,6 +106,8 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
     }
   }
   if (tracepoint) sample_type |= sf::raw;
+  // Without it, like perf record, the CPU is only recorded for CPU-wide and cgroup targets.
+  if (options.sample_cpu) sample_type |= sf::cpu;
   CallGraph event_graph = graph;
   if (!spec.call_graph.empty()) {
     event_graph.mode = spec.call_graph;
@@ -243,6 +245,8 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_->add_option("-C,--cpu", options_.cpu_list, "Record these CPUs (e.g. 0-3,8)");
   app_->add_option("-G,--cgroup", options_.cgroup, "Record the processes of a cgroup v2");
   app_->add_option("-o,--output", options_.output, "Output file (default perf.data)");
+  app_->add_flag("--sample-cpu", options_.sample_cpu,
+                 "Record the CPU of each sample also when not recording CPUs (-a, -C, -G)");
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
                    "Ring buffer data pages per CPU or thread (a power of two)");
   // Everything from the first non-option word (or after --) is the command, as with perf.

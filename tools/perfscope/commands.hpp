@@ -77,6 +77,7 @@ struct RecordOptions {
   std::string cgroup;
   std::string output = "perf.data";
   std::size_t mmap_pages = 0;
+  bool sample_cpu = false;
   std::vector<std::string> command;
 };
 

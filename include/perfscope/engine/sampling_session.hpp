@@ -59,6 +59,7 @@ struct SessionRecord {
   std::size_t event;          // index of that event in the session's event list
   std::size_t buffer;         // which buffer it came from
   std::uint64_t time;         // its timestamp (0 when it has none)
+  int cpu;                    // the CPU of a per-CPU buffer (even when samples lack CPU); -1 else
 };
 
 class RecordConsumer {
@@ -70,7 +71,9 @@ class RecordConsumer {
 class SamplingSession {
  public:
   // `groups` as parsed by parse_event_list, with sampling settings (period or frequency,
-  // sample_type) already set on each attr. IDENTIFIER, TID, TIME and sample_id_all are added.
+  // sample_type) already set on each attr. TID, TIME and sample_id_all are added to every event,
+  // IDENTIFIER when there are several events, CPU for CPU-wide and cgroup targets (or for all
+  // events when one asks for it, like ID and STREAM_ID: the sample_id trailers must agree).
   SamplingSession(std::vector<EventGroupSpec> groups, Target target, SamplingOptions options = {});
   ~SamplingSession();
   SamplingSession(const SamplingSession&) = delete;
@@ -141,6 +144,7 @@ class SamplingSession {
   int pidfd_ = -1;
   bool command_exited_ = false;
   bool opened_ = false;
+  bool identified_ = false;  // IDENTIFIER is sampled: there are several events
 };
 
 }  // namespace perfscope
