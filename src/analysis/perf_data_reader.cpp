@@ -39,6 +39,7 @@ class ByteCursor {
       ok_ = false;
       return false;
     }
+    if (size == 0) return true;  // an empty file has no data pointer to copy from
     std::memcpy(out, bytes_.data() + position_, size);
     position_ += size;
     return true;
