@@ -280,6 +280,12 @@ std::vector<std::string> group_capacity_warnings(const std::vector<EventGroupSpe
 }
 
 std::vector<std::string> group_capacity_warnings(const std::vector<EventGroupSpec>& groups) {
+  // Most event lists have no braced group: decide that before reading any PMU from sysfs, which
+  // would cost `stat` a measurable part of its start-up.
+  bool has_multi_event_group = std::any_of(groups.begin(), groups.end(), [](const auto& group) {
+    return group.braced && group.events.size() >= 2;
+  });
+  if (!has_multi_event_group) return {};
   if (PmuRegistry::system().hybrid()) return {};
   std::vector<std::uint32_t> core_types = core_pmu_types();
   bool worth_probing = std::any_of(groups.begin(), groups.end(), [&](const EventGroupSpec& group) {

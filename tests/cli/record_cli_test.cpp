@@ -133,6 +133,31 @@ TEST(RecordCliTest, ExactTracepointHitsAndScriptLines) {
   std::filesystem::remove(path);
 }
 
+// perf refuses tracepoint events without the TRACING_DATA section ("incompatible file format"):
+// it builds its decoder from the format files carried there, so each hit prints as one line.
+TEST(RecordCliTest, PerfScriptReadsOurTracepointRecording) {
+  if (!pt::tracefs_available()) GTEST_SKIP() << "tracefs is not available";
+  if (!perf_available()) GTEST_SKIP() << "Linux perf is not installed at " << perf_path;
+  constexpr int calls = 1234;
+  std::string path = temp_path("tracing_data");
+  auto result = pt::run_perfscope({"record", "-e", "syscalls:sys_enter_getpid", "-o", path, "--",
+                                   work_helper, "getpid", std::to_string(calls)});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_EQ(result.err.find("warning"), std::string::npos) << result.err;
+  EXPECT_TRUE(PerfDataReader::open(path).features().tracing_data.has_value());
+  auto script = pt::run_command({perf_path, "script", "-i", path});
+  ASSERT_EQ(script.exit_status, 0) << script.err;
+  EXPECT_EQ(script.err.find("incompatible"), std::string::npos) << script.err;
+  EXPECT_EQ(script.err.find("arning"), std::string::npos) << script.err;
+  std::istringstream lines(script.out);
+  int hits = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("sys_enter_getpid") != std::string::npos) ++hits;
+  }
+  EXPECT_EQ(hits, calls) << script.out.substr(0, 2000);
+  std::filesystem::remove(path);
+}
+
 TEST(RecordCliTest, PerfReadsOurFilesAndAgrees) {
   if (!perf_available()) GTEST_SKIP() << "Linux perf is not installed at " << perf_path;
   for (std::vector<std::string> extra :

@@ -18,6 +18,7 @@
 #include "perfscope/analysis/perf_data_writer.hpp"
 #include "perfscope/analysis/synthesized_records.hpp"
 #include "perfscope/analysis/task_maps.hpp"
+#include "perfscope/analysis/tracing_data.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
@@ -299,6 +300,16 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
     file_events.push_back(
         {session.opened_attr(i).raw(), session.events()[i].name, session.event_ids(i)});
   }
+  // Read before recording: a module unloaded meanwhile would take its tracepoints' formats.
+  std::optional<std::vector<std::byte>> tracing_data;
+  try {
+    if (auto data = collect_tracing_data(file_events)) tracing_data = encode_tracing_data(*data);
+  } catch (const Error& error) {
+    fmt::print(
+        stderr,
+        "perfscope: warning: {}\nperfscope: Linux perf will not read this file; perfscope will.\n",
+        error.what());
+  }
   PerfDataWriter writer(options.output, std::move(file_events));
   RecordingConsumer consumer(writer);
 
@@ -331,6 +342,7 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
 
   PerfDataFeatures features = describe_host(own_command_line());
   features.build_ids = build_ids_of(consumer.maps());
+  features.tracing_data = std::move(tracing_data);
   if (consumer.first_time() != 0)
     features.sample_time = {consumer.first_time(), consumer.last_time()};
   writer.finish(features);
