@@ -324,7 +324,12 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
       break;
     case Target::Kind::cpus:
     case Target::Kind::cgroup: synthesize_all_processes(trailer, sink); break;
-    default: break;  // a launched command is recorded from its exec
+    case Target::Kind::command:
+      // The command is a gated copy of perfscope until its exec: name it, so that the samples
+      // the kernel takes in the exec path (before COMM exec) have a command, as perf's do.
+      synthesize_process(session.command_pid(), trailer, sink);
+      break;
+    default: break;
   }
   writer.end_round();
 
