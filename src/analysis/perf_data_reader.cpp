@@ -457,7 +457,8 @@ void PerfDataReader::parse_pipe() {
                     info.ids.size() * sizeof(std::uint64_t));
       }
       events_.push_back(std::move(info));
-    } else if (type == abi::UserRecordType::header_feature && view.header.size >= 16) {
+    } else if (type == abi::UserRecordType::header_feature && view.header.size > 16) {
+      // (A record with no contents is the end-of-features mark.)
       std::uint64_t feature = load_u64(bytes_.data() + offset + record_header_size);
       if (feature < perf_data::feature_bits) {
         features_.present.push_back(static_cast<unsigned>(feature));

@@ -20,6 +20,9 @@ using perf_data::Feature;
 // Writes are batched: one write(2) per round, or per this many bytes in a long round.
 constexpr std::size_t flush_threshold = 1 << 20;
 
+// PERF_EVENT_UPDATE__NAME: an EVENT_UPDATE record carrying the event's name.
+constexpr std::uint64_t event_update_name = 2;
+
 class Encoder {
  public:
   std::vector<std::byte> bytes;
@@ -43,6 +46,27 @@ class Encoder {
     for (const auto& text : list) string(text);
   }
 };
+
+}  // namespace
+
+namespace {
+
+// A HEADER_FEATURE record: header, the feature bit as u64, the section's contents. Like perf, the
+// size is not rounded to 8 bytes (perf's readers take the contents to end with the record).
+void append_feature_record(PerfDataWriter& writer, unsigned bit,
+                           const std::vector<std::byte>& contents) {
+  // A record's size is 16 bits: perf has the same limit, and no feature perfscope writes nears it.
+  if (contents.size() > 0xffff - 16) return;
+  struct {
+    abi::RecordHeader header;
+    std::uint64_t feature;
+  } record{{static_cast<std::uint32_t>(abi::UserRecordType::header_feature), 0,
+            static_cast<std::uint16_t>(16 + contents.size())},
+           bit};
+  static_assert(sizeof record == 16);
+  writer.append(std::as_bytes(std::span(&record, 1)));
+  writer.append(contents);
+}
 
 }  // namespace
 
@@ -146,6 +170,54 @@ PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfDataEven
   attr_size_ = perf_data::portable_attr_size;
   for (const auto& event : events_)
     attr_size_ = std::max(attr_size_, portable_attr_size(event.attr));
+  buffer_.reserve(flush_threshold + 65536);
+  if (path == "-") {
+    pipe_ = true;
+    if (::isatty(STDOUT_FILENO)) {
+      throw std::invalid_argument(
+          "-o -: standard output is a terminal; pipe the recording into a reader "
+          "(| perf script -i -) or redirect it to a file");
+    }
+    fd_ = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+    if (fd_ < 0) {
+      int errnum = errno;
+      throw Error(errnum,
+                  fmt::format("cannot use standard output for -o -: {}", std::strerror(errnum)));
+    }
+    perf_data::PipeHeader header;
+    append(std::as_bytes(std::span(&header, 1)));
+    for (const auto& event : events_) {
+      abi::PerfEventAttr attr = event.attr;
+      attr.size = attr_size_;
+      abi::RecordHeader record{
+          static_cast<std::uint32_t>(abi::UserRecordType::header_attr), 0,
+          static_cast<std::uint16_t>(sizeof(abi::RecordHeader) + attr_size_ +
+                                     event.ids.size() * sizeof(std::uint64_t))};
+      append(std::as_bytes(std::span(&record, 1)));
+      append(std::as_bytes(std::span(reinterpret_cast<const std::byte*>(&attr), attr_size_)));
+      append(std::as_bytes(std::span(event.ids)));
+    }
+    // perf names events in streams by EVENT_UPDATE: without it perf script calls a tracepoint
+    // "unknown tracepoint" (it names the event from the attr before the formats arrive).
+    for (const auto& event : events_) {
+      if (event.name.empty() || event.ids.empty()) continue;
+      std::size_t name_size = (event.name.size() + 1 + 7) & ~std::size_t{7};
+      struct {
+        abi::RecordHeader header;
+        std::uint64_t type;
+        std::uint64_t id;
+      } update{{static_cast<std::uint32_t>(abi::UserRecordType::event_update), 0,
+                static_cast<std::uint16_t>(24 + name_size)},
+               event_update_name,
+               event.ids.front()};
+      static_assert(sizeof update == 24);
+      append(std::as_bytes(std::span(&update, 1)));
+      std::vector<std::byte> name(name_size);
+      std::memcpy(name.data(), event.name.data(), event.name.size());
+      append(name);
+    }
+    return;
+  }
   // Like perf: keep the previous recording as PATH.old rather than overwrite it.
   if (::access(path.c_str(), F_OK) == 0) ::rename(path.c_str(), (path + ".old").c_str());
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -178,7 +250,6 @@ PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfDataEven
   header.data = {data_offset_, 0};
   write_at(0, &header, sizeof header);
   write_at(sizeof header, body.bytes.data(), body.bytes.size());
-  buffer_.reserve(flush_threshold + 65536);
 }
 
 PerfDataWriter::~PerfDataWriter() {
@@ -192,6 +263,23 @@ PerfDataWriter::~PerfDataWriter() {
     }
   }
   ::close(fd_);
+}
+
+void PerfDataWriter::write_sequential(const void* bytes, std::size_t size) {
+  const auto* at = static_cast<const char*>(bytes);
+  while (size > 0) {
+    ssize_t written = ::write(fd_, at, size);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      int errnum = errno;
+      throw Error(
+          errnum,
+          fmt::format("cannot write the recording to standard output: {}", std::strerror(errnum)),
+          errnum == EPIPE ? "the reader at the other end of the pipe exited early." : "");
+    }
+    at += written;
+    size -= static_cast<std::size_t>(written);
+  }
 }
 
 void PerfDataWriter::write_at(std::uint64_t offset, const void* bytes, std::size_t size) {
@@ -217,12 +305,19 @@ void PerfDataWriter::append(std::span<const std::byte> record) {
 
 void PerfDataWriter::write_out() {
   if (buffer_.empty()) return;
+  if (pipe_) {
+    write_sequential(buffer_.data(), buffer_.size());
+    data_size_ += buffer_.size();
+    buffer_.clear();
+    return;
+  }
   write_at(data_offset_ + data_size_, buffer_.data(), buffer_.size());
   data_size_ += buffer_.size();
   buffer_.clear();
 }
 
 void PerfDataWriter::update_data_size() {
+  if (pipe_) return;  // a stream has no header to go back to
   write_at(perf_data::data_size_offset, &data_size_, sizeof data_size_);
 }
 
@@ -234,8 +329,56 @@ void PerfDataWriter::end_round() {
   update_data_size();
 }
 
+void PerfDataWriter::begin_pipe(const PerfDataFeatures& features) {
+  if (!pipe_) return;
+  for (unsigned bit = 1; bit <= perf_data::feature_last_known; ++bit) {
+    // perf reads these from a seekable file only (BUILD_ID, TRACING_DATA), or they are known at
+    // the end only (SAMPLE_TIME).
+    if (bit == perf_data::bit(Feature::build_id) || bit == perf_data::bit(Feature::tracing_data) ||
+        bit == perf_data::bit(Feature::sample_time)) {
+      continue;
+    }
+    auto contents = encode_feature(bit, features, events_, attr_size_);
+    if (contents.empty()) continue;
+    append_feature_record(*this, bit, contents);
+  }
+  // perf ends the features with a record for one past its last feature bit.
+  append_feature_record(*this, perf_data::feature_last_known + 1, {});
+  if (features.tracing_data) {
+    // The blob follows the record, padded to 8 bytes; the record's size field holds the padded
+    // size, which is what perf checks its parse against.
+    const auto& data = *features.tracing_data;
+    std::uint32_t padded = static_cast<std::uint32_t>((data.size() + 7) & ~std::size_t{7});
+    struct {
+      abi::RecordHeader header;
+      std::uint32_t size;
+      std::uint32_t pad;
+    } record{
+        {static_cast<std::uint32_t>(abi::UserRecordType::header_tracing_data), 0, 16}, padded, 0};
+    static_assert(sizeof record == 16);
+    append(std::as_bytes(std::span(&record, 1)));
+    append(data);
+    std::vector<std::byte> zeros(padded - data.size());
+    append(zeros);
+  }
+}
+
+void PerfDataWriter::end_init() {
+  if (!pipe_) return;
+  abi::RecordHeader record{static_cast<std::uint32_t>(abi::UserRecordType::finished_init), 0,
+                           sizeof(abi::RecordHeader)};
+  append(std::as_bytes(std::span(&record, 1)));
+}
+
 void PerfDataWriter::finish(const PerfDataFeatures& features) {
   write_out();
+  if (pipe_) {
+    // The BUILD_ID feature's entries are HEADER_BUILD_ID records already.
+    append(encode_feature(perf_data::bit(Feature::build_id), features, events_, attr_size_));
+    write_out();
+    finished_ = true;
+    return;
+  }
   perf_data::FileHeader header;
   header.size = sizeof header;
   header.attr_size = attr_size_ + sizeof(perf_data::FileSection);

@@ -282,3 +282,82 @@ TEST(RecordCliTest, ScriptReportsMissingAndCorruptInput) {
 }
 
 }  // namespace
+
+// `record -o -` streams pipe mode: perf script and our reader both take it from a pipe.
+std::string pipe_record_command(const std::string& event, int calls) {
+  return std::string(PERFSCOPE_CLI_PATH) + " record -e " + event + " -o - -- " + work_helper +
+         " getpid " + std::to_string(calls);
+}
+
+TEST(RecordCliTest, PipeModeTracepointHitsReadByPerfAndUs) {
+  if (!pt::tracefs_available()) GTEST_SKIP() << "tracefs is not available";
+  constexpr int calls = 777;
+  std::string recorder = pipe_record_command("syscalls:sys_enter_getpid", calls);
+  std::string path = temp_path("pipe_tracepoint");
+  auto stored = pt::run_command({"/bin/sh", "-c", recorder + " > " + path});
+  ASSERT_EQ(stored.exit_status, 0) << stored.err;
+  EXPECT_NE(stored.err.find(std::to_string(calls) + " samples"), std::string::npos) << stored.err;
+
+  PerfDataReader reader = PerfDataReader::open(path);
+  EXPECT_TRUE(reader.pipe_mode());
+  ASSERT_EQ(reader.events().size(), 1u);
+  EXPECT_EQ(reader.events()[0].name, "syscalls:sys_enter_getpid");
+  EXPECT_FALSE(reader.events()[0].ids.empty());
+  EXPECT_TRUE(reader.features().hostname.has_value());
+  EXPECT_TRUE(reader.features().tracing_data.has_value());
+  // The stream's order: ATTR first, FINISHED_INIT after the synthesized records and before any
+  // sample.
+  std::vector<std::uint32_t> types;
+  auto error = reader.for_each_record(
+      [&](const PerfDataRecord& record) { types.push_back(record.view.type()); });
+  EXPECT_FALSE(error) << error->what();
+  ASSERT_FALSE(types.empty());
+  EXPECT_EQ(types.front(), static_cast<std::uint32_t>(perfscope::abi::UserRecordType::header_attr));
+  auto init = std::find(types.begin(), types.end(),
+                        static_cast<std::uint32_t>(perfscope::abi::UserRecordType::finished_init));
+  auto first_sample = std::find(types.begin(), types.end(),
+                                static_cast<std::uint32_t>(perfscope::abi::RecordType::sample));
+  ASSERT_NE(init, types.end());
+  EXPECT_LT(init, first_sample);
+  EXPECT_EQ(our_samples(path).size(), static_cast<std::size_t>(calls));
+  std::filesystem::remove(path);
+
+  auto ours =
+      pt::run_command({"/bin/sh", "-c", recorder + " | " + PERFSCOPE_CLI_PATH + " script -i -"});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_EQ(std::count(ours.out.begin(), ours.out.end(), '\n'), calls) << ours.err;
+
+  if (!perf_available()) GTEST_SKIP() << "Linux perf is not installed at " << perf_path;
+  auto theirs = pt::run_command({"/bin/sh", "-c", recorder + " | " + perf_path + " script -i -"});
+  ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+  EXPECT_EQ(theirs.err.find("arning"), std::string::npos) << theirs.err;
+  std::istringstream lines(theirs.out);
+  int hits = 0, lines_seen = 0;
+  for (std::string line; std::getline(lines, line); ++lines_seen) {
+    if (line.find("work_helper") != std::string::npos &&
+        line.find("syscalls:sys_enter_getpid:") != std::string::npos) {
+      ++hits;
+    }
+  }
+  EXPECT_EQ(hits, calls) << theirs.out.substr(0, 2000);
+  EXPECT_EQ(lines_seen, calls);
+}
+
+TEST(RecordCliTest, PipeModeCpuClockAgreesWithPerfSampleBySample) {
+  if (!perf_available()) GTEST_SKIP() << "Linux perf is not installed at " << perf_path;
+  std::string path = temp_path("pipe_cpu_clock");
+  std::string recorder = std::string(PERFSCOPE_CLI_PATH) +
+                         " record -e cpu-clock -F 2000 -g -o - -- " + work_helper +
+                         " getpid 3000000";
+  auto stored = pt::run_command({"/bin/sh", "-c", recorder + " > " + path});
+  ASSERT_EQ(stored.exit_status, 0) << stored.err;
+  EXPECT_TRUE(PerfDataReader::open(path).pipe_mode());
+  EXPECT_GT(our_samples(path).size(), 50u);
+  expect_same_samples(path);
+  auto report =
+      pt::run_command({"/bin/sh", "-c", std::string(perf_path) + " report --stdio -i - < " + path});
+  EXPECT_EQ(report.exit_status, 0) << report.err;
+  EXPECT_EQ(report.err.find("arning"), std::string::npos) << report.err;
+  EXPECT_NE(report.out.find("work_helper"), std::string::npos);
+  std::filesystem::remove(path);
+}

@@ -245,7 +245,8 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Record every CPU (system-wide)");
   app_->add_option("-C,--cpu", options_.cpu_list, "Record these CPUs (e.g. 0-3,8)");
   app_->add_option("-G,--cgroup", options_.cgroup, "Record the processes of a cgroup v2");
-  app_->add_option("-o,--output", options_.output, "Output file (default perf.data)");
+  app_->add_option("-o,--output", options_.output,
+                   "Output file (default perf.data; - writes pipe mode to standard output)");
   app_->add_flag("--sample-cpu", options_.sample_cpu,
                  "Record the CPU of each sample also when not recording CPUs (-a, -C, -G)");
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
@@ -312,6 +313,12 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   }
   PerfDataWriter writer(options.output, std::move(file_events));
   RecordingConsumer consumer(writer);
+  if (writer.pipe_mode()) {
+    // A stream cannot go back for the features: they go first, as perf sends them.
+    PerfDataFeatures features = describe_host(own_command_line());
+    features.tracing_data = tracing_data;
+    writer.begin_pipe(features);
+  }
 
   const ParseConfig& first_config = session.config(0);
   std::size_t trailer = first_config.sample_id_size();
@@ -331,6 +338,7 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
       break;
     default: break;
   }
+  writer.end_init();
   writer.end_round();
 
   session.start();
@@ -345,7 +353,8 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   int status = 0;
   if (target.has_command()) status = session.wait_for_command();
 
-  PerfDataFeatures features = describe_host(own_command_line());
+  PerfDataFeatures features =
+      writer.pipe_mode() ? PerfDataFeatures{} : describe_host(own_command_line());
   features.build_ids = build_ids_of(consumer.maps());
   features.tracing_data = std::move(tracing_data);
   if (consumer.first_time() != 0)
@@ -360,7 +369,9 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
              "{} throttles ]\n"
              "[ perfscope record: wrote {:.3f} MB to {}; recorder {:.3f} s wall, {:.3f} s CPU ]\n",
              stats.samples, stats.lost_records, stats.lost, stats.lost_samples, stats.throttles,
-             static_cast<double>(writer.file_size()) / 1e6, options.output, wall, cpu_seconds());
+             static_cast<double>(writer.file_size()) / 1e6,
+             writer.pipe_mode() ? std::string("standard output") : options.output, wall,
+             cpu_seconds());
   if (stop_signal.load() != 0 && !target.has_command()) return 0;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

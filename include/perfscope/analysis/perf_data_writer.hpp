@@ -4,6 +4,11 @@
 // cover it. A recorder killed at any moment leaves a file whose header describes every whole
 // round written (perf reads it), and whose bytes after that are whole records up to the last
 // write (perfscope reads those too). finish() appends the feature sections and the final header.
+//
+// Pipe mode (path "-", standard output): perf's stream format, which needs no seeks. A 16-byte
+// header, the events as HEADER_ATTR records, then (begin_pipe) the features as HEADER_FEATURE
+// records and the tracepoint formats as HEADER_TRACING_DATA, then the records; finish() adds the
+// build ids as HEADER_BUILD_ID records, since they are known only at the end.
 #pragma once
 
 #include <cstddef>
@@ -25,11 +30,20 @@ struct PerfDataEvent {
 
 class PerfDataWriter {
  public:
-  // Creates `path` with mode 0600 (an existing file is renamed to PATH.old first, as perf does).
+  // Creates `path` with mode 0600 (an existing file is renamed to PATH.old first, as perf does);
+  // "-" writes pipe mode to standard output.
   PerfDataWriter(const std::string& path, std::vector<PerfDataEvent> events);
   ~PerfDataWriter();
   PerfDataWriter(const PerfDataWriter&) = delete;
   PerfDataWriter& operator=(const PerfDataWriter&) = delete;
+
+  bool pipe_mode() const noexcept { return pipe_; }
+  // Pipe mode, before the first record: the features known at the start (all but BUILD_ID and
+  // SAMPLE_TIME) as HEADER_FEATURE records, and TRACING_DATA as a HEADER_TRACING_DATA record.
+  void begin_pipe(const PerfDataFeatures& features);
+  // Marks the end of the synthesized records (FINISHED_INIT); pipe readers wait for it before
+  // treating the stream as live.
+  void end_init();
 
   void append(std::span<const std::byte> record);
   void append(const RecordView& view) { append(view.bytes); }
@@ -47,9 +61,11 @@ class PerfDataWriter {
  private:
   void write_out();
   void write_at(std::uint64_t offset, const void* bytes, std::size_t size);
+  void write_sequential(const void* bytes, std::size_t size);
   void update_data_size();
 
   std::string path_;
+  bool pipe_ = false;
   int fd_ = -1;
   std::vector<PerfDataEvent> events_;
   std::uint32_t attr_size_ = 0;
