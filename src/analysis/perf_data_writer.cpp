@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "perfscope/analysis/byte_writer.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_attr.hpp"
 
@@ -23,17 +24,8 @@ constexpr std::size_t flush_threshold = 1 << 20;
 // PERF_EVENT_UPDATE__NAME: an EVENT_UPDATE record carrying the event's name.
 constexpr std::uint64_t event_update_name = 2;
 
-class Encoder {
+class Encoder : public ByteWriter {
  public:
-  std::vector<std::byte> bytes;
-  void put(const void* data, std::size_t size) {
-    // resize + memcpy: g++-12 misreads insert() of a raw range as an overflow.
-    std::size_t at = bytes.size();
-    bytes.resize(at + size);
-    if (size != 0) std::memcpy(bytes.data() + at, data, size);
-  }
-  void u32(std::uint32_t value) { put(&value, sizeof value); }
-  void u64(std::uint64_t value) { put(&value, sizeof value); }
   void string(const std::string& text) {
     std::size_t padded = (text.size() + 1 + perf_data::string_align - 1) / perf_data::string_align *
                          perf_data::string_align;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 
+#include "perfscope/analysis/byte_writer.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
@@ -21,17 +22,8 @@ constexpr unsigned char tracing_magic[] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c',
 // 0.6 adds saved_cmdlines at the end; perf 3.10 and later read it.
 constexpr char tracing_version[] = "0.6";
 
-class Writer {
+class Writer : public ByteWriter {
  public:
-  std::vector<std::byte> bytes;
-  void put(const void* data, std::size_t size) {
-    std::size_t at = bytes.size();
-    bytes.resize(at + size);
-    if (size != 0) std::memcpy(bytes.data() + at, data, size);
-  }
-  void u8(std::uint8_t value) { put(&value, sizeof value); }
-  void u32(std::uint32_t value) { put(&value, sizeof value); }
-  void u64(std::uint64_t value) { put(&value, sizeof value); }
   // A NUL-terminated string, as perf's read_string() takes it.
   void c_string(const std::string& text) { put(text.c_str(), text.size() + 1); }
   void sized_u64(const std::string& text) {
