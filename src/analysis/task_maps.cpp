@@ -29,7 +29,8 @@ std::uint32_t TaskMaps::intern(std::string_view filename) {
 }
 
 void TaskMaps::insert(AddressMap& maps, std::uint64_t start, std::uint64_t length,
-                      std::uint64_t pgoff, std::string_view filename) {
+                      std::uint64_t pgoff, std::string_view filename,
+                      std::span<const std::byte> build_id) {
   std::uint64_t end = length > ~std::uint64_t{0} - start ? ~std::uint64_t{0} : start + length;
   // A new mapping replaces whatever overlapped it; the parts outside it stay.
   auto it = maps.lower_bound(start);
@@ -55,7 +56,22 @@ void TaskMaps::insert(AddressMap& maps, std::uint64_t start, std::uint64_t lengt
     }
     it = maps.erase(it);
   }
-  maps[start] = Mapping{end, pgoff, intern(filename)};
+  std::uint32_t build_id_index = 0;
+  if (!build_id.empty()) {
+    build_id_index = static_cast<std::uint32_t>(build_ids_.size());
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(build_id.data());
+    build_ids_.emplace_back(bytes, bytes + build_id.size());
+  }
+  maps[start] = Mapping{end, pgoff, intern(filename), build_id_index};
+}
+
+void TaskMaps::touch(std::uint32_t pid) { generations_[pid] = next_generation_++; }
+
+TaskMaps::MappingView TaskMaps::view_of(std::uint64_t start,
+                                        const Mapping& mapping) const noexcept {
+  const auto& build_id = build_ids_[mapping.build_id];
+  return MappingView{start, mapping.end, mapping.pgoff, &names_[mapping.name],
+                     std::span<const std::uint8_t>(build_id.data(), build_id.size())};
 }
 
 const TaskMaps::Mapping* TaskMaps::find(const AddressMap& maps,
@@ -77,7 +93,10 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
   if (!decode_record(view, config, record, error)) return;
   std::uint16_t cpumode = view.header.misc & abi::record_misc::cpumode_mask;
   if (auto* comm = std::get_if<CommRecord>(&record)) {
-    if (comm->exec) processes_.erase(comm->pid);
+    if (comm->exec) {
+      processes_.erase(comm->pid);
+      touch(comm->pid);
+    }
     comms_[comm->tid] = std::string(comm->comm);
   } else if (auto* task = std::get_if<TaskRecord>(&record)) {
     auto parent = comms_.find(task->ptid);
@@ -85,6 +104,7 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     if (task->pid != task->ppid) {
       auto maps = processes_.find(task->ppid);
       if (maps != processes_.end()) processes_[task->pid] = maps->second;
+      touch(task->pid);
     }
   } else if (auto* mmap = std::get_if<MmapRecord>(&record)) {
     bool kernel =
@@ -95,12 +115,17 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
       insert(kernel_, mmap->addr, mmap->len, mmap->pgoff, name);
     } else {
       insert(processes_[mmap->pid], mmap->addr, mmap->len, mmap->pgoff, mmap->filename);
+      touch(mmap->pid);
     }
   } else if (auto* mmap2 = std::get_if<Mmap2Record>(&record)) {
+    std::span<const std::byte> build_id = mmap2->has_build_id ? mmap2->build_id
+                                                              : std::span<const std::byte>();
     if (kernel_mode(cpumode)) {
-      insert(kernel_, mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename);
+      insert(kernel_, mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename, build_id);
     } else {
-      insert(processes_[mmap2->pid], mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename);
+      insert(processes_[mmap2->pid], mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename,
+             build_id);
+      touch(mmap2->pid);
     }
   }
 }
@@ -118,6 +143,36 @@ const std::string* TaskMaps::dso_of(std::uint32_t pid, std::uint64_t address,
   if (!mapping) return nullptr;
   name_hit_[mapping->name] |= kernel ? 2 : 1;
   return &names_[mapping->name];
+}
+
+std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid,
+                                                         std::uint64_t address,
+                                                         std::uint16_t cpumode) const noexcept {
+  bool kernel = kernel_mode(cpumode);
+  const AddressMap* maps = &kernel_;
+  if (!kernel) {
+    auto found = processes_.find(pid);
+    if (found == processes_.end()) return std::nullopt;
+    maps = &found->second;
+  }
+  auto it = maps->upper_bound(address);
+  if (it == maps->begin()) return std::nullopt;
+  --it;
+  if (address >= it->second.end) return std::nullopt;
+  name_hit_[it->second.name] |= kernel ? 2 : 1;
+  return view_of(it->first, it->second);
+}
+
+void TaskMaps::for_each_mapping(std::uint32_t pid,
+                                const std::function<void(const MappingView&)>& visit) const {
+  auto found = processes_.find(pid);
+  if (found == processes_.end()) return;
+  for (const auto& [start, mapping] : found->second) visit(view_of(start, mapping));
+}
+
+std::uint64_t TaskMaps::maps_generation(std::uint32_t pid) const noexcept {
+  auto found = generations_.find(pid);
+  return found == generations_.end() ? 0 : found->second;
 }
 
 std::string_view TaskMaps::comm_of(std::uint32_t tid) const noexcept {

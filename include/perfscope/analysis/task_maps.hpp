@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -24,6 +27,27 @@ class TaskMaps {
   // `pid`. Null when nothing recorded maps it.
   const std::string* dso_of(std::uint32_t pid, std::uint64_t address,
                             std::uint16_t cpumode) const noexcept;
+  // One mapped range of a process (or of the kernel): its file, the file offset of its start, and
+  // the build id an MMAP2 record carried (empty when the record had none).
+  struct MappingView {
+    std::uint64_t start = 0, end = 0, pgoff = 0;
+    const std::string* filename = nullptr;
+    std::span<const std::uint8_t> build_id;
+    // The file offset of `address` (inside the range).
+    std::uint64_t file_offset(std::uint64_t address) const noexcept {
+      return address - start + pgoff;
+    }
+  };
+  // Like dso_of, with the whole mapping.
+  std::optional<MappingView> mapping_of(std::uint32_t pid, std::uint64_t address,
+                                        std::uint16_t cpumode) const noexcept;
+  // Every mapping of process `pid` in address order.
+  void for_each_mapping(std::uint32_t pid,
+                        const std::function<void(const MappingView&)>& visit) const;
+  // Changes whenever the mappings of `pid` change (exec, fork, mmap): caches keyed by process
+  // (an unwinder's module list) compare it to know when to rebuild.
+  std::uint64_t maps_generation(std::uint32_t pid) const noexcept;
+
   // The command name of a thread; empty when no record named it.
   std::string_view comm_of(std::uint32_t tid) const noexcept;
 
@@ -39,17 +63,23 @@ class TaskMaps {
   struct Mapping {
     std::uint64_t end = 0;
     std::uint64_t pgoff = 0;
-    std::uint32_t name = 0;  // index into names_
+    std::uint32_t name = 0;      // index into names_
+    std::uint32_t build_id = 0;  // index into build_ids_; 0 is "none"
   };
   using AddressMap = std::map<std::uint64_t, Mapping>;  // by start address
   void insert(AddressMap& maps, std::uint64_t start, std::uint64_t length, std::uint64_t pgoff,
-              std::string_view filename);
+              std::string_view filename, std::span<const std::byte> build_id = {});
+  MappingView view_of(std::uint64_t start, const Mapping& mapping) const noexcept;
+  void touch(std::uint32_t pid);
   const Mapping* find(const AddressMap& maps, std::uint64_t address) const noexcept;
   std::uint32_t intern(std::string_view filename);
 
   std::unordered_map<std::uint32_t, AddressMap> processes_;
   AddressMap kernel_;
   std::unordered_map<std::uint32_t, std::string> comms_;
+  std::unordered_map<std::uint32_t, std::uint64_t> generations_;
+  std::uint64_t next_generation_ = 1;
+  std::vector<std::vector<std::uint8_t>> build_ids_{std::vector<std::uint8_t>{}};
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_index_;
   mutable std::vector<std::uint8_t> name_hit_;  // 1: user hit, 2: kernel hit

@@ -1,0 +1,48 @@
+// DwarfUnwinder: turns a `--call-graph dwarf` sample (the user registers and a copy of the user
+// stack) into a call chain, with libdw's unwinder (CFI from .eh_frame / .debug_frame) running
+// over the recorded bytes instead of a live process. One Dwfl per process, rebuilt only when its
+// mappings change, so consecutive samples of a process reuse the loaded unwind tables.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "perfscope/analysis/task_maps.hpp"
+#include "perfscope/core/records.hpp"
+
+namespace perfscope {
+
+struct UnwindResult {
+  std::size_t frames = 0;  // ips written (the sample's own ip first)
+  // The walk ended at the outermost frame (no caller: _start, clone's thread start) rather
+  // than at the end of the copied stack, an unreadable register, or missing unwind tables.
+  bool complete = false;
+};
+
+struct UnwindStatistics {
+  std::uint64_t samples = 0;     // samples with registers and stack given to unwind()
+  std::uint64_t complete = 0;    // of them, unwound to the outermost frame
+  std::uint64_t no_user_regs = 0;  // samples without user registers (kernel threads, errors)
+};
+
+class DwarfUnwinder {
+ public:
+  // `maps` is the replayed process state (the caller keeps feeding it records in time order).
+  explicit DwarfUnwinder(const TaskMaps& maps);
+  ~DwarfUnwinder();
+  DwarfUnwinder(const DwarfUnwinder&) = delete;
+  DwarfUnwinder& operator=(const DwarfUnwinder&) = delete;
+
+  // Unwinds the user stack of `sample` (needs PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER;
+  // x86-64 and arm64 register sets) into `ips`, caller after callee. Never throws.
+  UnwindResult unwind(const SampleRecord& sample, std::span<std::uint64_t> ips) noexcept;
+
+  const UnwindStatistics& statistics() const noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace perfscope

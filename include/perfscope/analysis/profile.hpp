@@ -1,0 +1,147 @@
+// Profile: a recording read once, symbolized and aggregated into the shape every output wants:
+// interned DSOs, functions and frames, a table of stacks shared by prefix (each node names its
+// caller), and one compact entry per sample. `perfscope report` and every exporter (folded,
+// speedscope, Firefox Profiler, pprof, JSON, SVG) read a Profile; nothing re-reads the file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfscope/analysis/dwarf_unwinder.hpp"
+#include "perfscope/analysis/symbolizer.hpp"
+#include "perfscope/core/parse_config.hpp"
+#include "perfscope/core/records.hpp"
+
+namespace perfscope {
+
+class PerfDataReader;
+
+inline constexpr std::uint32_t no_index = 0xffffffffu;
+
+struct ProfileDso {
+  std::string path;      // as recorded ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[kernel.kallsyms]")
+  std::string build_id;  // lower-case hex; empty when unknown
+  bool kernel = false;
+};
+
+struct ProfileFunction {
+  // The demangled name; for an unresolved address perf's spelling of it: the address relative
+  // to its DSO in hex ("0x1139"), or "[unknown]" when not even the DSO is known.
+  std::string name;
+  std::uint32_t dso = no_index;  // into Profile::dsos; no_index when unknown
+  bool resolved = false;
+};
+
+// One place in the code: an address and, with inline frames, one of the calls inlined there.
+struct ProfileFrame {
+  std::uint32_t function = 0;  // into Profile::functions
+  std::uint64_t address = 0;   // the sampled or return address, as recorded
+  std::uint64_t dso_address = 0;  // the address inside its DSO (file-relative, as perf prints)
+  std::string source_file;        // with source lines; empty otherwise
+  std::uint32_t line = 0;
+  bool inlined = false;  // a call the compiler inlined at `address` (not a real frame)
+  bool kernel = false;
+};
+
+// A node of the stack table: `frame` called from the stack `parent` (no_index: the outermost).
+struct ProfileStack {
+  std::uint32_t parent = no_index;
+  std::uint32_t frame = 0;
+};
+
+struct ProfileThread {
+  std::uint32_t pid = 0, tid = 0;
+  std::string comm;  // the command name when the thread's first sample was taken
+};
+
+struct ProfileEvent {
+  std::string name;
+  std::uint64_t samples = 0;
+  std::uint64_t period = 0;       // the sum of sample periods (weights)
+  bool has_callchains = false;    // PERF_SAMPLE_CALLCHAIN or dwarf stacks
+};
+
+struct ProfileSample {
+  std::uint32_t stack = no_index;  // the leaf's node in Profile::stacks
+  std::uint32_t thread = 0;
+  std::uint32_t event = 0;
+  std::uint32_t cpu = no_index;  // no_index when the recording has no CPU field
+  std::uint64_t time = 0;
+  std::uint64_t period = 1;
+};
+
+struct ProfileSummary {
+  std::uint64_t samples = 0;       // kept (after filters)
+  std::uint64_t samples_read = 0;  // before filters
+  std::uint64_t lost = 0;          // records the kernel dropped (PERF_RECORD_LOST)
+  std::uint64_t lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES
+  std::uint64_t throttle = 0, unthrottle = 0;
+  bool dwarf_unwinding = false;
+  UnwindStatistics unwinding;
+  std::uint64_t first_time = 0, last_time = 0;  // of the samples, ns
+  std::string hostname, os_release, arch, cpu_description, command_line;
+  std::vector<std::string> warnings;  // from the reader and the symbolizer, each once
+};
+
+struct Profile {
+  std::vector<ProfileDso> dsos;
+  std::vector<ProfileFunction> functions;
+  std::vector<ProfileFrame> frames;
+  std::vector<ProfileStack> stacks;
+  std::vector<ProfileThread> threads;
+  std::vector<ProfileEvent> events;
+  std::vector<ProfileSample> samples;
+  ProfileSummary summary;
+
+  // The frames of a stack, leaf first (the sampled function, then its callers).
+  template <typename Visit>
+  void for_each_frame(std::uint32_t stack, Visit&& visit) const {
+    for (; stack != no_index; stack = stacks[stack].parent) visit(frames[stacks[stack].frame]);
+  }
+};
+
+// Which samples go into the profile; empty lists match everything.
+struct ProfileFilter {
+  std::vector<std::string> comms;
+  std::vector<std::uint32_t> pids, tids;
+  std::vector<std::string> dsos;     // of the sampled (leaf) frame: full path or file name
+  std::vector<std::string> symbols;  // of the sampled (leaf) frame
+  std::optional<std::uint32_t> event;  // index into the recording's events
+};
+
+struct ProfileOptions {
+  SymbolizerOptions symbols;
+  bool callchains = true;  // keep call chains (else every stack is its leaf alone)
+  ProfileFilter filter;
+};
+
+// Builds a Profile from records fed one at a time, in time order: the recording's events first
+// (add_event), then every record. `perfscope report` feeds it a PerfDataReader; the in-process
+// profiler feeds it the records of a live SamplingSession.
+class ProfileBuilder {
+ public:
+  explicit ProfileBuilder(ProfileOptions options = {});
+  ~ProfileBuilder();
+  ProfileBuilder(const ProfileBuilder&) = delete;
+  ProfileBuilder& operator=(const ProfileBuilder&) = delete;
+
+  // Declares event number `index` (in add order) with its name and how its records parse.
+  void add_event(std::string name, const ParseConfig& config);
+  // One record of event `event`. Never throws on malformed records (they are counted).
+  void observe(const RecordView& view, std::uint32_t event);
+  // The finished profile; the builder is spent.
+  Profile finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Reads every record of `reader` in time order into a Profile (header features into the
+// summary, the reader's notes into its warnings).
+Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options = {});
+
+}  // namespace perfscope

@@ -1,0 +1,37 @@
+// Writers of a Profile in the formats other tools open. Each writes to a stream and throws
+// std::runtime_error only when the stream fails.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string_view>
+
+#include "perfscope/analysis/profile.hpp"
+
+namespace perfscope {
+
+enum class ExportFormat { folded, speedscope, gecko, pprof, json, svg };
+
+// "folded", "speedscope", "gecko", "pprof", "json", "svg"; nullopt for anything else.
+std::optional<ExportFormat> parse_export_format(std::string_view name) noexcept;
+std::string_view export_format_name(ExportFormat format) noexcept;
+
+// Brendan Gregg's folded stacks (FlameGraph / inferno input): "comm;caller;...;leaf count" per
+// distinct stack, weighted by sample count.
+void write_folded(const Profile& profile, std::ostream& out);
+// speedscope's file format (https://www.speedscope.app/file-format-schema.json): one sampled
+// profile per thread and event.
+void write_speedscope(const Profile& profile, std::ostream& out);
+// Firefox Profiler's processed ("gecko") format: threads with stack, frame, func and sample
+// tables.
+void write_gecko(const Profile& profile, std::ostream& out);
+// pprof's profile.proto, gzipped (go tool pprof reads it).
+void write_pprof(const Profile& profile, std::ostream& out);
+// perfscope's own aggregated-profile JSON (schema in docs/PROFILE_JSON.md, versioned).
+void write_profile_json(const Profile& profile, std::ostream& out);
+// A self-contained interactive flame graph (SVG with embedded script: search, zoom).
+void write_flame_graph_svg(const Profile& profile, std::ostream& out);
+
+void write_profile(const Profile& profile, ExportFormat format, std::ostream& out);
+
+}  // namespace perfscope

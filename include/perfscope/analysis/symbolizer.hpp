@@ -1,0 +1,79 @@
+// Symbolizer: names addresses in-process, with caches per file and per address and no
+// subprocesses. User code through ELF symbol tables (.symtab, .dynsym, the MiniDebugInfo of
+// .gnu_debugdata, separate debug files found by build id under the debug root or by
+// .gnu_debuglink), the kernel through /proc/kallsyms, JIT code through /tmp/perf-PID.map.
+// Source lines and inline frames come from DWARF (libdw) when asked for.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfscope {
+
+struct SymbolizerOptions {
+  bool demangle = true;        // C++ names through the ABI demangler
+  bool source_lines = false;   // file:line of each address (--srcline)
+  bool inline_frames = false;  // the inlined calls at each address (--inline)
+  std::string debug_root = "/usr/lib/debug";
+  std::string kallsyms_path = "/proc/kallsyms";
+  std::string jit_map_dir = "/tmp";  // where perf-PID.map files are looked for
+};
+
+struct SourceLocation {
+  std::string_view file;  // empty when unknown
+  std::uint32_t line = 0;
+};
+
+// A call that the compiler inlined at the address: `function` was inlined, and its code at the
+// address comes from `location`.
+struct InlinedCall {
+  std::string_view function;
+  SourceLocation location;
+};
+
+// What an address resolves to. The views point into the Symbolizer's caches and stay valid as
+// long as it lives.
+struct SymbolizedAddress {
+  std::string_view symbol;  // the function (demangled when asked); empty when unresolved
+  std::uint64_t offset = 0;  // address minus the function's start
+  std::string_view dso;      // the file, "[kernel.kallsyms]", a module "[name]", or the map file
+  bool kernel = false;
+  // Why `symbol` is empty, one phrase ("kptr_restrict hides kernel addresses", "no symbol
+  // table", "file not found"); empty when resolved.
+  std::string_view unresolved_reason;
+  SourceLocation source;              // with source_lines
+  std::span<const InlinedCall> inlined;  // with inline_frames: innermost call first
+};
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(SymbolizerOptions options = {});
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // An address in a file mapped by a process: `file_offset` is the offset in the file the
+  // address corresponds to (mapping start + pgoff arithmetic done by the caller);
+  // `recorded_build_id`, when not empty, is checked against the file's (a mismatch is warned
+  // about once and the file still used).
+  SymbolizedAddress resolve_file(std::string_view path, std::uint64_t file_offset,
+                                 std::span<const std::uint8_t> recorded_build_id = {});
+  // A kernel address (kallsyms; module symbols name their module as the dso).
+  SymbolizedAddress resolve_kernel(std::uint64_t address);
+  // An address in anonymous executable memory of process `pid`: /tmp/perf-PID.map.
+  SymbolizedAddress resolve_jit(std::uint32_t pid, std::uint64_t address);
+
+  // What the symbolizer had to tell the user (build-id mismatches, kptr_restrict, files not
+  // found, debug files used), each once.
+  const std::vector<std::string>& warnings() const noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace perfscope
