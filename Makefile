@@ -5,7 +5,7 @@ ASAN_BUILD_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_GENERATOR ?= Ninja
 
-.PHONY: all deps configure build demo test unit-tests sanitizer-tests pmu-lab format format-check bench clean
+.PHONY: all deps configure build demo test unit-tests sanitizer-tests pmu-lab format format-check bench fuzz clean
 
 all: build
 
@@ -34,6 +34,12 @@ unit-tests: build
 # tests/lab, boots and reports. Also part of `make test`.
 pmu-lab:
 	./scripts/pmu-lab
+
+# Every fuzz target for FUZZ_SECONDS each (the suite runs them 20 s); what crashes one is saved in
+# fuzz/regressions/<target>/, which every build's tests replay.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/run-fuzzers $(ASAN_BUILD_DIR)
 
 sanitizer-tests: deps
 	./scripts/run-tests --sanitizer-only $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -45,7 +45,7 @@ std::optional<std::vector<std::uint8_t>> find_build_id_note(std::span<const std:
 
 std::optional<std::vector<std::uint8_t>> read_build_id(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return std::nullopt;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = sys::open_regular_file(path);
   if (fd < 0) return std::nullopt;
   std::unique_ptr<Elf, int (*)(Elf*)> elf(elf_begin(fd, ELF_C_READ_MMAP, nullptr), &elf_end);
   std::optional<std::vector<std::uint8_t>> found;

@@ -1,12 +1,15 @@
 #include "perfscope/analysis/perf_data_reader.hpp"
 
 #include <fmt/format.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/core/error.hpp"
@@ -19,6 +22,12 @@ namespace sf = abi::sample_format;
 using perf_data::Feature;
 
 constexpr std::size_t record_header_size = sizeof(abi::RecordHeader);
+// The largest record: its size is a u16.
+constexpr std::size_t record_size_max = 0xffff;
+
+constexpr std::uint32_t type_of(abi::UserRecordType type) {
+  return static_cast<std::uint32_t>(type);
+}
 
 std::string_view feature_label(unsigned bit) {
   std::string_view name = perf_data::feature_name(bit);
@@ -29,7 +38,7 @@ std::string_view feature_label(unsigned bit) {
 // reading past `end`.
 class ByteCursor {
  public:
-  ByteCursor(const std::vector<std::byte>& bytes, std::uint64_t begin, std::uint64_t end)
+  ByteCursor(std::span<const std::byte> bytes, std::uint64_t begin, std::uint64_t end)
       : bytes_(bytes), position_(begin), end_(std::min<std::uint64_t>(end, bytes.size())) {}
   bool ok() const noexcept { return ok_; }
   std::uint64_t position() const noexcept { return position_; }
@@ -79,7 +88,7 @@ class ByteCursor {
   }
 
  private:
-  const std::vector<std::byte>& bytes_;
+  std::span<const std::byte> bytes_;
   std::uint64_t position_;
   std::uint64_t end_;
   bool ok_ = true;
@@ -90,6 +99,116 @@ std::uint64_t load_u64(const std::byte* at) noexcept {
   std::memcpy(&value, at, sizeof value);
   return value;
 }
+
+template <class T>
+T load(const std::byte* at) noexcept {
+  T value;
+  std::memcpy(&value, at, sizeof value);
+  return value;
+}
+
+// perf_record_cpu_map_data (packed: a u16 type, then its encoding at offset 2), as CPU numbers;
+// -1 stands for "any CPU". Empty optional when the encoding is unknown or does not fit.
+std::optional<std::vector<int>> decode_cpu_map(std::span<const std::byte> data) {
+  constexpr std::uint16_t cpus_list = 0, cpus_mask = 1, cpus_range = 2;
+  if (data.size() < 4) return std::nullopt;
+  auto type = load<std::uint16_t>(data.data());
+  std::vector<int> cpus;
+  if (type == cpus_list) {
+    auto count = load<std::uint16_t>(data.data() + 2);
+    if (4 + std::size_t{count} * 2 > data.size()) return std::nullopt;
+    for (std::size_t i = 0; i < count; ++i) {
+      auto cpu = load<std::uint16_t>(data.data() + 4 + i * 2);
+      cpus.push_back(cpu == 0xffff ? -1 : cpu);
+    }
+  } else if (type == cpus_mask) {
+    if (data.size() < 6) return std::nullopt;
+    auto words = load<std::uint16_t>(data.data() + 2);
+    auto word_size = load<std::uint16_t>(data.data() + 4);
+    // 32-bit words follow at once; 64-bit ones after 4 bytes of padding.
+    std::size_t first = word_size == 4 ? 6 : 10;
+    if ((word_size != 4 && word_size != 8) || first + std::size_t{words} * word_size > data.size())
+      return std::nullopt;
+    for (std::size_t word = 0; word < words; ++word) {
+      std::uint64_t bits = word_size == 4 ? load<std::uint32_t>(data.data() + first + word * 4)
+                                          : load<std::uint64_t>(data.data() + first + word * 8);
+      for (unsigned bit = 0; bit < word_size * 8u; ++bit) {
+        if ((bits >> bit) & 1) cpus.push_back(static_cast<int>(word * word_size * 8 + bit));
+      }
+    }
+  } else if (type == cpus_range) {
+    if (data.size() < 8) return std::nullopt;
+    bool any_cpu = std::to_integer<std::uint8_t>(data[2]) != 0;
+    auto start = load<std::uint16_t>(data.data() + 4);
+    auto end = load<std::uint16_t>(data.data() + 6);
+    if (any_cpu) cpus.push_back(-1);
+    for (unsigned cpu = start; cpu <= end; ++cpu) cpus.push_back(static_cast<int>(cpu));
+  } else {
+    return std::nullopt;
+  }
+  return cpus;
+}
+
+// The zstd stream `perf record -z` writes: one stream across the data of every COMPRESSED
+// record, flushed at each, holding whole records that may straddle two COMPRESSED records. The
+// output buffer is reused: whole records go out as soon as they are decompressed, and only a
+// straddling record's start is carried over, so memory stays bounded however much the stream
+// expands.
+class ZstdRecordStream {
+ public:
+  ZstdRecordStream() : stream_(ZSTD_createDStream()), buffer_(buffer_size) {
+    if (!stream_) throw std::bad_alloc();
+    ZSTD_initDStream(stream_);
+  }
+  ~ZstdRecordStream() { ZSTD_freeDStream(stream_); }
+  ZstdRecordStream(const ZstdRecordStream&) = delete;
+  ZstdRecordStream& operator=(const ZstdRecordStream&) = delete;
+
+  // Decompresses `input` and calls `deliver(bytes)` for every whole record. Returns what went
+  // wrong, if anything.
+  template <class Deliver>
+  std::optional<std::string> feed(std::span<const std::byte> input, Deliver&& deliver) {
+    ZSTD_inBuffer in{input.data(), input.size(), 0};
+    for (;;) {
+      ZSTD_outBuffer out{buffer_.data(), buffer_.size(), used_};
+      std::size_t in_before = in.pos;
+      std::size_t result = ZSTD_decompressStream(stream_, &out, &in);
+      if (ZSTD_isError(result)) {
+        return fmt::format("zstd cannot decompress the data: {}", ZSTD_getErrorName(result));
+      }
+      bool progress = out.pos != used_ || in.pos != in_before;
+      bool output_full = out.pos == out.size;
+      used_ = out.pos;
+      std::size_t position = 0;
+      while (used_ - position >= record_header_size) {
+        auto header = load<abi::RecordHeader>(buffer_.data() + position);
+        if (header.size < record_header_size) {
+          return fmt::format("a decompressed record (type {}) is {} bytes, less than its header",
+                             header.type, header.size);
+        }
+        if (header.size > used_ - position) break;
+        deliver(std::span<const std::byte>(buffer_.data() + position, header.size));
+        position += header.size;
+      }
+      if (position != 0) {
+        std::memmove(buffer_.data(), buffer_.data() + position, used_ - position);
+        used_ -= position;
+      }
+      if (in.pos == in.size && !output_full) return std::nullopt;
+      if (!progress) return std::string("the zstd stream stopped making progress");
+    }
+  }
+  // Bytes of a record whose end has not been decompressed yet.
+  std::size_t pending() const noexcept { return used_; }
+
+ private:
+  // A carried-over record start (under 64 KiB) leaves at least ZSTD_DStreamOutSize() (128 KiB)
+  // free for each call.
+  static constexpr std::size_t buffer_size = 256 * 1024;
+  ZSTD_DStream* stream_;
+  std::vector<std::byte> buffer_;
+  std::size_t used_ = 0;
+};
 
 std::vector<std::byte> read_stream(std::FILE* file, const std::string& path) {
   std::vector<std::byte> bytes;
@@ -122,31 +241,52 @@ PerfDataError::PerfDataError(std::uint64_t offset, const std::string& what)
 
 PerfDataReader PerfDataReader::open(const std::string& path) {
   if (path == "-") return from_bytes(read_stream(stdin, "standard input"));
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) {
-    int errnum = errno;
+  PerfDataReader reader;
+  int result = reader.map_.map_file(path.c_str());
+  if (result == -ENODEV) {
+    // A FIFO or a device: its bytes can only be read as they come.
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                         &std::fclose);
+    if (file) return from_bytes(read_stream(file.get(), path));
+    result = -errno;
+  }
+  if (result < 0) {
+    int errnum = -result;
     throw Error(errnum, fmt::format("cannot open {}: {}", path, std::strerror(errnum)),
                 errnum == ENOENT ? "record one first (perfscope record -- COMMAND), or give the "
                                    "file with -i FILE."
                                  : "");
   }
-  return from_bytes(read_stream(file.get(), path));
+  reader.bytes_ = std::span<const std::byte>(static_cast<const std::byte*>(reader.map_.data()),
+                                             reader.map_.size());
+  reader.parse();
+  return reader;
 }
 
 PerfDataReader PerfDataReader::from_bytes(std::vector<std::byte> bytes) {
   PerfDataReader reader;
-  reader.bytes_ = std::move(bytes);
-  reader.parse_file_header();
-  if (reader.pipe_mode_) {
-    reader.parse_pipe();
-  } else {
-    reader.parse_attrs();
-    // A truncated file lost its feature sections with the end of its data.
-    if (!reader.truncated_) reader.parse_features();
-  }
-  reader.finish_events();
+  reader.owned_ = std::move(bytes);
+  reader.bytes_ = reader.owned_;
+  reader.parse();
   return reader;
+}
+
+void PerfDataReader::parse() {
+  parse_file_header();
+  if (pipe_mode_) {
+    parse_pipe();
+  } else {
+    parse_attrs();
+    // A truncated file lost its feature sections with the end of its data.
+    if (!truncated_) parse_features();
+    parse_leading_records();
+  }
+  finish_events();
+}
+
+std::uint64_t PerfDataReader::user_records_seen(abi::UserRecordType type) const noexcept {
+  auto index = static_cast<std::uint32_t>(type) - 64;
+  return index < user_records_.size() ? user_records_[index] : 0;
 }
 
 void PerfDataReader::parse_file_header() {
@@ -408,6 +548,16 @@ void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint
       }
       break;
     }
+    case Feature::compressed: {
+      CompressionInfo info;
+      info.version = in.u32();
+      info.type = in.u32();
+      info.level = in.u32();
+      info.ratio = in.u32();
+      info.mmap_len = in.u32();
+      features_.compression = info;
+      break;
+    }
     case Feature::tracing_data: {
       std::vector<std::byte> data(size);
       in.take(data.data(), data.size());
@@ -421,7 +571,6 @@ void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint
 
 void PerfDataReader::parse_pipe() {
   // Walk the stream once: the attrs and features come as records before (or among) the data.
-  bool misaligned = false;
   std::uint64_t offset = data_begin_;
   RecordView view;
   std::uint64_t next = 0;
@@ -476,26 +625,132 @@ void PerfDataReader::parse_pipe() {
       auto begin = bytes_.begin() + static_cast<std::ptrdiff_t>(offset + view.header.size);
       features_.tracing_data.emplace(begin, begin + size);
     }
-    if (offset % 8 != 0) misaligned = true;
-    pipe_records_.push_back({offset, 0});
+    if (!take_user_record(offset, view.header)) break;
     offset = next;
   }
-  if (!misaligned) {
-    pipe_records_.clear();
-    return;
+}
+
+void PerfDataReader::parse_leading_records() {
+  // perf writes its user-space records (ID_INDEX, EVENT_UPDATE, TIME_CONV, THREAD_MAP, ...) with
+  // the synthesized ones, before FINISHED_INIT and the first sample: a short walk finds them.
+  std::uint64_t offset = data_begin_;
+  RecordView view;
+  std::uint64_t next = 0;
+  while (offset < data_end_) {
+    if (record_at(offset, data_end_, view, next)) return;  // the walk reports it
+    std::uint32_t type = view.header.type;
+    if (type == static_cast<std::uint32_t>(abi::RecordType::sample) ||
+        type == type_of(abi::UserRecordType::compressed) ||
+        type == type_of(abi::UserRecordType::compressed2)) {
+      return;
+    }
+    if (!take_user_record(offset, view.header)) return;
+    if (type == type_of(abi::UserRecordType::finished_init)) return;
+    offset = next;
   }
-  // Pipe streams carry records whose sizes are not multiples of 8 (feature strings), which
-  // leaves later records misaligned: copies at aligned places let them be decoded in place.
-  for (auto& entry : pipe_records_) {
-    RecordView copied;
-    std::uint64_t after = 0;
-    record_at(entry.file_offset, data_end_, copied, after);
-    entry.aligned_offset = aligned_.size();
-    aligned_.resize(aligned_.size() + copied.header.size);
-    std::memcpy(aligned_.data() + entry.aligned_offset, bytes_.data() + entry.file_offset,
-                copied.header.size);
-    aligned_.resize((aligned_.size() + 7) & ~std::size_t{7});
+}
+
+bool PerfDataReader::take_user_record(std::uint64_t offset, const abi::RecordHeader& header) {
+  if (header.type < 64) return true;
+  if (header.type - 64 < user_records_.size()) ++user_records_[header.type - 64];
+  std::span<const std::byte> record = bytes_.subspan(offset, header.size);
+  auto malformed = [&](const std::string& what) {
+    data_error_ = PerfDataError(offset, what);
+    data_end_ = offset;
+    return false;
+  };
+  switch (static_cast<abi::UserRecordType>(header.type)) {
+    case abi::UserRecordType::header_build_id: {
+      if (record.size() < sizeof(perf_data::BuildIdHead)) {
+        return malformed(
+            fmt::format("HEADER_BUILD_ID record of {} bytes is shorter than its "
+                        "{}-byte head",
+                        record.size(), sizeof(perf_data::BuildIdHead)));
+      }
+      auto head = load<perf_data::BuildIdHead>(record.data());
+      BuildIdEntry entry;
+      entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
+      entry.pid = head.pid;
+      std::size_t id_size = (head.header.misc & perf_data::build_id_size_misc)
+                                ? std::min<std::size_t>(head.build_id[20], 20)
+                                : perf_data::build_id_max;
+      entry.build_id.assign(head.build_id, head.build_id + id_size);
+      auto name = record.subspan(sizeof head);
+      const char* text = reinterpret_cast<const char*>(name.data());
+      entry.filename.assign(text, strnlen(text, name.size()));
+      features_.build_ids.push_back(std::move(entry));
+      return true;
+    }
+    case abi::UserRecordType::id_index: {
+      constexpr std::size_t entry_size = sizeof(perf_data::IdIndexEntry);
+      std::uint64_t count = record.size() >= 16 ? load_u64(record.data() + 8) : ~0ULL;
+      if (count > (record.size() - std::min<std::size_t>(record.size(), 16)) / entry_size) {
+        return malformed(
+            fmt::format("ID_INDEX record of {} bytes cannot hold its entries", record.size()));
+      }
+      // (Newer perf appends a machine_pid and vcpu per entry after them.)
+      for (std::uint64_t i = 0; i < count; ++i) {
+        id_index_.push_back(load<perf_data::IdIndexEntry>(record.data() + 16 + i * entry_size));
+      }
+      return true;
+    }
+    case abi::UserRecordType::event_update: return take_event_update(offset, record);
+    case abi::UserRecordType::time_conv: {
+      if (record.size() < 32) {
+        return malformed(
+            fmt::format("TIME_CONV record of {} bytes is shorter than 32", record.size()));
+      }
+      TimeConversion conversion;
+      conversion.time_shift = load_u64(record.data() + 8);
+      conversion.time_mult = load_u64(record.data() + 16);
+      conversion.time_zero = load_u64(record.data() + 24);
+      if (record.size() >= 56) {
+        conversion.time_cycles = load_u64(record.data() + 32);
+        conversion.time_mask = load_u64(record.data() + 40);
+        conversion.cap_user_time_zero = std::to_integer<std::uint8_t>(record[48]) != 0;
+        conversion.cap_user_time_short = std::to_integer<std::uint8_t>(record[49]) != 0;
+      }
+      time_conv_ = conversion;
+      return true;
+    }
+    default: return true;  // counted; nothing in it changes how records are read
   }
+}
+
+bool PerfDataReader::take_event_update(std::uint64_t offset, std::span<const std::byte> record) {
+  // PERF_EVENT_UPDATE__*
+  enum : std::uint64_t { update_unit = 0, update_scale = 1, update_name = 2, update_cpus = 3 };
+  constexpr std::size_t payload_at = 24;  // after the header, the update type and the event id
+  if (record.size() < payload_at) {
+    data_error_ =
+        PerfDataError(offset, fmt::format("EVENT_UPDATE record of {} bytes is shorter than {}",
+                                          record.size(), payload_at));
+    data_end_ = offset;
+    return false;
+  }
+  std::uint64_t type = load_u64(record.data() + 8);
+  std::uint64_t id = load_u64(record.data() + 16);
+  auto event = std::find_if(events_.begin(), events_.end(), [&](const PerfDataEventInfo& info) {
+    return std::find(info.ids.begin(), info.ids.end(), id) != info.ids.end();
+  });
+  if (event == events_.end()) return true;  // of an event this file does not describe
+  auto payload = record.subspan(payload_at);
+  auto text = [&] {
+    const char* chars = reinterpret_cast<const char*>(payload.data());
+    return std::string(chars, strnlen(chars, payload.size()));
+  };
+  switch (type) {
+    case update_unit: event->unit = text(); break;
+    case update_name: event->name = text(); break;
+    case update_scale:
+      if (payload.size() >= sizeof(double)) event->scale = load<double>(payload.data());
+      break;
+    case update_cpus:
+      if (auto list = decode_cpu_map(payload)) event->cpus = std::move(list);
+      break;
+    default: break;  // a newer update type
+  }
+  return true;
 }
 
 void PerfDataReader::finish_events() {
@@ -610,52 +865,123 @@ std::uint64_t PerfDataReader::time_of(const RecordView& view, std::size_t event)
   return load_u64(view.bytes.data() + offset);
 }
 
-std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visit) const {
+template <class Visit>
+std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit) const {
   PerfDataRecord record;
-  if (!pipe_records_.empty()) {
-    for (const auto& entry : pipe_records_) {
-      std::memcpy(&record.view.header, aligned_.data() + entry.aligned_offset, record_header_size);
-      record.view.bytes = std::span<const std::byte>(aligned_.data() + entry.aligned_offset,
-                                                     record.view.header.size);
-      record.offset = entry.file_offset;
-      record.event = event_of(record.view);
-      record.time = time_of(record.view, record.event);
-      visit(record);
+  // Records the views cannot point at in place: those a COMPRESSED record or an odd-sized one
+  // before them left off an 8-byte boundary.
+  std::vector<std::byte> realigned;
+  std::optional<ZstdRecordStream> zstd;
+  std::uint64_t last_compressed = 0;
+  auto deliver = [&](std::span<const std::byte> bytes, std::uint64_t offset, bool stable) {
+    std::memcpy(&record.view.header, bytes.data(), record_header_size);
+    if (reinterpret_cast<std::uintptr_t>(bytes.data()) % 8 != 0) {
+      if (realigned.empty()) realigned.resize(record_size_max + 1);
+      std::memcpy(realigned.data(), bytes.data(), bytes.size());
+      bytes = std::span<const std::byte>(realigned.data(), bytes.size());
+      stable = false;
     }
-    return data_error_;
-  }
-  std::uint64_t offset = data_begin_;
-  std::uint64_t next = 0;
-  while (offset < data_end_) {
-    if (auto error = record_at(offset, data_end_, record.view, next)) return error;
+    record.view.bytes = bytes;
     record.offset = offset;
     record.event = event_of(record.view);
     record.time = time_of(record.view, record.event);
-    visit(record);
+    visit(record, stable);
+  };
+  std::uint64_t offset = data_begin_;
+  std::uint64_t next = 0;
+  RecordView view;
+  while (offset < data_end_) {
+    if (auto error = record_at(offset, data_end_, view, next)) return error;
+    std::uint32_t type = view.header.type;
+    if (type == type_of(abi::UserRecordType::compressed) ||
+        type == type_of(abi::UserRecordType::compressed2)) {
+      std::span<const std::byte> payload = view.bytes.subspan(record_header_size);
+      if (type == type_of(abi::UserRecordType::compressed2)) {
+        // A data size, then the data padded to 8 bytes.
+        std::uint64_t size = payload.size() >= 8 ? load_u64(payload.data()) : ~0ULL;
+        if (size > payload.size() - std::min<std::size_t>(payload.size(), 8)) {
+          return PerfDataError(offset, fmt::format("COMPRESSED2 record of {} bytes says it holds "
+                                                   "{} bytes of data",
+                                                   view.header.size, size));
+        }
+        payload = payload.subspan(8, size);
+      }
+      if (features_.compression && features_.compression->type != CompressionInfo::zstd) {
+        return PerfDataError(offset, fmt::format("the records are compressed with method {}; "
+                                                 "perfscope decompresses zstd (1) only",
+                                                 features_.compression->type));
+      }
+      if (!zstd) zstd.emplace();
+      last_compressed = offset;
+      auto failure = zstd->feed(
+          payload, [&](std::span<const std::byte> bytes) { deliver(bytes, offset, false); });
+      if (failure) return PerfDataError(offset, *failure);
+    } else {
+      deliver(view.bytes, offset, true);
+    }
     offset = next;
+  }
+  if (!data_error_ && zstd && zstd->pending() != 0) {
+    return PerfDataError(last_compressed,
+                         fmt::format("the compressed data ends {} bytes into a record (the "
+                                     "recording was cut short)",
+                                     zstd->pending()));
   }
   return data_error_;
 }
 
+std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visit) const {
+  return walk([&](const PerfDataRecord& record, bool) { visit(record); });
+}
+
 std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visitor& visit) const {
-  std::vector<PerfDataRecord> queue;
+  // Records wait for their round to end; those whose bytes do not outlive the walk's call (the
+  // decompressed ones) wait as copies in `arena`, by offset since the arena grows.
+  struct Queued {
+    PerfDataRecord record;
+    std::uint64_t sequence;  // ties in time keep file order (std::sort is not stable)
+    std::size_t arena_offset;
+    bool in_arena;
+  };
+  std::uint64_t sequence = 0;
+  std::vector<Queued> queue;
+  std::vector<std::byte> arena, kept;
   std::uint64_t round_limit = 0;  // the latest time of the previous round
   std::uint64_t max_time = 0;
   bool limit_set = false;
   auto flush = [&](bool everything) {
-    std::stable_sort(
-        queue.begin(), queue.end(),
-        [](const PerfDataRecord& a, const PerfDataRecord& b) { return a.time < b.time; });
+    // std::sort, unlike std::stable_sort, takes no temporary buffer: nothing is allocated per
+    // round once the queue has grown.
+    std::sort(queue.begin(), queue.end(), [](const Queued& a, const Queued& b) {
+      return a.record.time != b.record.time ? a.record.time < b.record.time
+                                            : a.sequence < b.sequence;
+    });
     std::size_t delivered = 0;
     for (; delivered < queue.size(); ++delivered) {
-      if (!everything && (!limit_set || queue[delivered].time > round_limit)) break;
-      visit(queue[delivered]);
+      Queued& entry = queue[delivered];
+      if (!everything && (!limit_set || entry.record.time > round_limit)) break;
+      if (entry.in_arena) {
+        entry.record.view.bytes = std::span<const std::byte>(arena.data() + entry.arena_offset,
+                                                             entry.record.view.header.size);
+      }
+      visit(entry.record);
     }
     queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(delivered));
+    // What is left of the arena moves to the front of a fresh one.
+    kept.clear();
+    for (auto& entry : queue) {
+      if (!entry.in_arena) continue;
+      std::size_t at = kept.size();
+      kept.insert(kept.end(), arena.begin() + static_cast<std::ptrdiff_t>(entry.arena_offset),
+                  arena.begin() + static_cast<std::ptrdiff_t>(
+                                      entry.arena_offset +
+                                      ((entry.record.view.header.size + 7u) & ~std::size_t{7})));
+      entry.arena_offset = at;
+    }
+    arena.swap(kept);
   };
-  auto error = for_each_record([&](const PerfDataRecord& record) {
-    if (record.view.header.type ==
-        static_cast<std::uint32_t>(abi::UserRecordType::finished_round)) {
+  auto error = walk([&](const PerfDataRecord& record, bool stable) {
+    if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
       flush(false);
       round_limit = max_time;
       limit_set = true;
@@ -667,7 +993,14 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visit
       return;
     }
     max_time = std::max(max_time, record.time);
-    queue.push_back(record);
+    if (stable) {
+      queue.push_back({record, sequence++, 0, false});
+      return;
+    }
+    std::size_t at = arena.size();
+    arena.resize(at + ((record.view.bytes.size() + 7) & ~std::size_t{7}));
+    std::memcpy(arena.data() + at, record.view.bytes.data(), record.view.bytes.size());
+    queue.push_back({record, sequence++, at, true});
   });
   flush(true);
   return error;

@@ -58,6 +58,14 @@ std::string trim(std::string text) {
 
 }  // namespace
 
+void synthesize_lost(std::uint64_t id, std::uint64_t lost, std::size_t sample_id_size,
+                     const RecordSink& sink) {
+  RecordBuilder record(RecordType::lost, 0);
+  record.value<std::uint64_t>(id);
+  record.value<std::uint64_t>(lost);
+  record.emit(sample_id_size, sink);
+}
+
 bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink) {
   // _text is among the first symbols; the whole file is read only if it is not.
   auto kallsyms = sys::read_text_file_head("/proc/kallsyms", 1 << 20);

@@ -253,11 +253,20 @@ std::string diagnose_open_failure(int errnum, const EventAttr& attr, const OpenC
     case EMFILE:
     case ENFILE: {
       auto limit = sys::open_files_limit();
+      if (errnum == ENFILE) {
+        return "the system-wide limit of open files (fs.file-max) is reached. Fix: close other "
+               "programs' files, raise `sysctl fs.file-max`, or count fewer events/threads.";
+      }
+      // At the hard limit only root can go further: `ulimit -n` would not help.
       return fmt::format(
           "out of file descriptors: every event on every CPU or thread takes one, and the "
-          "limit (RLIMIT_NOFILE) is {} (hard {}). Fix: `ulimit -n {}`, or count fewer "
-          "events/threads.",
-          limit.soft, limit.hard, limit.hard);
+          "limit (RLIMIT_NOFILE) is {} (hard {}). Fix: {}, or count fewer events/threads.",
+          limit.soft, limit.hard,
+          limit.soft < limit.hard
+              ? fmt::format("`ulimit -n {}`", limit.hard)
+              : std::string("raise the hard limit (as root: `ulimit -Hn 65536` in the shell "
+                            "that starts perfscope, LimitNOFILE= in a systemd unit, or "
+                            "/etc/security/limits.conf)"));
     }
     case ENOSPC:
       if (is_type(attr, abi::EventType::breakpoint)) {
@@ -278,6 +287,25 @@ std::string diagnose_open_failure(int errnum, const EventAttr& attr, const OpenC
     case EINVAL: return einval_explanation(attr, context);
     default: return "";
   }
+}
+
+bool user_space_only_fallback(int errnum, const EventAttr& attr, const OpenContext& context) {
+  if (errnum != EACCES && errnum != EPERM) return false;
+  if (!counts_kernel(attr) || context.pid == -1 || (context.flags & abi::open_flag::pid_cgroup)) {
+    return false;  // CPU-wide counting needs paranoid <= 0: excluding the kernel does not help
+  }
+  auto paranoid = sys::read_sysctl("perf_event_paranoid");
+  if (!paranoid || *paranoid < 2) return false;
+  return !has_capability(sys::cap_perfmon) && !has_capability(sys::cap_sys_admin);
+}
+
+std::string user_space_only_notice() {
+  auto paranoid = sys::read_sysctl("perf_event_paranoid");
+  return fmt::format(
+      "kernel.perf_event_paranoid is {} and perfscope runs unprivileged: counting user space "
+      "only (exclude_kernel), as perf does. To include the kernel, run as root, grant "
+      "CAP_PERFMON, or `sysctl kernel.perf_event_paranoid=1`.",
+      paranoid ? std::to_string(*paranoid) : std::string("2 or more"));
 }
 
 void throw_open_error(int errnum, const EventAttr& attr, const OpenContext& context) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 
@@ -232,7 +233,8 @@ const Pmu* PmuRegistry::load(Entry& entry) const {
           std::string value = trimmed(*scale);
           char* end = nullptr;
           double parsed = std::strtod(value.c_str(), &end);
-          if (end && *end == '\0' && !value.empty()) alias.scale = parsed;
+          // "nan" and "inf" parse too, and would turn every printed count into noise.
+          if (end && *end == '\0' && !value.empty() && std::isfinite(parsed)) alias.scale = parsed;
         }
       }
       if (has_file(file + ".unit")) {

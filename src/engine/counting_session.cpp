@@ -84,6 +84,7 @@ EventAttr CountingSession::prepare_attr(const EventAttr& attr, bool leader) cons
   prepared.set_flag(flag::inherit, options_.inherit && per_task);
   prepared.set_flag(flag::disabled, leader);
   prepared.set_flag(flag::enable_on_exec, leader && target_.kind() == Target::Kind::command);
+  if (user_space_only_) prepared.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
   return prepared;
 }
 
@@ -99,6 +100,17 @@ void CountingSession::open_group(const EventGroupSpec& group, std::size_t first_
     int errnum = 0;
     Event event = Event::try_open(attr, unit.pid, unit.cpu, leader ? nullptr : &open.events[0],
                                   unit.flags, errnum);
+    OpenContext where;
+    where.pid = unit.pid;
+    where.cpu = unit.cpu;
+    where.flags = unit.flags;
+    if (!event.valid() && !user_space_only_ && user_space_only_fallback(errnum, attr, where)) {
+      user_space_only_ = true;
+      notices_.push_back(user_space_only_notice());
+      attr = prepare_attr(spec.attr, leader);
+      event = Event::try_open(attr, unit.pid, unit.cpu, leader ? nullptr : &open.events[0],
+                              unit.flags, errnum);
+    }
     if (!event.valid()) {
       if (errnum == ESRCH && target_.kind() == Target::Kind::process) return;  // thread exited
       OpenContext context;
@@ -114,6 +126,12 @@ void CountingSession::open_group(const EventGroupSpec& group, std::size_t first_
         count.open_errno = errnum;
         count.unsupported_reason = diagnose_open_failure(errnum, attr, context);
         continue;
+      }
+      if (errnum == EMFILE || errnum == ENFILE) {
+        // Out of descriptors: give back the ones held before explaining (the explanation, and
+        // whatever prints it, may need one).
+        open.events.clear();
+        open_groups_.clear();
       }
       throw_open_error(errnum, attr, context);
     }
@@ -136,8 +154,9 @@ void CountingSession::open() {
     }
   }
   units_.resolve(target_, command_pid(), /*tasks_per_cpu=*/false);
-  std::size_t needed = units_.units().size() * counts_.size() + 16;
-  if (sys::open_files_limit().soft < needed) sys::raise_open_files_limit(needed);
+  if (auto notice = raise_open_files_for(units_.units().size() * counts_.size())) {
+    notices_.push_back(std::move(*notice));
+  }
   try {
     for (const auto& unit : units_.units()) {
       std::size_t first = 0;

@@ -117,9 +117,16 @@ EventAttr SamplingSession::prepare_attr(const EventSpec& spec, bool leader,
         .set_flag(flag::comm_exec)
         .set_flag(flag::mmap2)
         .set_flag(flag::mmap)
-        .set_flag(flag::task);
+        .set_flag(flag::task)
+        .set_flag(flag::mmap_data, options_.data_mmaps);
   }
   if (tracks_tasks && options_.context_switches) attr.set_flag(flag::context_switch);
+  if (user_space_only_) attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
+  // The kernel's own count of what it could not write (see kernel_lost). Not with READ samples:
+  // it would change their layout.
+  if (lost_format_ && !(attr.raw().sample_type & sf::read)) {
+    attr.set_read_format(attr.raw().read_format | abi::read_format::lost);
+  }
   return attr;
 }
 
@@ -135,6 +142,9 @@ void SamplingSession::open() {
   // An inherited per-task event cannot be mmap'd with cpu -1: sample tasks per CPU then.
   TargetUnits units;
   units.resolve(target_, command_pid(), options_.inherit);
+  if (auto notice = raise_open_files_for(units.units().size() * events_.size())) {
+    notices_.push_back(std::move(*notice));
+  }
   poll_ = std::make_unique<sys::EventPoll>();
   if (poll_->error()) throw Error(poll_->error(), "epoll_create1 failed");
 
@@ -165,6 +175,24 @@ void SamplingSession::open() {
           EventAttr attr = prepare_attr(events_[event_index], leader == nullptr, !unit_tracked);
           int errnum = 0;
           Event event = Event::try_open(attr, unit.pid, unit.cpu, leader, unit.flags, errnum);
+          OpenContext where;
+          where.pid = unit.pid;
+          where.cpu = unit.cpu;
+          where.flags = unit.flags;
+          if (!event.valid() && !user_space_only_ &&
+              user_space_only_fallback(errnum, attr, where)) {
+            user_space_only_ = true;
+            notices_.push_back(user_space_only_notice());
+            attr = prepare_attr(events_[event_index], leader == nullptr, !unit_tracked);
+            event = Event::try_open(attr, unit.pid, unit.cpu, leader, unit.flags, errnum);
+          }
+          if (!event.valid() && errnum == EINVAL && lost_format_ && open_events_.empty() &&
+              (attr.raw().read_format & abi::read_format::lost)) {
+            // A kernel before 6.0: without the count, only LOST records tell of losses.
+            lost_format_ = false;
+            attr = prepare_attr(events_[event_index], leader == nullptr, !unit_tracked);
+            event = Event::try_open(attr, unit.pid, unit.cpu, leader, unit.flags, errnum);
+          }
           if (!event.valid()) {
             if (errnum == ESRCH && target_.kind() == Target::Kind::process) break;
             OpenContext context{unit.pid,
@@ -180,12 +208,19 @@ void SamplingSession::open() {
                                                  diagnose_open_failure(errnum, attr, context)));
               continue;
             }
+            if (errnum == EMFILE || errnum == ENFILE) {
+              // Out of descriptors: give back the ones held before explaining (the explanation,
+              // and whatever prints it, may need one).
+              buffers_.clear();
+              open_events_.clear();
+            }
             throw_open_error(errnum, attr, context);
           }
           id_to_event_.emplace_back(event.id(), event_index);
           if (first_in_buffer) {
             Buffer buffer;
             buffer.ring = RingBuffer::map(event, data_pages);
+            buffer.fd = event.fd();
             buffer.stats.cpu = unit.cpu;
             buffer.stats.tid = unit.cpu >= 0 ? -1 : unit.pid;
             owners.push_back({key, open_events_.size()});
@@ -354,6 +389,13 @@ std::size_t SamplingSession::poll(RecordConsumer& consumer, int timeout_ms) {
     if (ready[i].token == command_token) {
       command_exited_ = true;
       poll_->remove(pidfd_);
+    } else if (ready[i].hang_up && ready[i].token < buffers_.size()) {
+      // The buffer's event belonged to a task that exited: its fd stays hung up, and epoll
+      // would report it at once on every wait (a busy loop until the recording ends). The
+      // buffer is still drained on every poll, and other tasks may still write into it.
+      Buffer& buffer = buffers_[ready[i].token];
+      if (buffer.fd >= 0) poll_->remove(buffer.fd);
+      buffer.fd = -1;
     }
   }
   return drain(consumer);
@@ -385,6 +427,17 @@ EventAttr SamplingSession::opened_attr(std::size_t event) const {
 
 BufferStats SamplingSession::buffer_stats(std::size_t buffer) const noexcept {
   return buffers_[buffer].stats;
+}
+
+std::optional<std::uint64_t> SamplingSession::kernel_lost() const noexcept {
+  if (!lost_format_) return std::nullopt;
+  std::uint64_t lost = 0;
+  for (const auto& event : open_events_) {
+    if (!(event.attr().raw().read_format & abi::read_format::lost)) continue;
+    Reading reading;
+    if (event.read(reading)) lost += reading.lost;
+  }
+  return lost;
 }
 
 BufferStats SamplingSession::total_stats() const noexcept {

@@ -15,6 +15,21 @@ namespace perfscope {
 
 TargetUnits::~TargetUnits() { sys::close_fd(cgroup_fd_); }
 
+std::optional<std::string> raise_open_files_for(std::size_t descriptors) {
+  // Room for what else the process has open (standard streams, the output file, epoll).
+  std::uint64_t wanted = descriptors + 16;
+  auto before = sys::open_files_limit();
+  if (before.soft >= wanted) return std::nullopt;
+  sys::raise_open_files_limit(wanted);
+  auto after = sys::open_files_limit();
+  if (after.soft == before.soft) return std::nullopt;
+  return fmt::format(
+      "raised the open-files soft limit (RLIMIT_NOFILE) from {} to {}: the events need about {} "
+      "file descriptors{}",
+      before.soft, after.soft, descriptors,
+      after.soft < wanted ? fmt::format(" (the hard limit is {})", after.hard) : std::string());
+}
+
 namespace {
 
 int open_cgroup(const std::string& path) {

@@ -61,7 +61,12 @@ GatedChild::GatedChild(const std::vector<std::string>& argv) {
 
 GatedChild::~GatedChild() {
   if (pid_ > 0 && gate_fd_ >= 0) abandon();
-  if (pid_ > 0 && !waited_) wait();
+  if (pid_ > 0 && !waited_) {
+    // Never waited for: the session ends on an error (a full disk, a failed open). Like perf,
+    // end the command rather than block here, silently, until it finishes on its own.
+    ::kill(pid_, SIGTERM);
+    wait();
+  }
   if (gate_fd_ >= 0) ::close(gate_fd_);
   if (exec_error_fd_ >= 0) ::close(exec_error_fd_);
 }

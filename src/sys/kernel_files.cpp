@@ -21,15 +21,20 @@ namespace perfscope::sys {
 std::optional<std::string> read_text_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
+  // Reads straight into the string in 64 KiB steps: /proc/kallsyms is 5 MB, and seq_file
+  // files fill whatever a read asks for.
+  constexpr std::size_t step = 1 << 16;
   std::string text;
-  char buffer[4096];
+  std::size_t filled = 0;
   for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (text.size() < filled + step) text.resize(std::max(text.size() * 2, filled + step));
+    ssize_t n = ::read(fd, text.data() + filled, step);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
+    filled += static_cast<std::size_t>(n);
   }
   ::close(fd);
+  text.resize(filled);
   return text;
 }
 
@@ -199,6 +204,20 @@ std::optional<std::string> cgroup2_root() { return find_mount_of_type("cgroup2")
 int open_directory(const std::string& path) noexcept {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   return fd < 0 ? -errno : fd;
+}
+
+int open_regular_file(const std::string& path) noexcept {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  struct stat info {};
+  if (::fstat(fd, &info) < 0 || !S_ISREG(info.st_mode)) {
+    int errnum = S_ISREG(info.st_mode) ? errno : ENODEV;
+    ::close(fd);
+    return -errnum;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
 }
 
 namespace {

@@ -1,6 +1,8 @@
 #include "perfscope/sys/memory_map.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,6 +37,30 @@ int MemoryMap::map(int fd, std::size_t length, MapAccess access, std::uint64_t o
   address_ = address;
   length_ = length;
   return 0;
+}
+
+int MemoryMap::map_file(const char* path) noexcept {
+  unmap();
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  struct stat info {};
+  int result = 0;
+  if (::fstat(fd, &info) < 0) {
+    result = -errno;
+  } else if (!S_ISREG(info.st_mode)) {
+    result = -ENODEV;
+  } else if (info.st_size > 0) {
+    auto length = static_cast<std::size_t>(info.st_size);
+    void* address = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (address == MAP_FAILED) {
+      result = -errno;
+    } else {
+      address_ = address;
+      length_ = length;
+    }
+  }
+  ::close(fd);  // the mapping keeps the file
+  return result;
 }
 
 int MemoryMap::unmap() noexcept {

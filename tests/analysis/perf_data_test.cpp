@@ -1,13 +1,18 @@
 // perf.data writer and reader without the kernel: a file written from known records reads back
-// the same, with its features; truncated and bit-flipped files give errors, never crashes.
+// the same, with its features; truncated and bit-flipped files give errors, never crashes;
+// compressed records (as `perf record -z` writes them) and the user-space records of pipe mode
+// decode; a large file is read without copying it onto the heap.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <string_view>
 
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/host_description.hpp"
@@ -203,6 +208,369 @@ TEST(PerfDataTest, CorruptFilesGiveErrorsWithOffsets) {
   EXPECT_EQ(error->offset(), cut_at);
   EXPECT_EQ(samples, 1u);
   EXPECT_THROW(PerfDataReader::from_bytes(std::vector<std::byte>(10)), PerfDataError);
+}
+
+// Record bytes built field by field.
+class RecordBuilder {
+ public:
+  explicit RecordBuilder(std::uint32_t type) { add(abi::RecordHeader{type, 0, 0}); }
+  template <class T>
+  RecordBuilder& add(const T& value) {
+    auto at = bytes_.size();
+    bytes_.resize(at + sizeof value);
+    std::memcpy(bytes_.data() + at, &value, sizeof value);
+    return *this;
+  }
+  RecordBuilder& misc(std::uint16_t value) {
+    std::memcpy(bytes_.data() + offsetof(abi::RecordHeader, misc), &value, sizeof value);
+    return *this;
+  }
+  RecordBuilder& text(std::string_view value) {
+    bytes_.insert(bytes_.end(), reinterpret_cast<const std::byte*>(value.data()),
+                  reinterpret_cast<const std::byte*>(value.data() + value.size()));
+    bytes_.push_back(std::byte{0});
+    return *this;
+  }
+  // Pads to 8 bytes and sets the header's size.
+  std::vector<std::byte> done() {
+    bytes_.resize((bytes_.size() + 7) & ~std::size_t{7});
+    auto size = static_cast<std::uint16_t>(bytes_.size());
+    std::memcpy(bytes_.data() + offsetof(abi::RecordHeader, size), &size, sizeof size);
+    return bytes_;
+  }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+std::uint32_t user_type(abi::UserRecordType type) { return static_cast<std::uint32_t>(type); }
+
+// The zstd stream `perf record -z` writes: one stream, flushed at the end of each chunk, each
+// chunk's output the payload of one COMPRESSED record (81, unpadded) or COMPRESSED2 (83: a data
+// size, then the data padded to 8 bytes).
+class PerfCompressor {
+ public:
+  PerfCompressor() : context_(ZSTD_createCCtx(), &ZSTD_freeCCtx) {
+    ZSTD_CCtx_setParameter(context_.get(), ZSTD_c_compressionLevel, 1);
+  }
+  std::vector<std::byte> record(std::span<const std::byte> chunk, bool version2) {
+    std::vector<std::byte> payload(ZSTD_compressBound(chunk.size()) + 64);
+    ZSTD_inBuffer in{chunk.data(), chunk.size(), 0};
+    ZSTD_outBuffer out{payload.data(), payload.size(), 0};
+    std::size_t left;
+    do {
+      left = ZSTD_compressStream2(context_.get(), &out, &in, ZSTD_e_flush);
+      EXPECT_FALSE(ZSTD_isError(left));
+    } while (left != 0 && !ZSTD_isError(left));
+    payload.resize(out.pos);
+    std::vector<std::byte> bytes;
+    abi::RecordHeader header{
+        user_type(version2 ? abi::UserRecordType::compressed2 : abi::UserRecordType::compressed), 0,
+        0};
+    std::size_t size = sizeof header + (version2 ? 8 : 0) + payload.size();
+    if (version2) size = (size + 7) & ~std::size_t{7};
+    header.size = static_cast<std::uint16_t>(size);
+    bytes.resize(size);
+    std::memcpy(bytes.data(), &header, sizeof header);
+    std::uint64_t data_size = payload.size();
+    if (version2) std::memcpy(bytes.data() + 8, &data_size, sizeof data_size);
+    std::memcpy(bytes.data() + sizeof header + (version2 ? 8 : 0), payload.data(), payload.size());
+    return bytes;
+  }
+
+ private:
+  std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> context_;
+};
+
+std::uint16_t record_type_at(const std::vector<std::byte>& file, std::uint64_t offset) {
+  abi::RecordHeader header;
+  std::memcpy(&header, file.data() + offset, sizeof header);
+  return static_cast<std::uint16_t>(header.type);
+}
+
+TEST(PerfDataTest, CompressedRecordsAreDecompressedInPlace) {
+  // 20 samples as one stream, cut into three chunks inside the 3rd and the 11th sample: those
+  // two straddle two COMPRESSED records each.
+  std::vector<std::byte> stream;
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    auto sample = make_sample(5, 0x1000 + i, 7, 100 + 10 * i);
+    stream.insert(stream.end(), sample.begin(), sample.end());
+  }
+  std::span<const std::byte> all(stream);
+  // The first cut (inside the 3rd sample, bytes 96-143) is chosen so that the first COMPRESSED
+  // record's size is not a multiple of 8: the plain sample after it sits off an 8-byte boundary.
+  std::vector<std::byte> first, second, third;
+  for (std::size_t cut = 100; cut < 144; ++cut) {
+    PerfCompressor compressor;
+    first = compressor.record(all.subspan(0, cut), false);
+    if (first.size() % 8 == 0) continue;
+    second = compressor.record(all.subspan(cut, 500 - cut), true);
+    third = compressor.record(all.subspan(500), false);
+    break;
+  }
+  ASSERT_NE(first.size() % 8, 0u);
+  auto plain = make_sample(5, 0xaaaa, 8, 155);
+
+  std::string path = temp_path("compressed");
+  {
+    PerfDataWriter writer(path, {make_event("z", 5)});
+    writer.append(first);
+    writer.append(plain);
+    writer.end_round();
+    writer.append(second);
+    writer.append(third);
+    writer.end_round();
+    writer.finish(describe_host({"/bin/test"}));
+  }
+  auto file = read_all(path);
+  PerfDataReader reader = PerfDataReader::open(path);
+  std::vector<std::uint64_t> ips, offsets;
+  SampleRecord sample;
+  auto error = reader.for_each_record([&](const PerfDataRecord& record) {
+    if (record.view.type() != static_cast<std::uint32_t>(abi::RecordType::sample)) return;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(record.view.bytes.data()) % 8, 0u);
+    DecodeError decode_error;
+    ASSERT_TRUE(decode_sample(record.view, reader.events()[0].config, sample, decode_error));
+    ips.push_back(sample.ip);
+    offsets.push_back(record.offset);
+  });
+  ASSERT_FALSE(error) << error->what();
+  ASSERT_EQ(ips.size(), 21u);
+  std::vector<std::uint64_t> expected_ips{0x1000, 0x1001, 0xaaaa};
+  for (std::uint64_t i = 2; i < 20; ++i) expected_ips.push_back(0x1000 + i);
+  EXPECT_EQ(ips, expected_ips);
+  // A decompressed record carries the offset of the COMPRESSED record that completed it.
+  std::uint64_t compressed = user_type(abi::UserRecordType::compressed);
+  std::uint64_t compressed2 = user_type(abi::UserRecordType::compressed2);
+  EXPECT_EQ(record_type_at(file, offsets[0]), compressed);
+  EXPECT_EQ(offsets[0], offsets[1]);
+  EXPECT_EQ(offsets[2], offsets[0] + first.size());          // the plain one, in place
+  EXPECT_EQ(record_type_at(file, offsets[3]), compressed2);  // the 3rd sample
+  EXPECT_EQ(offsets[3], offsets[10]);                        // through the 10th
+  EXPECT_EQ(record_type_at(file, offsets[11]), compressed);  // the 11th, straddling
+  EXPECT_EQ(offsets[20], offsets[11]);
+
+  // Time order across rounds, with the decompressed records queued as copies.
+  std::vector<std::uint64_t> times, ordered_ips;
+  error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
+    if (record.view.type() != static_cast<std::uint32_t>(abi::RecordType::sample)) return;
+    DecodeError decode_error;
+    ASSERT_TRUE(decode_sample(record.view, reader.events()[0].config, sample, decode_error));
+    times.push_back(sample.time);
+    ordered_ips.push_back(sample.ip);
+  });
+  ASSERT_FALSE(error) << error->what();
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  ASSERT_EQ(times.size(), 21u);
+  EXPECT_EQ(ordered_ips[6], 0xaaaau);  // time 155, between 150 and 160
+  EXPECT_EQ(ordered_ips[20], 0x1013u);
+
+  // The last COMPRESSED record lost: the stream ends inside the 11th sample.
+  std::filesystem::remove(path);
+  {
+    PerfDataWriter writer(path, {make_event("z", 5)});
+    writer.append(first);
+    writer.append(second);
+    writer.end_round();
+    writer.finish(describe_host({"/bin/test"}));
+  }
+  PerfDataReader cut = PerfDataReader::open(path);
+  std::size_t samples = 0;
+  error = cut.for_each_record([&](const PerfDataRecord&) { ++samples; });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(samples, 11u);  // 10 samples and the FINISHED_ROUND
+  EXPECT_EQ(record_type_at(read_all(path), error->offset()), compressed2);
+  EXPECT_NE(std::string(error->what()).find("into a record"), std::string::npos) << error->what();
+  std::filesystem::remove(path);
+}
+
+TEST(PerfDataTest, PipeModeUserRecordsAreDecoded) {
+  auto attr_record = [](std::uint64_t first_id) {
+    abi::PerfEventAttr attr{};
+    attr.type = static_cast<std::uint32_t>(abi::EventType::software);
+    attr.size = sizeof attr;
+    attr.sample_type = sample_type;
+    attr.flags = abi::attr_flag::sample_id_all;
+    return RecordBuilder(user_type(abi::UserRecordType::header_attr))
+        .add(attr)
+        .add(first_id)
+        .add(first_id + 1)
+        .done();
+  };
+  auto update = [](std::uint64_t type, std::uint64_t id) {
+    RecordBuilder record(user_type(abi::UserRecordType::event_update));
+    record.add(type).add(id);
+    return record;
+  };
+  std::vector<std::vector<std::byte>> records;
+  records.push_back(attr_record(100));
+  records.push_back(attr_record(200));
+  records.push_back(update(2, 101).text("renamed").done());
+  records.push_back(update(0, 100).text("msec").done());
+  records.push_back(update(1, 100).add(0.25).done());
+  // A CPU list: type 0, count 2, CPUs 1 and 3.
+  records.push_back(update(3, 100)
+                        .add(std::uint16_t{0})
+                        .add(std::uint16_t{2})
+                        .add(std::uint16_t{1})
+                        .add(std::uint16_t{3})
+                        .done());
+  // A mask of 64-bit words: type 1, one word, word size 8, 4 bytes of padding, CPUs 1 and 2.
+  records.push_back(update(3, 200)
+                        .add(std::uint16_t{1})
+                        .add(std::uint16_t{1})
+                        .add(std::uint16_t{8})
+                        .add(std::uint32_t{0})
+                        .add(std::uint64_t{0b110})
+                        .done());
+  records.push_back(RecordBuilder(user_type(abi::UserRecordType::id_index))
+                        .add(std::uint64_t{2})
+                        .add(perf_data::IdIndexEntry{100, 0, 1, 77})
+                        .add(perf_data::IdIndexEntry{201, 1, 3, 78})
+                        .done());
+  std::size_t id_index_at = records.size() - 1;
+  records.push_back(RecordBuilder(user_type(abi::UserRecordType::time_conv))
+                        .add(std::uint64_t{10})
+                        .add(std::uint64_t{20})
+                        .add(std::uint64_t{30})
+                        .add(std::uint64_t{40})
+                        .add(std::uint64_t{50})
+                        .add(std::uint64_t{1})  // cap_user_time_zero, then _short 0
+                        .done());
+  std::uint8_t build_id[24] = {0xab, 0xcd};
+  build_id[20] = 2;  // its size, valid with build_id_size_misc
+  records.push_back(RecordBuilder(user_type(abi::UserRecordType::header_build_id))
+                        .misc(abi::record_misc::user | perf_data::build_id_size_misc)
+                        .add(std::int32_t{42})
+                        .add(build_id)
+                        .text("/usr/bin/x")
+                        .done());
+  records.push_back(
+      RecordBuilder(user_type(abi::UserRecordType::thread_map)).add(std::uint64_t{0}).done());
+  records.push_back(RecordBuilder(user_type(abi::UserRecordType::cpu_map))
+                        .add(std::uint16_t{2})  // a range: CPUs 0-1, and "any"
+                        .add(std::uint8_t{1})
+                        .add(std::uint8_t{0})
+                        .add(std::uint16_t{0})
+                        .add(std::uint16_t{1})
+                        .done());
+  records.push_back(
+      RecordBuilder(user_type(abi::UserRecordType::stat_config)).add(std::uint64_t{0}).done());
+  records.push_back(RecordBuilder(user_type(abi::UserRecordType::stat))
+                        .add(std::uint64_t{100})
+                        .add(std::uint64_t{0})
+                        .add(std::uint64_t{1})
+                        .add(std::uint64_t{2})
+                        .add(std::uint64_t{3})
+                        .done());
+  records.push_back(RecordBuilder(user_type(abi::UserRecordType::stat_round))
+                        .add(std::uint64_t{0})
+                        .add(std::uint64_t{99})
+                        .done());
+  records.push_back(RecordBuilder(user_type(abi::UserRecordType::finished_init)).done());
+  records.push_back(make_sample(201, 0x5000, 9, 1234));
+
+  std::vector<std::byte> bytes(sizeof(perf_data::PipeHeader));
+  perf_data::PipeHeader pipe_header;
+  std::memcpy(bytes.data(), &pipe_header, sizeof pipe_header);
+  std::uint64_t id_index_offset = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (i == id_index_at) id_index_offset = bytes.size();
+    bytes.insert(bytes.end(), records[i].begin(), records[i].end());
+  }
+
+  PerfDataReader reader = PerfDataReader::from_bytes(bytes);
+  ASSERT_TRUE(reader.pipe_mode());
+  EXPECT_FALSE(reader.data_error()) << reader.data_error()->what();
+  ASSERT_EQ(reader.events().size(), 2u);
+  const auto& first = reader.events()[0];
+  EXPECT_EQ(first.name, "renamed");
+  EXPECT_EQ(first.unit, "msec");
+  EXPECT_EQ(first.scale, 0.25);
+  EXPECT_EQ(first.cpus, (std::vector<int>{1, 3}));
+  EXPECT_EQ(reader.events()[1].cpus, (std::vector<int>{1, 2}));
+  EXPECT_TRUE(reader.events()[1].name.empty());
+  ASSERT_EQ(reader.id_index().size(), 2u);
+  EXPECT_EQ(reader.id_index()[1].id, 201u);
+  EXPECT_EQ(reader.id_index()[1].idx, 1u);
+  EXPECT_EQ(reader.id_index()[1].cpu, 3u);
+  EXPECT_EQ(reader.id_index()[1].tid, 78u);
+  ASSERT_TRUE(reader.time_conversion());
+  EXPECT_EQ(reader.time_conversion()->time_shift, 10u);
+  EXPECT_EQ(reader.time_conversion()->time_mult, 20u);
+  EXPECT_EQ(reader.time_conversion()->time_zero, 30u);
+  EXPECT_EQ(reader.time_conversion()->time_mask, 50u);
+  EXPECT_TRUE(reader.time_conversion()->cap_user_time_zero);
+  EXPECT_FALSE(reader.time_conversion()->cap_user_time_short);
+  ASSERT_EQ(reader.features().build_ids.size(), 1u);
+  EXPECT_EQ(reader.features().build_ids[0].filename, "/usr/bin/x");
+  EXPECT_EQ(reader.features().build_ids[0].pid, 42);
+  EXPECT_EQ(reader.features().build_ids[0].build_id, (std::vector<std::uint8_t>{0xab, 0xcd}));
+  using T = abi::UserRecordType;
+  EXPECT_EQ(reader.user_records_seen(T::header_attr), 2u);
+  EXPECT_EQ(reader.user_records_seen(T::event_update), 5u);
+  for (auto type : {T::id_index, T::time_conv, T::header_build_id, T::thread_map, T::cpu_map,
+                    T::stat_config, T::stat, T::stat_round, T::finished_init}) {
+    EXPECT_EQ(reader.user_records_seen(type), 1u) << static_cast<int>(type);
+  }
+  EXPECT_EQ(reader.user_records_seen(T::compressed), 0u);
+  std::vector<std::size_t> sample_events;
+  auto error = reader.for_each_record([&](const PerfDataRecord& record) {
+    if (record.view.type() == static_cast<std::uint32_t>(abi::RecordType::sample))
+      sample_events.push_back(record.event);
+  });
+  EXPECT_FALSE(error);
+  EXPECT_EQ(sample_events, (std::vector<std::size_t>{1}));
+
+  // An ID_INDEX that claims more entries than it holds stops the stream there.
+  auto broken = bytes;
+  std::uint64_t huge = 1000;
+  std::memcpy(broken.data() + id_index_offset + 8, &huge, sizeof huge);
+  PerfDataReader damaged = PerfDataReader::from_bytes(broken);
+  ASSERT_TRUE(damaged.data_error());
+  EXPECT_EQ(damaged.data_error()->offset(), id_index_offset);
+  EXPECT_EQ(damaged.events()[0].name, "renamed");  // what came before it was read
+  EXPECT_TRUE(damaged.id_index().empty());
+}
+
+// RssAnon of this process in KiB: the heap and other private memory, not a mapped file's pages.
+std::size_t anonymous_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoul(line.substr(8));
+  }
+  return 0;
+}
+
+TEST(PerfDataTest, LargeFileIsMappedNotCopied) {
+  constexpr std::size_t samples = 2'000'000;  // 96 MB of records
+  std::string path = temp_path("large");
+  {
+    PerfDataWriter writer(path, {make_event("big", 5)});
+    for (std::size_t i = 0; i < samples; ++i) {
+      writer.append(make_sample(5, 0x1000 + i % 4096, 7, i + 1));
+      if (i % 1000 == 999) writer.end_round();
+    }
+    writer.finish(describe_host({"/bin/test"}));
+  }
+  ASSERT_GT(std::filesystem::file_size(path), samples * 48);
+  std::size_t before = anonymous_kib();
+  std::size_t peak = before;
+  std::size_t seen = 0;
+  {
+    PerfDataReader reader = PerfDataReader::open(path);
+    auto count = [&](const PerfDataRecord& record) {
+      if (record.view.type() != static_cast<std::uint32_t>(abi::RecordType::sample)) return;
+      if (++seen % 100'000 == 0) peak = std::max(peak, anonymous_kib());
+    };
+    EXPECT_FALSE(reader.for_each_record(count));
+    EXPECT_FALSE(reader.for_each_record_ordered(count));
+    peak = std::max(peak, anonymous_kib());
+  }
+  EXPECT_EQ(seen, 2 * samples);
+  // A copy of the file would be 96 MB; the events, features and a round's queue are far less.
+  EXPECT_LT(peak - before, 16u * 1024) << "KiB of anonymous memory while reading";
+  std::filesystem::remove(path);
 }
 
 }  // namespace

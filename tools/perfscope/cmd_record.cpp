@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "commands.hpp"
 #include "perfscope/abi/sample_format.hpp"
@@ -24,7 +26,9 @@
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/engine/sampling_session.hpp"
+#include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "perfscope/sys/perf_syscalls.hpp"
 #include "target_options.hpp"
 
 namespace perfscope::cli {
@@ -130,12 +134,39 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
   attr.set_sample_type(sample_type);
 }
 
+// -F N, or -F max as perf: the highest rate the kernel allows now (it lowers
+// kernel.perf_event_max_sample_rate itself when sampling interrupts take too long).
+std::uint64_t parse_frequency(const std::string& text) {
+  if (text == "max") {
+    auto rate = sys::read_sysctl("perf_event_max_sample_rate");
+    if (!rate || *rate <= 0) {
+      throw CLI::ValidationError("-F max", "cannot read kernel.perf_event_max_sample_rate");
+    }
+    return static_cast<std::uint64_t>(*rate);
+  }
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value == 0) {
+    throw CLI::ValidationError("-F", fmt::format("'{}' is not a rate: give samples per second "
+                                                 "(a positive integer) or max",
+                                                 text));
+  }
+  return value;
+}
+
 // True when this machine can sample the CPU's cycles counter.
 bool cycles_sampling_available() {
   auto attr = EventAttr::hardware(abi::HardwareEvent::cpu_cycles);
   attr.set_sample_freq(default_frequency).set_flag(flag::disabled);
   int errnum = 0;
   Event event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
+  OpenContext self;
+  if (!event.valid() && user_space_only_fallback(errnum, attr, self)) {
+    // Refused for counting the kernel (paranoid 2), not for lack of a PMU: the session falls
+    // back to user space the same way.
+    attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
+    event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
+  }
   return event.valid();
 }
 
@@ -160,7 +191,21 @@ double cpu_seconds() {
 class RecordingConsumer : public RecordConsumer {
  public:
   explicit RecordingConsumer(PerfDataWriter& writer) : writer_(writer) {}
+  // Events (by index) whose samples in kernel code are left out: they count user space only, and
+  // the user may not know kernel addresses (kptr_restrict). The kernel still samples them when
+  // the counter overflows on the way into the kernel (skid), with a kernel address as the IP.
+  void leave_out_kernel_samples(std::vector<bool> events) { user_only_ = std::move(events); }
+  std::uint64_t kernel_samples_left_out() const { return kernel_samples_left_out_; }
+
   void consume(const SessionRecord& record) override {
+    if (record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample) &&
+        record.event < user_only_.size() && user_only_[record.event]) {
+      auto mode = record.view.header.misc & abi::record_misc::cpumode_mask;
+      if (mode == abi::record_misc::kernel || mode == abi::record_misc::hypervisor) {
+        ++kernel_samples_left_out_;
+        return;
+      }
+    }
     writer_.append(record.view);
     if (record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
       DecodeError error;
@@ -186,6 +231,8 @@ class RecordingConsumer : public RecordConsumer {
 
  private:
   PerfDataWriter& writer_;
+  std::vector<bool> user_only_;
+  std::uint64_t kernel_samples_left_out_ = 0;
   TaskMaps maps_;
   SampleRecord sample_;
   std::uint64_t first_time_ = 0, last_time_ = 0;
@@ -232,8 +279,10 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_ = app.add_subcommand("record", "Sample a command or a target into a perf.data file");
   app_->add_option("-e,--event", options_.events,
                    "Events to sample (default: cycles, or cpu-clock without a hardware PMU)");
-  auto* frequency =
-      app_->add_option("-F,--freq", options_.frequency, "Samples per second (default 4000)");
+  auto* frequency = app_->add_option_function<std::string>(
+      "-F,--freq", [this](const std::string& text) { options_.frequency = parse_frequency(text); },
+      "Samples per second (default 4000; max: kernel.perf_event_max_sample_rate)");
+  frequency->type_name("HZ|max");
   auto* period = app_->add_option("-c,--count", options_.period, "Sample every N events");
   frequency->excludes(period);
   app_->add_flag("-g", options_.frame_pointer_graph,
@@ -285,16 +334,23 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
     }
   }
   auto groups = parse_event_list(events);
+  bool dwarf_graph = false;
   for (auto& group : groups) {
-    for (auto& spec : group.events) configure_sampling(spec, options, graph);
+    for (auto& spec : group.events) {
+      configure_sampling(spec, options, graph);
+      dwarf_graph |= (spec.attr.raw().sample_type & sf::stack_user) != 0;
+    }
   }
 
   SamplingOptions sampling;
   sampling.data_pages = options.mmap_pages;
+  // As perf record does for --call-graph dwarf, so that perf can unwind our files too.
+  sampling.data_mmaps = dwarf_graph;
   SamplingSession session(std::move(groups), target, sampling);
   install_stop_handlers();
   auto wall_start = std::chrono::steady_clock::now();
   session.open();
+  for (const auto& notice : session.notices()) fmt::print(stderr, "perfscope: note: {}\n", notice);
 
   std::vector<PerfDataEvent> file_events;
   for (std::size_t i = 0; i < session.events().size(); ++i) {
@@ -323,7 +379,15 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   const ParseConfig& first_config = session.config(0);
   std::size_t trailer = first_config.sample_id_size();
   auto sink = [&](std::span<const std::byte> bytes) { consumer.synthesized(bytes, first_config); };
-  synthesize_kernel_map(trailer, sink);
+  // False when /proc/kallsyms shows us zeros: kernel addresses are not ours to know.
+  bool kernel_addresses_visible = synthesize_kernel_map(trailer, sink);
+  if (!kernel_addresses_visible) {
+    std::vector<bool> user_only;
+    for (std::size_t i = 0; i < session.events().size(); ++i) {
+      user_only.push_back(session.opened_attr(i).has(flag::exclude_kernel));
+    }
+    consumer.leave_out_kernel_samples(std::move(user_only));
+  }
   switch (target.kind()) {
     case Target::Kind::process: synthesize_process(target.pid(), trailer, sink); break;
     case Target::Kind::thread:
@@ -343,13 +407,32 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
 
   session.start();
   bool attached = target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread;
+  // A pidfd is readable once the process (or, for -t, the thread) has exited, zombie or not:
+  // /proc/PID stays until the parent reaps it, which may be never.
+  int watch_fd =
+      attached ? sys::open_pidfd(target.pid(), target.kind() == Target::Kind::thread) : -1;
+  auto target_exited = [&] {
+    if (watch_fd >= 0) return sys::wait_readable(watch_fd, 0) == 1;
+    return !sys::process_exists(target.pid());
+  };
   while (stop_signal.load() == 0) {
     if (session.poll(consumer, 250) > 0) writer.end_round();
     if (session.command_exited()) break;
-    if (attached && !sys::process_exists(target.pid())) break;
+    if (attached && target_exited()) break;
   }
+  if (watch_fd >= 0) sys::close_fd(watch_fd);
   session.stop();
   if (session.drain(consumer) > 0) writer.end_round();
+  // A buffer still full when the events stopped never got to write the LOST record for what it
+  // dropped last: the kernel's own count says how much that was, and the file says it too.
+  std::uint64_t reported_lost = session.total_stats().lost;
+  std::uint64_t unreported_lost = 0;
+  if (auto kernel_lost = session.kernel_lost(); kernel_lost && *kernel_lost > reported_lost) {
+    unreported_lost = *kernel_lost - reported_lost;
+    auto ids = session.event_ids(0);
+    synthesize_lost(ids.empty() ? 0 : ids.front(), unreported_lost, trailer, sink);
+    writer.end_round();
+  }
   int status = 0;
   if (target.has_command()) status = session.wait_for_command();
 
@@ -364,6 +447,18 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   BufferStats stats = session.total_stats();
+  if (unreported_lost != 0) {
+    ++stats.lost_records;
+    stats.lost += unreported_lost;
+  }
+  if (std::uint64_t left_out = consumer.kernel_samples_left_out(); left_out != 0) {
+    stats.samples -= left_out;
+    fmt::print(stderr,
+               "perfscope: note: left out {} sample{} that user-space-only events took in kernel "
+               "code (skid into a system call or fault): kptr_restrict hides kernel addresses "
+               "from this user\n",
+               left_out, left_out == 1 ? "" : "s");
+  }
   fmt::print(stderr,
              "[ perfscope record: {} samples, {} LOST records ({} records lost), {} lost samples, "
              "{} throttles ]\n"

@@ -1,17 +1,22 @@
 // perfscope script: the records of a perf.data file, one line per sample in perf script's format
-// (symbols come with the report command: ip and dso for now), or every decoded field as JSON lines.
+// (ip, symbol+offset and file of the sample and of each call-chain entry; DWARF stacks unwound),
+// or every decoded field as JSON lines (samples with their symbol and file).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 #include <variant>
 
 #include "commands.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/dwarf_unwinder.hpp"
 #include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/symbolizer.hpp"
 #include "perfscope/analysis/task_maps.hpp"
 #include "perfscope/core/event_attr.hpp"
 
@@ -24,12 +29,12 @@ namespace cc = abi::callchain_context;
 
 struct Fields {
   bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true, event = true,
-       ip = true, dso = true;
+       ip = true, sym = true, dso = true;
 };
 
 Fields parse_fields(const std::string& text) {
   if (text.empty()) return {};
-  Fields fields{false, false, false, false, false, false, false, false, false};
+  Fields fields{false, false, false, false, false, false, false, false, false, false};
   std::size_t start = 0;
   while (start <= text.size()) {
     auto comma = text.find(',', start);
@@ -51,11 +56,13 @@ Fields parse_fields(const std::string& text) {
       fields.event = true;
     else if (name == "ip")
       fields.ip = true;
+    else if (name == "sym")
+      fields.sym = true;
     else if (name == "dso")
       fields.dso = true;
     else {
       throw std::invalid_argument(fmt::format(
-          "-F: unknown field '{}'; the fields are comm,pid,tid,cpu,time,period,event,ip,dso",
+          "-F: unknown field '{}'; the fields are comm,pid,tid,cpu,time,period,event,ip,sym,dso",
           name));
     }
     if (comma == std::string::npos) break;
@@ -108,6 +115,85 @@ void append_zero_padded(fmt::memory_buffer& out, std::uint64_t value, std::size_
   for (std::size_t i = text.size(); i < width; ++i) out.push_back('0');
   append(out, text);
 }
+
+// Names of sampled addresses, "symbol+0xoffset" and the file, as perf script prints them; one
+// symbolizer lookup per distinct address of a process's mappings, then from the cache.
+class AddressNames {
+ public:
+  explicit AddressNames(const TaskMaps& maps) : maps_(maps) {}
+
+  struct Name {
+    std::string symbol;    // "leaf+0x19", or "[unknown]"
+    std::string dso;       // the file's path, "[kernel.kallsyms]", or "[unknown]"
+    std::string function;  // "leaf"; empty when unresolved
+    std::uint64_t offset = 0;
+  };
+
+  // `return_address`: a call-chain entry after the first of its context, looked up one byte back
+  // (inside the call) and printed as recorded.
+  const Name& name(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode,
+                   bool return_address) {
+    bool kernel = cpumode == abi::record_misc::kernel || cpumode == abi::record_misc::guest_kernel;
+    Key key{ip, kernel ? 1 : ((std::uint64_t{pid} << 32 ^ maps_.maps_generation(pid)) << 2 | 2)};
+    key.context ^= return_address ? 1ULL << 63 : 0;
+    auto found = cache_.find(key);
+    if (found != cache_.end()) return names_[found->second];
+    names_.push_back(resolve(pid, ip, kernel, return_address));
+    cache_.emplace(key, names_.size() - 1);
+    return names_.back();
+  }
+
+  Symbolizer& symbolizer() { return symbolizer_; }
+
+ private:
+  struct Key {
+    std::uint64_t address, context;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& key) const noexcept {
+      return std::hash<std::uint64_t>()(key.address * 0x9e3779b97f4a7c15ULL ^ key.context);
+    }
+  };
+
+  Name resolve(std::uint32_t pid, std::uint64_t ip, bool kernel, bool return_address) {
+    std::uint64_t lookup = return_address ? ip - 1 : ip;
+    std::uint16_t mode = kernel ? abi::record_misc::kernel : abi::record_misc::user;
+    auto mapping = maps_.mapping_of(pid, ip, mode);
+    SymbolizedAddress symbol;
+    Name out;
+    if (kernel) {
+      symbol = symbolizer_.resolve_kernel(lookup);
+      out.dso = symbol.dso.empty() ? "[kernel.kallsyms]" : std::string(symbol.dso);
+    } else if (mapping && mapping->filename->starts_with('/') &&
+               !mapping->filename->starts_with("/memfd:")) {
+      symbol = symbolizer_.resolve_file(*mapping->filename, mapping->file_offset(lookup),
+                                        mapping->build_id);
+      out.dso = *mapping->filename;
+    } else if (mapping && !mapping->filename->starts_with("[v")) {
+      // Anonymous memory (JIT code): /tmp/perf-PID.map names it, if anything.
+      symbol = symbolizer_.resolve_jit(pid, lookup);
+      out.dso = symbol.dso.empty() ? *mapping->filename : std::string(symbol.dso);
+    } else if (mapping) {
+      out.dso = *mapping->filename;  // [vdso], [vsyscall]: no file to read
+    } else {
+      out.dso = "[unknown]";
+    }
+    if (symbol.symbol.empty()) {
+      out.symbol = "[unknown]";
+    } else {
+      out.function = std::string(symbol.symbol);
+      out.offset = symbol.offset + (return_address ? 1 : 0);
+      out.symbol = fmt::format("{}+{:#x}", out.function, out.offset);
+    }
+    return out;
+  }
+
+  const TaskMaps& maps_;
+  Symbolizer symbolizer_;
+  std::unordered_map<Key, std::size_t, KeyHash> cache_;
+  std::deque<Name> names_;  // stable addresses for the references handed out
+};
 
 class TextPrinter {
  public:
@@ -184,25 +270,43 @@ class TextPrinter {
       append_padded(out, names_[record.event], name_width_, true);
       append(out, ": ");
     }
-    if (chain && (fields_.ip || fields_.dso)) {
+    bool dwarf = sample_.has(sf::regs_user) && sample_.has(sf::stack_user);
+    if ((chain || dwarf) && (fields_.ip || fields_.sym || fields_.dso)) {
       output_.buffer.push_back('\n');
       std::uint16_t mode = cpumode;
+      bool first_of_context = true;
+      std::size_t lines = 0;
       for (std::uint64_t ip : sample_.callchain) {
         if (cc::is_marker(ip)) {
           mode = ip == cc::kernel ? abi::record_misc::kernel
                  : ip == cc::user ? abi::record_misc::user
                                   : mode;
+          first_of_context = true;
           continue;
         }
-        output_.buffer.push_back('\t');
-        frame(ip, mode);
-        output_.buffer.push_back('\n');
+        // With DWARF stacks the user part comes from the unwinder below.
+        if (dwarf && mode == abi::record_misc::user) continue;
+        chain_line(ip, mode, !first_of_context);
+        first_of_context = false;
+        ++lines;
       }
+      if (dwarf) {
+        if (!unwinder_) {
+          unwinder_ = std::make_unique<DwarfUnwinder>(maps_);
+          unwound_.resize(1024);
+        }
+        UnwindResult result = unwinder_->unwind(sample_, unwound_);
+        for (std::size_t i = 0; i < result.frames; ++i) {
+          chain_line(unwound_[i], abi::record_misc::user, i != 0);
+          ++lines;
+        }
+      }
+      if (lines == 0) chain_line(sample_.ip, cpumode, false);
       output_.buffer.push_back('\n');
     } else {
-      if (fields_.ip || fields_.dso) {
+      if (fields_.ip || fields_.sym || fields_.dso) {
         output_.buffer.push_back(' ');
-        frame(sample_.ip, cpumode);
+        frame(sample_.ip, cpumode, false);
       }
       output_.buffer.push_back('\n');
     }
@@ -213,14 +317,26 @@ class TextPrinter {
   std::size_t undecodable() const { return undecodable_; }
 
  private:
-  void frame(std::uint64_t ip, std::uint16_t cpumode) {
+  void chain_line(std::uint64_t ip, std::uint16_t cpumode, bool return_address) {
+    append(output_.buffer, "\t");
+    frame(ip, cpumode, return_address);
+    output_.buffer.push_back('\n');
+  }
+
+  // "    55d0c8a5b139 main+0x19 (/usr/bin/prog)": perf script's ip, sym and dso fields.
+  void frame(std::uint64_t ip, std::uint16_t cpumode, bool return_address) {
     fmt::memory_buffer& out = output_.buffer;
     if (fields_.ip) append_number(out, ip, 16, true, 16);
-    if (fields_.dso) {
-      const std::string* dso = maps_.dso_of(sample_.pid, ip, cpumode);
+    if (!fields_.sym && !fields_.dso) return;
+    const AddressNames::Name& name = addresses_.name(sample_.pid, ip, cpumode, return_address);
+    if (fields_.sym) {
       if (fields_.ip) out.push_back(' ');
+      append(out, name.symbol);
+    }
+    if (fields_.dso) {
+      if (fields_.ip || fields_.sym) out.push_back(' ');
       out.push_back('(');
-      append(out, dso ? std::string_view(*dso) : std::string_view("[unknown]"));
+      append(out, name.dso);
       out.push_back(')');
     }
   }
@@ -228,6 +344,9 @@ class TextPrinter {
   const PerfDataReader& reader_;
   Fields fields_;
   TaskMaps maps_;
+  AddressNames addresses_{maps_};
+  std::unique_ptr<DwarfUnwinder> unwinder_;  // made at the first DWARF sample
+  std::vector<std::uint64_t> unwound_;
   SampleRecord sample_;
   Output output_;
   std::vector<std::string> names_;
@@ -454,7 +573,7 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_ = app.add_subcommand("script", "Print the records of a perf.data file");
   app_->add_option("-i,--input", input_, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-F,--fields", fields_,
-                   "Sample fields: comm,pid,tid,cpu,time,period,event,ip,dso");
+                   "Sample fields: comm,pid,tid,cpu,time,period,event,ip,sym,dso");
   app_->add_flag("--json", json_, "Every record with every decoded field, one JSON object a line");
   app_->add_flag("!--no-sort", ordered_, "Print records in file order, not time order");
 }
@@ -468,8 +587,24 @@ int ScriptCommand::run() {
     std::vector<std::string> names;
     for (const auto& event : reader.events()) names.push_back(event_name(event));
     Output output;
+    TaskMaps maps;
+    AddressNames addresses(maps);
     auto visit = [&](const PerfDataRecord& record) {
-      auto text = record_json(record, reader, names).dump();
+      nlohmann::json json = record_json(record, reader, names);
+      if (record.view.type() != static_cast<std::uint32_t>(abi::RecordType::sample)) {
+        if (record.view.type() < 64)
+          maps.observe(record.view, reader.events()[record.event].config);
+      } else if (json.contains("ip") && json.contains("pid")) {
+        const auto& name =
+            addresses.name(json["pid"].get<std::uint32_t>(), json["ip"].get<std::uint64_t>(),
+                           record.view.header.misc & abi::record_misc::cpumode_mask, false);
+        if (!name.function.empty()) {
+          json["sym"] = name.function;
+          json["symoff"] = name.offset;
+        }
+        json["dso"] = name.dso;
+      }
+      auto text = json.dump();
       output.buffer.append(text);
       output.buffer.push_back('\n');
       output.flush_if_full();

@@ -1,4 +1,5 @@
 // perfscope stat: count events for a command, a process, threads, CPUs or a cgroup.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
@@ -104,7 +105,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   std::FILE* out = stderr;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> output_file(nullptr, &std::fclose);
   if (!options.output.empty()) {
-    output_file.reset(std::fopen(options.output.c_str(), "w"));
+    // 0600 like the recordings: counts name the commands and processes measured.
+    int fd = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) output_file.reset(::fdopen(fd, "w"));
+    if (fd >= 0 && !output_file) ::close(fd);
     if (!output_file) {
       throw std::runtime_error(
           fmt::format("cannot write '{}': {}", options.output, std::strerror(errno)));
@@ -127,6 +131,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   for (int run = 0; run < options.repeat && stop_signal.load() == 0; ++run) {
     CountingSession session(groups, target, counting);
     session.open();
+    if (run == 0) {
+      for (const auto& notice : session.notices())
+        fmt::print(stderr, "perfscope: note: {}\n", notice);
+    }
     if (verbose && run == 0) {
       fmt::print(stderr, "perfscope: {} event fds on {} unit(s) of {}\n", session.open_fd_count(),
                  session.unit_count(), target.describe());
@@ -177,9 +185,6 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
       }
       if (ready == 0 && options.interval_ms > 0) print_interval();
     }
-    // The last, partial interval: without it the intervals would not add up to the totals (and
-    // JSON lines and CSV, which print no totals, would lose the end of the run).
-    if (options.interval_ms > 0) print_interval();
     if (watch_fd >= 0) sys::close_fd(watch_fd);
     if (target.has_command()) {
       int status = session.wait_for_command();
@@ -190,6 +195,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     } else {
       session.stop();
     }
+    // The last, partial interval, read once the counters stopped: without it the intervals would
+    // not add up to the totals (and JSON lines and CSV, which print no totals, would lose the end
+    // of the run); read before the stop, the totals would hold what ran in between.
+    if (options.interval_ms > 0) print_interval();
     double elapsed = now_ns() - started;
     result.counts = session.read();
     result.elapsed_ns.add(elapsed);
@@ -208,6 +217,11 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   result.per_event = std::move(per_event);
   if (options.interval_ms == 0 || format == StatFormat::text)
     print_stat(out, format, result, separator);
+  // A full disk shows only now, when the buffered counts reach it: never exit 0 with them lost.
+  if (output_file && (std::fflush(out) != 0 || std::ferror(out))) {
+    throw std::runtime_error(
+        fmt::format("cannot write '{}': {}", options.output, std::strerror(errno)));
+  }
   return result.has_exit_status ? result.exit_status : 0;
 }
 

@@ -106,4 +106,32 @@ class ScriptCommand {
   bool ordered_ = true;
 };
 
+struct ReportCommandOptions {
+  std::string input = "perf.data";
+  std::string sort;
+  int children = 0;  // > 0: --children, < 0: --no-children, 0: perf's default
+  std::string call_graph;
+  double percent_limit = 0;
+  std::vector<std::string> comms;
+  std::vector<std::uint32_t> pids, tids;
+  std::vector<std::string> dsos, symbols;
+  bool stdio = false;
+  bool srcline = false;
+  bool inline_frames = false;
+  std::string debug_root;
+  std::string format;
+  std::string output;
+};
+
+class ReportCommand {
+ public:
+  explicit ReportCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  ReportCommandOptions options_;
+};
+
 }  // namespace perfscope::cli

@@ -30,6 +30,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::ListCommand list(app);
   perfscope::cli::RecordCommand record(app);
   perfscope::cli::ScriptCommand script(app);
+  perfscope::cli::ReportCommand report(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -60,6 +61,7 @@ int run_cli(int argc, char** argv) {
     if (list.selected()) return list.run();
     if (record.selected()) return record.run(verbose, std::move(command));
     if (script.selected()) return script.run();
+    if (report.selected()) return report.run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

@@ -14,16 +14,22 @@
 namespace perfscope {
 
 struct UnwindResult {
-  std::size_t frames = 0;  // ips written (the sample's own ip first)
+  // ips written: the user-mode pc of the sample first (the sample's ip when it hit user code),
+  // then each caller's return address minus one (inside its call instruction), as perf reports
+  // them. A sample that cannot be walked still gets its pc when its registers were readable.
+  std::size_t frames = 0;
   // The walk ended at the outermost frame (no caller: _start, clone's thread start) rather
   // than at the end of the copied stack, an unreadable register, or missing unwind tables.
   bool complete = false;
 };
 
 struct UnwindStatistics {
-  std::uint64_t samples = 0;     // samples with registers and stack given to unwind()
-  std::uint64_t complete = 0;    // of them, unwound to the outermost frame
+  std::uint64_t samples = 0;       // samples with registers and stack given to unwind()
+  std::uint64_t complete = 0;      // of them, unwound to the outermost frame
   std::uint64_t no_user_regs = 0;  // samples without user registers (kernel threads, errors)
+  std::uint64_t unreadable_registers = 0;  // of `samples`: a needed register missing, or 32-bit
+  std::uint64_t truncated = 0;  // of `samples`: more frames than the ips given could hold
+  std::uint64_t frames = 0;     // ips written over all samples
 };
 
 class DwarfUnwinder {

@@ -3,13 +3,16 @@
 // records, in file order or in time order the way perf sorts them (by FINISHED_ROUND rounds).
 // A recording whose header was never finished (a recorder killed by SIGKILL) is read up to its
 // last whole record; a corrupt record stops the walk with an error naming its offset, after every
-// record before it was delivered.
+// record before it was delivered. Files are mapped, not copied: the heap holds the events, the
+// features and the walk's own state, however large the file. The records of `perf record -z`
+// (COMPRESSED, COMPRESSED2: one zstd stream across them) are decompressed as the walk meets them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "perfscope/analysis/perf_data_format.hpp"
 #include "perfscope/core/parse_config.hpp"
 #include "perfscope/core/records.hpp"
+#include "perfscope/sys/memory_map.hpp"
 
 namespace perfscope {
 
@@ -36,6 +40,25 @@ struct PerfDataEventInfo {
   ParseConfig config;
   std::vector<std::uint64_t> ids;
   std::string name;  // from EVENT_DESC (or EVENT_UPDATE in pipe mode); empty when absent
+  // From EVENT_UPDATE records: the unit and scale of its counts, and the CPUs it was opened on
+  // (-1: any CPU). Empty when no record said.
+  std::string unit;
+  std::optional<double> scale;
+  std::optional<std::vector<int>> cpus;
+};
+
+// PERF_RECORD_TIME_CONV: how the perf clock relates to the TSC (the user page's time_* fields).
+struct TimeConversion {
+  std::uint64_t time_shift = 0, time_mult = 0, time_zero = 0;
+  // Newer perf adds these; absent in older records.
+  std::optional<std::uint64_t> time_cycles, time_mask;
+  bool cap_user_time_zero = false, cap_user_time_short = false;
+};
+
+// The HEADER_COMPRESSED feature of a `perf record -z` file.
+struct CompressionInfo {
+  static constexpr std::uint32_t zstd = 1;  // type: PERF_COMP_ZSTD
+  std::uint32_t version = 0, type = 0, level = 0, ratio = 0, mmap_len = 0;
 };
 
 struct BuildIdEntry {
@@ -65,20 +88,23 @@ struct PerfDataFeatures {
   std::vector<BuildIdEntry> build_ids;
   std::optional<std::vector<std::byte>> tracing_data;  // the raw TRACING_DATA section
   std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
+  std::optional<CompressionInfo> compression;
   std::vector<unsigned> present;  // every feature bit the file has, decoded or not
 };
 
 // One data record as the reader delivers it.
 struct PerfDataRecord {
-  RecordView view;
-  std::uint64_t offset = 0;  // of its header in the file
-  std::size_t event = 0;     // index into events() of the event that wrote it
-  std::uint64_t time = 0;    // its timestamp; 0 for records without one
+  RecordView view;  // valid during the visit only
+  // Of its header in the file; of the COMPRESSED record that carried it for a decompressed one.
+  std::uint64_t offset = 0;
+  std::size_t event = 0;   // index into events() of the event that wrote it
+  std::uint64_t time = 0;  // its timestamp; 0 for records without one
 };
 
 class PerfDataReader {
  public:
-  // Reads a file; "-" reads standard input (pipe mode, or a file piped in).
+  // Maps a regular file; "-" (or a FIFO) reads standard input into memory (pipe mode, or a file
+  // piped in).
   static PerfDataReader open(const std::string& path);
   static PerfDataReader from_bytes(std::vector<std::byte> bytes);
 
@@ -95,9 +121,18 @@ class PerfDataReader {
   // An error in the data section found while opening (pipe mode, or a torn recovered tail):
   // records before it are readable.
   const std::optional<PerfDataError>& data_error() const noexcept { return data_error_; }
+  // The user-space records perf writes into the data itself (ID_INDEX, EVENT_UPDATE, TIME_CONV,
+  // HEADER_BUILD_ID, THREAD_MAP, ...) are read while opening: in pipe mode every one of the stream;
+  // in file mode those before the first sample or compressed record, where perf writes them
+  // (the build ids then join features().build_ids).
+  const std::vector<perf_data::IdIndexEntry>& id_index() const noexcept { return id_index_; }
+  const std::optional<TimeConversion>& time_conversion() const noexcept { return time_conv_; }
+  // How many records of a user-space type (64 and up) that reading met.
+  std::uint64_t user_records_seen(abi::UserRecordType type) const noexcept;
 
   using Visitor = std::function<void(const PerfDataRecord&)>;
-  // Every record in file order. Returns the error that stopped the walk, if any.
+  // Every record in file order, the contents of COMPRESSED records in place of them. Returns the
+  // error that stopped the walk, if any.
   std::optional<PerfDataError> for_each_record(const Visitor& visit) const;
   // Records with a timestamp sorted as perf sorts them: queued, and at each FINISHED_ROUND
   // delivered up to the latest time of the round before; records without one (user-space types,
@@ -110,17 +145,28 @@ class PerfDataReader {
 
  private:
   PerfDataReader() = default;
+  void parse();
   void parse_file_header();
   void parse_attrs();
   void parse_features();
   void parse_feature(unsigned bit, std::uint64_t offset, std::uint64_t size);
   void parse_pipe();
+  void parse_leading_records();
+  // A user-space record met while opening; false (data_error_ set) when it is malformed.
+  bool take_user_record(std::uint64_t offset, const abi::RecordHeader& header);
+  bool take_event_update(std::uint64_t offset, std::span<const std::byte> record);
   void finish_events();
+  // The walk behind both for_each_record*: `visit(record, stable)`, where stable says whether the
+  // record's bytes outlive the call (a mapped record does; a decompressed or realigned one not).
+  template <class Visit>
+  std::optional<PerfDataError> walk(Visit&& visit) const;
   // The record at `offset` (checked against `end`), or an error.
   std::optional<PerfDataError> record_at(std::uint64_t offset, std::uint64_t end, RecordView& view,
                                          std::uint64_t& next) const noexcept;
 
-  std::vector<std::byte> bytes_;
+  std::vector<std::byte> owned_;  // from_bytes and standard input
+  sys::MemoryMap map_;            // a file
+  std::span<const std::byte> bytes_;
   bool pipe_mode_ = false;
   perf_data::FileHeader header_{};
   std::vector<PerfDataEventInfo> events_;
@@ -131,13 +177,9 @@ class PerfDataReader {
   std::vector<std::pair<std::uint64_t, std::size_t>> id_to_event_;  // sorted
   bool all_identifier_ = false;
   bool truncated_ = false;
-  // Pipe mode with misaligned records: each record copied to an 8-byte aligned place.
-  struct PipeRecord {
-    std::uint64_t file_offset;
-    std::size_t aligned_offset;
-  };
-  std::vector<PipeRecord> pipe_records_;
-  std::vector<std::byte> aligned_;
+  std::vector<perf_data::IdIndexEntry> id_index_;
+  std::optional<TimeConversion> time_conv_;
+  std::vector<std::uint64_t> user_records_ = std::vector<std::uint64_t>(64);  // by type - 64
 };
 
 }  // namespace perfscope

@@ -17,13 +17,14 @@ std::optional<ExportFormat> parse_export_format(std::string_view name) noexcept;
 std::string_view export_format_name(ExportFormat format) noexcept;
 
 // Brendan Gregg's folded stacks (FlameGraph / inferno input): "comm;caller;...;leaf count" per
-// distinct stack, weighted by sample count.
+// distinct stack, weighted by sample count; with samples of several events, each line starts
+// with its "[event]" (counts of different events do not add up).
 void write_folded(const Profile& profile, std::ostream& out);
 // speedscope's file format (https://www.speedscope.app/file-format-schema.json): one sampled
 // profile per thread and event.
 void write_speedscope(const Profile& profile, std::ostream& out);
-// Firefox Profiler's processed ("gecko") format: threads with stack, frame, func and sample
-// tables.
+// The Gecko profile format the Firefox Profiler imports (format version 27): one thread per
+// thread and event, each with its sample, stack, frame and string tables; frames presymbolicated.
 void write_gecko(const Profile& profile, std::ostream& out);
 // pprof's profile.proto, gzipped (go tool pprof reads it).
 void write_pprof(const Profile& profile, std::ostream& out);

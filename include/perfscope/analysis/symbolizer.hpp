@@ -38,15 +38,28 @@ struct InlinedCall {
 // What an address resolves to. The views point into the Symbolizer's caches and stay valid as
 // long as it lives.
 struct SymbolizedAddress {
-  std::string_view symbol;  // the function (demangled when asked); empty when unresolved
+  std::string_view symbol;   // the function (demangled when asked); empty when unresolved
   std::uint64_t offset = 0;  // address minus the function's start
   std::string_view dso;      // the file, "[kernel.kallsyms]", a module "[name]", or the map file
   bool kernel = false;
   // Why `symbol` is empty, one phrase ("kptr_restrict hides kernel addresses", "no symbol
   // table", "file not found"); empty when resolved.
   std::string_view unresolved_reason;
-  SourceLocation source;              // with source_lines
+  // With source_lines: the address's line. With inline_frames as well, the line in `symbol`'s own
+  // code (the call site of the outermost inlined call); without, the line-table row, which lies
+  // in the inlined function when code was inlined there.
+  SourceLocation source;
   std::span<const InlinedCall> inlined;  // with inline_frames: innermost call first
+};
+
+// How much work the caches saved and what was loaded.
+struct SymbolizerStatistics {
+  std::uint64_t lookups = 0;       // resolve_* calls
+  std::uint64_t cache_hits = 0;    // answered from the per-address caches
+  std::uint64_t files_opened = 0;  // ELF files (and kallsyms, perf-PID.map) loaded
+  std::uint64_t symbols_loaded = 0;
+  std::uint64_t debug_files = 0;       // separate debug files used
+  std::uint64_t mini_debug_infos = 0;  // .gnu_debugdata sections decoded
 };
 
 class Symbolizer {
@@ -70,6 +83,7 @@ class Symbolizer {
   // What the symbolizer had to tell the user (build-id mismatches, kptr_restrict, files not
   // found, debug files used), each once.
   const std::vector<std::string>& warnings() const noexcept;
+  const SymbolizerStatistics& statistics() const noexcept;
 
  private:
   struct State;

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 
@@ -22,5 +23,10 @@ bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink);
 bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink);
 // Every process in /proc. Returns how many were synthesized.
 std::size_t synthesize_all_processes(std::size_t sample_id_size, const RecordSink& sink);
+// A PERF_RECORD_LOST of `lost` records for event `id`: the losses the kernel counted but never
+// reported in a LOST record of its own (SamplingSession::kernel_lost), so that the file tells
+// every loss.
+void synthesize_lost(std::uint64_t id, std::uint64_t lost, std::size_t sample_id_size,
+                     const RecordSink& sink);
 
 }  // namespace perfscope

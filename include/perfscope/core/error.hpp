@@ -53,4 +53,12 @@ std::string_view errno_name(int errnum) noexcept;
 
 [[noreturn]] void throw_open_error(int errnum, const EventAttr& attr, const OpenContext& context);
 
+// Like perf: at kernel.perf_event_paranoid >= 2 an unprivileged user may count user space only.
+// True when an open of a task (not CPU-wide) event that failed with EACCES/EPERM counted the
+// kernel, the level is 2 or more and the process has neither CAP_PERFMON nor CAP_SYS_ADMIN: the
+// same open with exclude_kernel and exclude_hv set is allowed. Sessions then retry that way and
+// give user_space_only_notice().
+bool user_space_only_fallback(int errnum, const EventAttr& attr, const OpenContext& context);
+std::string user_space_only_notice();
+
 }  // namespace perfscope

@@ -70,6 +70,9 @@ class CountingSession {
   std::size_t open_fd_count() const noexcept;
   // Number of units (threads or CPUs) the events were opened on.
   std::size_t unit_count() const noexcept { return units_.units().size(); }
+  // What open() changed that the user should know: a raised open-files limit, user space only
+  // at perf_event_paranoid 2 (see user_space_only_fallback).
+  const std::vector<std::string>& notices() const noexcept { return notices_; }
 
  private:
   struct OpenGroup {
@@ -89,6 +92,8 @@ class CountingSession {
   std::vector<EventCount> counts_;
   std::vector<std::uint64_t> read_buffer_;
   std::unique_ptr<sys::GatedChild> child_;
+  std::vector<std::string> notices_;
+  bool user_space_only_ = false;  // every event excludes the kernel (paranoid fallback)
   bool opened_ = false;
 };
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct SamplingOptions {
   bool context_switches = false;       // SWITCH / SWITCH_CPU_WIDE records
   bool time_ordered = true;            // merge the buffers by timestamp
   bool skip_unsupported = false;       // leave out events this machine cannot sample
+  // MMAP2 for data mappings too (perf's mmap_data): perf's dwarf unwinder reads .eh_frame_hdr
+  // through the read-only segment that holds it, which an executable-only map lacks.
+  bool data_mmaps = false;
 };
 
 struct BufferStats {
@@ -103,12 +107,23 @@ class SamplingSession {
   std::size_t buffer_count() const noexcept { return buffers_.size(); }
   BufferStats buffer_stats(std::size_t buffer) const noexcept;
   BufferStats total_stats() const noexcept;
+  // Records the kernel failed to write into the buffers (full) over the whole session, as it
+  // counts them per event (PERF_FORMAT_LOST, Linux 6.0; nullopt before). LOST records report
+  // the same losses, but only at the buffer's next successful write: what a buffer still full
+  // when the events stop has lost, no LOST record ever says. After stop() and drain(), the
+  // difference to total_stats().lost is that unreported loss. Events that sample READ, and the
+  // inherited copies of an event (threads created later), are not in this count.
+  std::optional<std::uint64_t> kernel_lost() const noexcept;
   // Events this machine could not open (with skip_unsupported), with why.
   const std::vector<std::string>& unsupported() const noexcept { return unsupported_; }
+  // What open() changed that the user should know: a raised open-files limit, user space only
+  // at perf_event_paranoid 2 (see user_space_only_fallback).
+  const std::vector<std::string>& notices() const noexcept { return notices_; }
 
  private:
   struct Buffer {
     RingBuffer ring;
+    int fd = -1;  // the event whose fd is in the epoll set (until it hangs up)
     BufferStats stats;
     bool has_record = false;  // `current` holds the peeked record of this round
     RecordView current;
@@ -140,6 +155,9 @@ class SamplingSession {
   std::unique_ptr<sys::EventPoll> poll_;
   std::unique_ptr<sys::GatedChild> child_;
   std::vector<std::string> unsupported_;
+  std::vector<std::string> notices_;
+  bool user_space_only_ = false;  // every event excludes the kernel (paranoid fallback)
+  bool lost_format_ = true;       // PERF_FORMAT_LOST is asked for (refused before Linux 6.0)
   int cgroup_fd_ = -1;
   int pidfd_ = -1;
   bool command_exited_ = false;

@@ -5,6 +5,9 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "perfscope/engine/target.hpp"
@@ -16,6 +19,11 @@ struct TargetUnit {
   int cpu;
   unsigned long flags;  // abi::open_flag::pid_cgroup for cgroup units
 };
+
+// Every event on every unit takes a file descriptor: raises the soft RLIMIT_NOFILE (up to the hard
+// limit) when `descriptors` would not fit under it, as perf does. Returns the notice to give the
+// user when the limit was changed; a hard limit too low still fails the opens with EMFILE.
+std::optional<std::string> raise_open_files_for(std::size_t descriptors);
 
 class TargetUnits {
  public:

@@ -59,6 +59,10 @@ std::optional<std::string> tracefs_root();
 std::optional<std::string> cgroup2_root();
 // Opens a directory (cgroup) as an O_RDONLY|O_CLOEXEC fd; returns fd or -errno.
 int open_directory(const std::string& path) noexcept;
+// Opens a regular file for reading; returns fd or -errno (-ENODEV when `path` is something else).
+// Paths from recordings may name anything: a FIFO would block the open, a terminal or pipe
+// (/proc/self/fd/0) the reads, a device would read forever.
+int open_regular_file(const std::string& path) noexcept;
 
 // Resource limits relevant to perf: RLIMIT_NOFILE and RLIMIT_MEMLOCK (soft, hard).
 struct Limit {

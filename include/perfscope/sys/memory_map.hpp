@@ -1,5 +1,5 @@
-// A shared mapping of a file descriptor (a perf fd: its user page, ring buffer or AUX area),
-// unmapped when the owner goes away.
+// A shared mapping of a file descriptor (a perf fd: its user page, ring buffer or AUX area), or a
+// read-only mapping of a whole file, unmapped when the owner goes away.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +28,11 @@ class MemoryMap {
   // mmap(2) of `length` bytes of `fd` from `offset`, MAP_SHARED. Returns 0 or -errno; a mapping
   // held before is released first.
   int map(int fd, std::size_t length, MapAccess access, std::uint64_t offset = 0) noexcept;
+  // The whole regular file at `path`, read-only and private: its pages come from the page cache
+  // and stay out of the heap however large the file is. Returns 0 or -errno; -ENODEV when `path`
+  // is not a regular file (a FIFO, a terminal: read those as a stream). An empty file maps
+  // nothing and returns 0 with size() 0. The file must not shrink while mapped (SIGBUS).
+  int map_file(const char* path) noexcept;
   // munmap(2); returns 0 or -errno (0 when nothing is mapped).
   int unmap() noexcept;
 

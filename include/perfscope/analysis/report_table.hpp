@@ -1,0 +1,73 @@
+// The report table: a Profile aggregated the way `perf report` shows it (one row per distinct
+// value of the sort keys, with its share of the event's period, self and inclusive), and its
+// text rendering with perf's call-graph layout below each row.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfscope/analysis/profile.hpp"
+
+namespace perfscope {
+
+enum class ReportSortKey { comm, pid, tid, dso, sym, cpu, srcline };
+
+// "comm,dso,sym" -> keys. Throws std::invalid_argument naming the unknown key and the known ones.
+std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text);
+
+// Which way call trees below a row go: from the row's function to its callees (caller: the
+// outermost function at the top), to its callers (callee), or no tree.
+enum class ReportCallGraph { caller, callee, none };
+
+struct ReportOptions {
+  std::vector<ReportSortKey> sort{ReportSortKey::comm, ReportSortKey::dso, ReportSortKey::sym};
+  // Inclusive ("Children") and "Self" columns; nullopt: when the event has call chains (perf's
+  // default).
+  std::optional<bool> children;
+  // nullopt: caller with children, callee without (perf's defaults).
+  std::optional<ReportCallGraph> call_graph;
+  double percent_limit = 0;       // rows below this share are not shown
+  double call_graph_limit = 0.5;  // tree branches below this share of the event are not shown
+  bool show_samples = true;       // the Samples column
+};
+
+struct ReportRow {
+  std::vector<std::string> keys;      // the display text of each sort key
+  std::uint32_t function = no_index;  // of the row's frames, when the keys name one function
+  bool kernel = false;
+  std::uint64_t self_period = 0, self_samples = 0;
+  std::uint64_t total_period = 0, total_samples = 0;  // inclusive: with the callees' samples
+  // The sample stacks behind the row: `leaf` is the sample's stack, `anchor` the node of it
+  // that holds the row's frame (the leaf itself for self samples).
+  struct Contribution {
+    std::uint32_t leaf = no_index, anchor = no_index;
+    std::uint64_t period = 0;
+  };
+  std::vector<Contribution> contributions;
+};
+
+struct ReportTable {
+  std::uint32_t event = 0;
+  std::uint64_t period = 0, samples = 0;  // of the event, after filters
+  bool children = false;
+  ReportCallGraph call_graph = ReportCallGraph::none;
+  std::vector<ReportRow> rows;  // largest first (inclusive share with children, else self)
+
+  double percent(std::uint64_t row_period) const noexcept {
+    return period == 0 ? 0.0
+                       : 100.0 * static_cast<double>(row_period) / static_cast<double>(period);
+  }
+};
+
+// The table of one event of the profile.
+ReportTable build_report_table(const Profile& profile, std::uint32_t event,
+                               const ReportOptions& options);
+
+// perf report --stdio's layout: the header (samples, event, lost and throttle counts, DWARF
+// unwinding), then each event's table with its call trees.
+std::string render_report(const Profile& profile, const ReportOptions& options);
+
+}  // namespace perfscope

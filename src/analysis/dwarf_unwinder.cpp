@@ -1,0 +1,495 @@
+#include "perfscope/analysis/dwarf_unwinder.hpp"
+
+#include <elf.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "perfscope/abi/record_type.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "unwind_registers.hpp"
+
+namespace perfscope {
+
+namespace {
+
+using unwind::InitialRegisters;
+using unwind::UnwindArch;
+
+// Processes whose unwind tables stay loaded; the least recently sampled one beyond this is
+// dropped (a long recording of short-lived processes would otherwise keep every one).
+constexpr std::size_t max_cached_processes = 64;
+
+// One ELF file on disk, opened once for every process that maps it: its loadable segments place
+// the mappings, and its bytes answer reads of read-only memory the copied stack does not hold.
+struct LoadableFile {
+  struct Segment {
+    std::uint64_t vaddr = 0, offset = 0, file_size = 0, memory_size = 0;
+    std::uint32_t flags = 0;
+  };
+  int fd = -1;
+  Elf* elf = nullptr;
+  const std::byte* image = nullptr;
+  std::size_t image_size = 0;
+  UnwindArch arch = UnwindArch::unsupported;
+  std::vector<Segment> segments;  // PT_LOAD, in file order
+  std::vector<std::uint8_t> build_id;
+
+  LoadableFile() = default;
+  LoadableFile(const LoadableFile&) = delete;
+  LoadableFile& operator=(const LoadableFile&) = delete;
+  ~LoadableFile() {
+    if (elf) elf_end(elf);
+    if (fd >= 0) ::close(fd);
+  }
+  bool usable() const noexcept { return elf != nullptr; }
+
+  bool open(const std::string& path) {
+    static const bool libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
+    if (!libelf_ready) return false;
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    GElf_Ehdr header;
+    std::size_t count = 0;
+    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &header) ||
+        elf_getphdrnum(elf, &count) != 0) {
+      return fail();
+    }
+    arch = unwind::arch_of_machine(header.e_machine);
+    for (std::size_t i = 0; i < count; ++i) {
+      GElf_Phdr phdr;
+      if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
+      segments.push_back({phdr.p_vaddr, phdr.p_offset, phdr.p_filesz, phdr.p_memsz, phdr.p_flags});
+    }
+    const char* raw = elf_rawfile(elf, &image_size);
+    image = reinterpret_cast<const std::byte*>(raw);
+    if (segments.empty() || !image) return fail();
+    const void* note = nullptr;
+    ssize_t length = dwelf_elf_gnu_build_id(elf, &note);
+    if (length > 0) {
+      const auto* bytes = static_cast<const std::uint8_t*>(note);
+      build_id.assign(bytes, bytes + length);
+    }
+    return true;
+  }
+
+  bool fail() {
+    if (elf) elf_end(elf);
+    elf = nullptr;
+    return false;
+  }
+
+  // The lowest and highest address of the loaded image at load bias `bias`.
+  std::uint64_t low(std::uint64_t bias) const noexcept {
+    std::uint64_t lowest = ~std::uint64_t{0};
+    for (const auto& segment : segments) lowest = std::min(lowest, segment.vaddr);
+    return bias + (lowest & ~std::uint64_t{0xfff});
+  }
+  std::uint64_t high(std::uint64_t bias) const noexcept {
+    std::uint64_t highest = 0;
+    for (const auto& segment : segments) {
+      highest = std::max(highest, segment.vaddr + segment.memory_size);
+    }
+    return bias + highest;
+  }
+
+  // The 8 bytes at virtual address `vaddr` (unbiased) when a read-only segment's file contents
+  // hold them: what the process saw there, since nothing could have written it.
+  bool read_word(std::uint64_t vaddr, std::uint64_t& word) const noexcept {
+    for (const auto& segment : segments) {
+      if ((segment.flags & PF_W) || vaddr < segment.vaddr || segment.file_size < 8 ||
+          vaddr - segment.vaddr > segment.file_size - 8) {
+        continue;
+      }
+      std::uint64_t offset = segment.offset + (vaddr - segment.vaddr);
+      if (offset > image_size || image_size - offset < 8) return false;
+      std::memcpy(&word, image + offset, 8);
+      return true;
+    }
+    return false;
+  }
+};
+
+// A file placed in a process: its image spans [low, high) at load bias `bias`.
+struct PlacedModule {
+  std::uint64_t low = 0, high = 0, bias = 0;
+  const std::string* path = nullptr;  // key of the file cache
+  LoadableFile* file = nullptr;
+  bool operator==(const PlacedModule& other) const noexcept {
+    return file == other.file && bias == other.bias;
+  }
+};
+
+// The sample being unwound, as the libdwfl callbacks see it.
+struct SampleContext {
+  InitialRegisters registers;
+  std::span<const std::byte> stack;  // the valid copy, starting at registers.sp
+  // Reads that found no bytes since the last frame was reported: libdw ends a walk whose return
+  // address cannot be read as if the CFI had said there is no caller, and this tells them apart.
+  unsigned failed_reads = 0;
+};
+
+struct ProcessUnwind {
+  Dwfl* dwfl = nullptr;
+  std::uint64_t generation = 0;
+  std::uint64_t last_use = 0;
+  UnwindArch arch = UnwindArch::unsupported;
+  std::vector<PlacedModule> modules;  // by low address
+  SampleContext sample;
+
+  ProcessUnwind() = default;
+  ProcessUnwind(const ProcessUnwind&) = delete;
+  ProcessUnwind& operator=(const ProcessUnwind&) = delete;
+  ~ProcessUnwind() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+
+  const PlacedModule* module_at(std::uint64_t address) const noexcept {
+    auto it = std::upper_bound(
+        modules.begin(), modules.end(), address,
+        [](std::uint64_t value, const PlacedModule& module) { return value < module.low; });
+    if (it == modules.begin()) return nullptr;
+    --it;
+    return address < it->high ? &*it : nullptr;
+  }
+};
+
+// ---- libdwfl callbacks: the process is the recorded one, its only thread the sampled one ----
+
+pid_t next_thread(Dwfl*, void* dwfl_arg, void** thread_argp) {
+  // dwfl_getthread_frames asks through get_thread; a walk over all threads sees none.
+  *thread_argp = dwfl_arg;
+  return 0;
+}
+
+bool get_thread(Dwfl*, pid_t, void* dwfl_arg, void** thread_argp) {
+  *thread_argp = dwfl_arg;
+  return true;
+}
+
+bool memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* dwfl_arg) {
+  auto* process = static_cast<ProcessUnwind*>(dwfl_arg);
+  SampleContext& sample = process->sample;
+  std::uint64_t sp = sample.registers.sp;
+  if (address >= sp && address - sp <= sample.stack.size() &&
+      sample.stack.size() - (address - sp) >= 8) {
+    std::memcpy(result, sample.stack.data() + (address - sp), 8);
+    return true;
+  }
+  const PlacedModule* module = process->module_at(address);
+  std::uint64_t word = 0;
+  if (!module || !module->file->read_word(address - module->bias, word)) {
+    ++sample.failed_reads;
+    return false;
+  }
+  *result = word;
+  return true;
+}
+
+bool set_initial_registers(Dwfl_Thread* thread, void* thread_arg) {
+  const auto& registers = static_cast<const ProcessUnwind*>(thread_arg)->sample.registers;
+  if (!dwfl_thread_state_registers(thread, 0, registers.count, registers.dwarf.data())) {
+    return false;
+  }
+  dwfl_thread_state_register_pc(thread, registers.pc);
+  return true;
+}
+
+const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+    .detach = nullptr,
+    .thread_detach = nullptr,
+};
+
+// Separate debug files (.debug_frame) are looked up the standard way; every module is reported
+// with its ELF already open, so no find_elf is needed.
+char* debuginfo_path = nullptr;
+const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+// What a walk collects: each frame's pc as perf reports it.
+struct Walk {
+  SampleContext* sample = nullptr;
+  std::span<std::uint64_t> ips;
+  std::size_t frames = 0;
+  unsigned sp_register = 0;
+  std::uint64_t last_pc = 0, last_sp = 0;
+  bool truncated = false;
+};
+
+int on_frame(Dwfl_Frame* frame, void* arg) {
+  auto& walk = *static_cast<Walk*>(arg);
+  // Asking whether this frame is an activation unwinds it to its caller: reads failing from
+  // here on belong to that step.
+  walk.sample->failed_reads = 0;
+  Dwarf_Addr pc = 0;
+  bool activation = false;
+  if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
+  // A return address points after the call: one byte back lies inside the call instruction,
+  // which names the caller's line and function (what perf reports too).
+  if (!activation) --pc;
+  Dwarf_Word sp = 0;
+  bool have_sp = dwfl_frame_reg(frame, walk.sp_register, &sp) == 0;
+  // A frame identical to the one before (bad CFI) would repeat forever.
+  if (walk.frames > 0 && have_sp && pc == walk.last_pc && sp == walk.last_sp) {
+    return DWARF_CB_ABORT;
+  }
+  if (walk.frames == walk.ips.size()) {
+    walk.truncated = true;
+    return DWARF_CB_ABORT;
+  }
+  walk.ips[walk.frames++] = pc;
+  walk.last_pc = pc;
+  walk.last_sp = have_sp ? sp : 0;
+  return DWARF_CB_OK;
+}
+
+}  // namespace
+
+struct DwarfUnwinder::State {
+  const TaskMaps& maps;
+  UnwindStatistics statistics;
+  std::unordered_map<std::string, std::unique_ptr<LoadableFile>> files;
+  std::unordered_map<std::uint32_t, std::unique_ptr<ProcessUnwind>> processes;
+  std::uint64_t clock = 0;
+  // Reused while placing modules.
+  std::vector<PlacedModule> placed;
+  std::map<std::pair<LoadableFile*, std::uint64_t>, std::pair<unsigned, const std::string*>> votes;
+
+  explicit State(const TaskMaps& task_maps) : maps(task_maps) {}
+
+  LoadableFile* file(const std::string& path) {
+    auto found = files.find(path);
+    if (found == files.end()) {
+      auto opened = std::make_unique<LoadableFile>();
+      opened->open(path);
+      found = files.emplace(path, std::move(opened)).first;
+    }
+    return found->second->usable() ? found->second.get() : nullptr;
+  }
+
+  // The files of process `pid` and where they are loaded. A mapping says only which file offset
+  // sits at which address; the segment holding that offset gives the load bias. Page-sharing
+  // segments make some mappings ambiguous, so every mapping votes for the biases it allows (an
+  // executable segment's vote counts most) and each file is placed at its winning bias.
+  void place_modules(std::uint32_t pid) {
+    votes.clear();
+    maps.for_each_mapping(pid, [&](const TaskMaps::MappingView& mapping) {
+      const std::string& path = *mapping.filename;
+      if (path.empty() || path.front() != '/') return;  // [vdso], [stack], //anon
+      LoadableFile* loadable = file(path);
+      if (!loadable) return;
+      // A file replaced since the recording would place wrong unwind tables.
+      if (!mapping.build_id.empty() && !loadable->build_id.empty() &&
+          !std::equal(mapping.build_id.begin(), mapping.build_id.end(), loadable->build_id.begin(),
+                      loadable->build_id.end())) {
+        return;
+      }
+      for (const auto& segment : loadable->segments) {
+        std::uint64_t page_start = segment.offset & ~std::uint64_t{0xfff};
+        if (mapping.pgoff < page_start ||
+            mapping.pgoff >= segment.offset + std::max<std::uint64_t>(segment.file_size, 1)) {
+          continue;
+        }
+        std::uint64_t bias = mapping.start - mapping.pgoff - (segment.vaddr - segment.offset);
+        auto& vote = votes[{loadable, bias}];
+        vote.first += (segment.flags & PF_X) ? 3 : 1;
+        vote.second = mapping.filename;
+      }
+    });
+    placed.clear();
+    for (auto it = votes.begin(); it != votes.end();) {
+      auto best = it;
+      for (; it != votes.end() && it->first.first == best->first.first; ++it) {
+        if (it->second.first > best->second.first) best = it;
+      }
+      LoadableFile* loadable = best->first.first;
+      std::uint64_t bias = best->first.second;
+      placed.push_back({loadable->low(bias), loadable->high(bias), bias,
+                        &files.find(*best->second.second)->first, loadable});
+    }
+    std::sort(placed.begin(), placed.end(),
+              [](const PlacedModule& a, const PlacedModule& b) { return a.low < b.low; });
+    // Overlapping images (a stale mapping) would make libdwfl refuse the later one anyway.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+      if (kept > 0 && placed[i].low < placed[kept - 1].high) continue;
+      placed[kept++] = placed[i];
+    }
+    placed.resize(kept);
+  }
+
+  static bool report(Dwfl* dwfl, const PlacedModule& module) {
+    return dwfl_report_elf(dwfl, module.path->c_str(), module.path->c_str(), -1, module.bias,
+                           true) != nullptr;
+  }
+
+  // A fresh Dwfl holding `placed`, attached to the sampled process state.
+  bool rebuild(std::uint32_t pid, ProcessUnwind& process) {
+    if (process.dwfl) dwfl_end(process.dwfl);
+    process.dwfl = nullptr;
+    process.modules.clear();
+    process.arch = UnwindArch::unsupported;
+    if (placed.empty()) return false;
+    Dwfl* dwfl = dwfl_begin(&offline_callbacks);
+    if (!dwfl) return false;
+    dwfl_report_begin(dwfl);
+    std::vector<PlacedModule> reported;
+    reported.reserve(placed.size());
+    for (const auto& module : placed) {
+      if (report(dwfl, module)) reported.push_back(module);
+    }
+    dwfl_report_end(dwfl, nullptr, nullptr);
+    // The architecture (registers, CFI conventions) is the main program's: the first file of
+    // a known machine, normally the lowest-mapped executable.
+    const PlacedModule* arch_module = nullptr;
+    for (const auto& module : reported) {
+      if (module.file->arch != UnwindArch::unsupported) {
+        arch_module = &module;
+        break;
+      }
+    }
+    // Our own Elf for the backend: one owned by a module could be dropped by a later report.
+    if (!arch_module || !dwfl_attach_state(dwfl, arch_module->file->elf, static_cast<pid_t>(pid),
+                                           &thread_callbacks, &process)) {
+      dwfl_end(dwfl);
+      return false;
+    }
+    process.dwfl = dwfl;
+    process.arch = arch_module->file->arch;
+    process.modules = std::move(reported);
+    return true;
+  }
+
+  // Brings the process's Dwfl up to date with its recorded mappings. New mappings are added to
+  // the existing Dwfl (keeping the unwind tables it has parsed); anything else starts afresh.
+  void refresh(std::uint32_t pid, ProcessUnwind& process) {
+    place_modules(pid);
+    if (placed == process.modules && process.dwfl) return;
+    bool only_added =
+        process.dwfl &&
+        std::all_of(process.modules.begin(), process.modules.end(), [&](const PlacedModule& old) {
+          return std::find(placed.begin(), placed.end(), old) != placed.end();
+        });
+    if (!only_added) {
+      rebuild(pid, process);
+      return;
+    }
+    dwfl_report_begin_add(process.dwfl);
+    for (const auto& module : placed) {
+      if (std::find(process.modules.begin(), process.modules.end(), module) !=
+          process.modules.end()) {
+        continue;
+      }
+      if (report(process.dwfl, module)) process.modules.push_back(module);
+    }
+    dwfl_report_end(process.dwfl, nullptr, nullptr);
+    std::sort(process.modules.begin(), process.modules.end(),
+              [](const PlacedModule& a, const PlacedModule& b) { return a.low < b.low; });
+  }
+
+  ProcessUnwind* process_of(std::uint32_t pid) {
+    auto found = processes.find(pid);
+    if (found == processes.end()) {
+      if (processes.size() >= max_cached_processes) evict_oldest();
+      found = processes.emplace(pid, std::make_unique<ProcessUnwind>()).first;
+    }
+    ProcessUnwind& process = *found->second;
+    process.last_use = ++clock;
+    std::uint64_t generation = maps.maps_generation(pid);
+    if (generation != process.generation || !process.dwfl) {
+      refresh(pid, process);
+      process.generation = generation;
+    }
+    return &process;
+  }
+
+  void evict_oldest() {
+    auto oldest = std::min_element(
+        processes.begin(), processes.end(),
+        [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; });
+    if (oldest != processes.end()) processes.erase(oldest);
+  }
+};
+
+DwarfUnwinder::DwarfUnwinder(const TaskMaps& maps) : state_(std::make_unique<State>(maps)) {}
+
+DwarfUnwinder::~DwarfUnwinder() {
+  // Dwfls first: their backends use the Elf handles of the file cache.
+  if (state_) state_->processes.clear();
+}
+
+const UnwindStatistics& DwarfUnwinder::statistics() const noexcept { return state_->statistics; }
+
+UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
+                                   std::span<std::uint64_t> ips) noexcept {
+  UnwindResult result;
+  UnwindStatistics& statistics = state_->statistics;
+  if (!sample.has(abi::sample_format::regs_user) || sample.regs_user.abi == 0) {
+    ++statistics.no_user_regs;
+    return result;
+  }
+  ++statistics.samples;
+  if (ips.empty()) return result;
+  try {
+    ProcessUnwind* process = state_->process_of(sample.pid);
+    SampleContext& context = process->sample;
+    UnwindArch arch = process->arch;
+    if (arch == UnwindArch::unsupported) {
+      // No file of the process could be opened: the pc is all there is, read as this host's.
+#if defined(__aarch64__)
+      arch = UnwindArch::arm64;
+#else
+      arch = UnwindArch::x86_64;
+#endif
+    }
+    if (!unwind::initial_registers(arch, sample.regs_user, context.registers)) {
+      ++statistics.unreadable_registers;
+      return result;
+    }
+    context.stack = sample.has(abi::sample_format::stack_user) ? sample.stack_user_valid()
+                                                               : std::span<const std::byte>();
+    context.failed_reads = 0;
+    Walk walk;
+    walk.sample = &context;
+    walk.ips = ips;
+    walk.sp_register = context.registers.sp_dwarf_number;
+    int status = -1;
+    if (process->dwfl) {
+      auto tid = static_cast<pid_t>(sample.tid != 0 ? sample.tid : sample.pid);
+      status = dwfl_getthread_frames(process->dwfl, tid, on_frame, &walk);
+    }
+    if (walk.frames == 0) ips[walk.frames++] = context.registers.pc;
+    result.frames = walk.frames;
+    // 0: the walk stopped because the last frame has no return address, and not for want of
+    // the bytes that would have held it.
+    result.complete = status == 0 && !walk.truncated && context.failed_reads == 0;
+    if (result.complete) ++statistics.complete;
+    if (walk.truncated) ++statistics.truncated;
+    statistics.frames += result.frames;
+  } catch (...) {
+    // Only allocation can throw here; the sample goes without a chain.
+    result = UnwindResult{};
+  }
+  return result;
+}
+
+}  // namespace perfscope

@@ -1,0 +1,57 @@
+// ElfImage: one ELF file opened with libelf (mapped from disk, or decoded bytes held in memory),
+// with the program-header arithmetic that turns a mapped file offset into a virtual address.
+#pragma once
+
+#include <libelf.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfscope {
+
+class ElfImage {
+ public:
+  // Opens `path`; on failure returns nullopt and says why in `error` ("file not found: PATH",
+  // "cannot open PATH: ...", "not an ELF file: PATH").
+  static std::optional<ElfImage> open(const std::string& path, std::string& error);
+  // An ELF image held in memory (decompressed MiniDebugInfo, the vDSO); nullopt when the bytes
+  // are not ELF.
+  static std::optional<ElfImage> from_bytes(std::vector<unsigned char> bytes);
+
+  ElfImage(ElfImage&& other) noexcept;
+  ElfImage& operator=(ElfImage&& other) noexcept;
+  ElfImage(const ElfImage&) = delete;
+  ElfImage& operator=(const ElfImage&) = delete;
+  ~ElfImage();
+
+  Elf* elf() const noexcept { return elf_; }
+  // The NT_GNU_BUILD_ID note; empty when the file has none.
+  std::span<const std::uint8_t> build_id() const noexcept;
+  // The first section named `name`, or nullptr.
+  Elf_Scn* section(std::string_view name) const noexcept;
+  // The first section of type `type` (SHT_SYMTAB, ...) with entries, or nullptr.
+  Elf_Scn* section_of_type(std::uint32_t type) const noexcept;
+  // The contents of a section (empty for SHT_NOBITS or when unreadable).
+  std::span<const std::byte> section_bytes(Elf_Scn* section) const noexcept;
+  // The PT_LOAD program headers: where each part of the file is loaded.
+  struct Segment {
+    std::uint64_t offset, size, address;  // file offset, file size, virtual address
+  };
+  const std::vector<Segment>& segments() const noexcept { return segments_; }
+
+ private:
+  ElfImage() = default;
+  bool load_segments();
+  void release() noexcept;
+
+  int fd_ = -1;
+  Elf* elf_ = nullptr;
+  std::vector<unsigned char> bytes_;  // backs elf_ when the image came from memory
+  std::vector<Segment> segments_;
+};
+
+}  // namespace perfscope

@@ -1,0 +1,44 @@
+// The program the symbolizer tests read (never run by them): C++ functions in a namespace, a
+// template, and an always-inlined function called from a noinline one, built -O2 -g. Comments
+// with "marker:" name lines the tests look up in this file to know the exact lines to expect.
+#include <cstdio>
+#include <cstdlib>
+
+namespace symtest {
+
+// All on one line: every row of the line table for it names this line.
+[[gnu::noinline]] int first_line(int value) { return value * 7 + 1; }  // marker:first-line
+
+[[gnu::noinline]] int compute(int value) {  // marker:compute
+  int sum = 0;
+  for (int i = 0; i < value; ++i) sum += i * value;
+  return sum;
+}
+
+template <typename T>
+[[gnu::noinline]] T scaled(T value, T factor) {
+  return value * factor + static_cast<T>(3);
+}
+
+[[gnu::always_inline]] inline int mix(int value) {
+  int result = value;
+  for (int round = 0; round < value % 7 + 3; ++round) {
+    result = result * 31 + (result >> 3);  // marker:mix-body
+  }
+  return result;
+}
+
+[[gnu::noinline]] int outer(int value) {
+  int mixed = mix(value);  // marker:outer-call
+  return mixed ^ (value << 2);
+}
+
+}  // namespace symtest
+
+int main(int argc, char** argv) {
+  int value = argc > 1 ? std::atoi(argv[1]) : 5;
+  long total = symtest::compute(value) + symtest::scaled<long>(value, 9) + symtest::outer(value);
+  total += symtest::first_line(value);
+  std::printf("%ld\n", total);
+  return 0;
+}

@@ -1,0 +1,139 @@
+// perfscope report: where the samples of a perf.data file went, as perf report's table with call
+// trees, or exported in a format other tools open (flame graphs, speedscope, Firefox Profiler,
+// pprof, JSON).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/profile.hpp"
+#include "perfscope/analysis/profile_exporters.hpp"
+#include "perfscope/analysis/report_table.hpp"
+
+namespace perfscope::cli {
+
+ReportCommand::ReportCommand(CLI::App& app) {
+  app_ = app.add_subcommand("report", "Show where the samples of a perf.data file went");
+  app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
+  app_->add_option("-s,--sort", options_.sort,
+                   "Sort keys: comm,pid,tid,dso,sym,cpu,srcline (default comm,dso,sym)");
+  app_->add_flag("--children,!--no-children", options_.children,
+                 "Inclusive (Children) and Self columns; the default with call chains");
+  app_->add_option("-g,--call-graph", options_.call_graph,
+                   "Call trees: caller, callee or none (default caller with --children, "
+                   "callee without)");
+  app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this percentage")
+      ->check(CLI::Range(0.0, 100.0));
+  app_->add_option("--comm", options_.comms, "Only these commands (comma-separated)")
+      ->delimiter(',');
+  app_->add_option("--pid", options_.pids, "Only these processes (comma-separated)")
+      ->delimiter(',');
+  app_->add_option("--tid", options_.tids, "Only these threads (comma-separated)")->delimiter(',');
+  app_->add_option("--dso", options_.dsos,
+                   "Only samples in these files (path or file name, comma-separated)")
+      ->delimiter(',');
+  app_->add_option("--symbol,--symbols", options_.symbols,
+                   "Only samples in these functions (comma-separated)")
+      ->delimiter(',');
+  app_->add_flag("--stdio", options_.stdio, "Text output (the only interactive-free one)");
+  app_->add_flag("--srcline", options_.srcline, "Source lines of each address (DWARF)");
+  app_->add_flag("--inline", options_.inline_frames, "Inlined calls as frames (DWARF)");
+  app_->add_option("--debug-root", options_.debug_root,
+                   "Where separate debug files are (default /usr/lib/debug)");
+  app_->add_option("--format", options_.format,
+                   "Export instead: folded, speedscope, gecko, pprof, json or svg");
+  app_->add_option("-o,--output", options_.output, "Write to this file instead of stdout");
+}
+
+int ReportCommand::run() {
+  const ReportCommandOptions& o = options_;
+  ReportOptions report;
+  if (!o.sort.empty()) report.sort = parse_report_sort_keys(o.sort);
+  if (o.children != 0) report.children = o.children > 0;
+  if (!o.call_graph.empty()) {
+    // perf's -g takes "caller", "callee" or "none" first, possibly with more fields after a
+    // comma (graph,0.5,caller): the first word that is one of ours decides.
+    std::string mode = o.call_graph.substr(0, o.call_graph.find(','));
+    if (mode == "caller") {
+      report.call_graph = ReportCallGraph::caller;
+    } else if (mode == "callee") {
+      report.call_graph = ReportCallGraph::callee;
+    } else if (mode == "none") {
+      report.call_graph = ReportCallGraph::none;
+    } else {
+      throw std::invalid_argument(
+          fmt::format("-g '{}': the call graph is caller, callee or none", o.call_graph));
+    }
+  }
+  report.percent_limit = o.percent_limit;
+
+  std::optional<ExportFormat> format;
+  if (!o.format.empty()) {
+    format = parse_export_format(o.format);
+    if (!format) {
+      throw std::invalid_argument(fmt::format(
+          "--format '{}': the formats are folded, speedscope, gecko, pprof, json and svg",
+          o.format));
+    }
+    if (*format == ExportFormat::pprof && o.output.empty() && ::isatty(STDOUT_FILENO)) {
+      throw std::invalid_argument(
+          "--format pprof writes gzipped binary protobuf: name a file with -o FILE (then "
+          "`go tool pprof -top FILE`)");
+    }
+  }
+
+  ProfileOptions options;
+  options.symbols.source_lines = o.srcline;
+  for (ReportSortKey key : report.sort) {
+    if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
+  }
+  options.symbols.inline_frames = o.inline_frames;
+  if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
+  options.filter.comms = o.comms;
+  options.filter.pids = o.pids;
+  options.filter.tids = o.tids;
+  options.filter.dsos = o.dsos;
+  options.filter.symbols = o.symbols;
+
+  PerfDataReader reader = PerfDataReader::open(o.input);
+  Profile profile = build_profile(reader, options);
+  if (profile.summary.samples_read == 0) {
+    fmt::print(stderr, "perfscope: {}: the recording has no samples\n", o.input);
+  } else if (profile.summary.samples == 0) {
+    fmt::print(stderr,
+               "perfscope: {}: none of its {} samples passed the filters (--comm, --pid, --tid, "
+               "--dso, --symbol)\n",
+               o.input, profile.summary.samples_read);
+  }
+
+  std::ofstream file;
+  std::ostream* out = &std::cout;
+  if (!o.output.empty()) {
+    file.open(o.output, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      throw std::runtime_error(
+          fmt::format("-o {}: cannot open it for writing (does its directory exist?)", o.output));
+    }
+    out = &file;
+  }
+  if (format) {
+    write_profile(profile, *format, *out);
+  } else {
+    std::string text = render_report(profile, report);
+    out->write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  out->flush();
+  if (!*out) {
+    throw std::runtime_error(
+        fmt::format("writing {} failed", o.output.empty() ? std::string("stdout") : o.output));
+  }
+  return 0;
+}
+
+}  // namespace perfscope::cli
