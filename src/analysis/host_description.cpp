@@ -13,6 +13,13 @@ namespace perfscope {
 
 namespace {
 
+std::optional<std::uint64_t> clock_ns(clockid_t clock) {
+  struct timespec now {};
+  if (::clock_gettime(clock, &now) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(now.tv_sec) * 1000000000ULL +
+         static_cast<std::uint64_t>(now.tv_nsec);
+}
+
 std::string trim(std::string text) {
   auto begin = text.find_first_not_of(" \t\n");
   if (begin == std::string::npos) return {};
@@ -124,6 +131,19 @@ PerfDataFeatures describe_host(std::vector<std::string> cmdline) {
                               static_cast<std::uint64_t>(resolution.tv_nsec);
   }
   return features;
+}
+
+std::optional<ClockData> clock_reference(int clockid) {
+  auto before = clock_ns(CLOCK_REALTIME);
+  auto clock = clock_ns(static_cast<clockid_t>(clockid));
+  auto after = clock_ns(CLOCK_REALTIME);
+  if (!before || !clock || !after) return std::nullopt;
+  ClockData data;
+  data.clockid = static_cast<std::uint32_t>(clockid);
+  // (A wall clock stepped back in between leaves the first reading.)
+  data.wall_clock_ns = *after >= *before ? *before + (*after - *before) / 2 : *before;
+  data.clockid_time_ns = *clock;
+  return data;
 }
 
 }  // namespace perfscope

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 
@@ -24,6 +25,8 @@ using perf_data::Feature;
 constexpr std::size_t record_header_size = sizeof(abi::RecordHeader);
 // The largest record: its size is a u16.
 constexpr std::size_t record_size_max = 0xffff;
+// How much of a mapped file a walk reads before giving the pages behind it back.
+constexpr std::uint64_t drop_step = 8 << 20;
 
 constexpr std::uint32_t type_of(abi::UserRecordType type) {
   return static_cast<std::uint32_t>(type);
@@ -558,6 +561,22 @@ void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint
       features_.compression = info;
       break;
     }
+    case Feature::clock_data: {
+      std::uint32_t version = in.u32();
+      if (in.ok() && version != ClockData::version) {
+        // perf rejects other versions too; the rest of the file is still good.
+        notes_.push_back(fmt::format("feature CLOCK_DATA has version {}; only version {} is "
+                                     "known, so sample times are not tied to wall-clock time",
+                                     version, ClockData::version));
+        return;
+      }
+      ClockData clock;
+      clock.clockid = in.u32();
+      clock.wall_clock_ns = in.u64();
+      clock.clockid_time_ns = in.u64();
+      if (in.ok()) features_.clock_data = clock;
+      break;
+    }
     case Feature::tracing_data: {
       std::vector<std::byte> data(size);
       in.take(data.data(), data.size());
@@ -865,8 +884,8 @@ std::uint64_t PerfDataReader::time_of(const RecordView& view, std::size_t event)
   return load_u64(view.bytes.data() + offset);
 }
 
-template <class Visit>
-std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit) const {
+template <class Visit, class Held>
+std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) const {
   PerfDataRecord record;
   // Records the views cannot point at in place: those a COMPRESSED record or an odd-sized one
   // before them left off an 8-byte boundary.
@@ -890,7 +909,20 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit) const {
   std::uint64_t offset = data_begin_;
   std::uint64_t next = 0;
   RecordView view;
+  // The pages of a mapped file count toward the process's resident memory once read: those the
+  // walk is done with go back in large steps (a madvise per step), so a report's peak memory
+  // does not grow with the file.
+  std::uint64_t dropped = data_begin_;
+  std::uint64_t next_drop = data_begin_ + drop_step;
   while (offset < data_end_) {
+    if (offset >= next_drop && map_.mapped()) {
+      std::uint64_t until = std::min(offset, held());
+      if (until > dropped) {
+        map_.drop_pages(dropped, until - dropped);
+        dropped = until;
+      }
+      next_drop = offset + drop_step;
+    }
     if (auto error = record_at(offset, data_end_, view, next)) return error;
     std::uint32_t type = view.header.type;
     if (type == type_of(abi::UserRecordType::compressed) ||
@@ -931,40 +963,72 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit) const {
 }
 
 std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visit) const {
-  return walk([&](const PerfDataRecord& record, bool) { visit(record); });
+  return walk([&](const PerfDataRecord& record, bool) { visit(record); },
+              [] { return std::numeric_limits<std::uint64_t>::max(); });
 }
 
 std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visitor& visit) const {
-  // Records wait for their round to end; those whose bytes do not outlive the walk's call (the
-  // decompressed ones) wait as copies in `arena`, by offset since the arena grows.
+  // Records wait for their round to end. A mapped one waits as its offset in the file; one whose
+  // bytes do not outlive the walk's call (decompressed, realigned) as a copy in `arena`.
   struct Queued {
-    PerfDataRecord record;
-    std::uint64_t sequence;  // ties in time keep file order (std::sort is not stable)
-    std::size_t arena_offset;
-    bool in_arena;
+    std::uint64_t time;
+    std::uint64_t where;        // offset in the file, or in the arena
+    std::uint64_t file_offset;  // PerfDataRecord::offset
+    std::uint32_t event;
+    std::uint32_t in_arena;
   };
-  std::uint64_t sequence = 0;
-  std::vector<Queued> queue;
+  std::vector<Queued> queue, scratch;
+  std::vector<std::size_t> runs;
   std::vector<std::byte> arena, kept;
   std::uint64_t round_limit = 0;  // the latest time of the previous round
   std::uint64_t max_time = 0;
   bool limit_set = false;
+  auto by_time = [](const Queued& a, const Queued& b) { return a.time < b.time; };
+  // A round holds one time-ordered stretch per CPU ring buffer drained into it: a merge of those
+  // runs (stable, so ties in time keep file order, as perf's insertion does) sorts it in
+  // O(n log runs), where a general sort took O(n log n) comparisons.
+  auto sort_queue = [&] {
+    runs.clear();
+    runs.push_back(0);
+    for (std::size_t i = 1; i < queue.size(); ++i) {
+      if (queue[i].time < queue[i - 1].time) runs.push_back(i);
+    }
+    if (runs.size() == 1) return;
+    runs.push_back(queue.size());
+    scratch.resize(queue.size());
+    Queued* from = queue.data();
+    Queued* to = scratch.data();
+    while (runs.size() > 2) {
+      std::size_t kept_runs = 0, run = 0;
+      for (; run + 2 < runs.size(); run += 2) {
+        std::merge(from + runs[run], from + runs[run + 1], from + runs[run + 1],
+                   from + runs[run + 2], to + runs[run], by_time);
+        runs[kept_runs++] = runs[run];
+      }
+      if (run + 1 < runs.size()) {
+        std::copy(from + runs[run], from + runs[run + 1], to + runs[run]);
+        runs[kept_runs++] = runs[run];
+      }
+      runs[kept_runs++] = queue.size();
+      runs.resize(kept_runs);
+      std::swap(from, to);
+    }
+    if (from != queue.data()) std::copy(from, from + queue.size(), queue.data());
+  };
+  PerfDataRecord out;
   auto flush = [&](bool everything) {
-    // std::sort, unlike std::stable_sort, takes no temporary buffer: nothing is allocated per
-    // round once the queue has grown.
-    std::sort(queue.begin(), queue.end(), [](const Queued& a, const Queued& b) {
-      return a.record.time != b.record.time ? a.record.time < b.record.time
-                                            : a.sequence < b.sequence;
-    });
+    sort_queue();
     std::size_t delivered = 0;
     for (; delivered < queue.size(); ++delivered) {
-      Queued& entry = queue[delivered];
-      if (!everything && (!limit_set || entry.record.time > round_limit)) break;
-      if (entry.in_arena) {
-        entry.record.view.bytes = std::span<const std::byte>(arena.data() + entry.arena_offset,
-                                                             entry.record.view.header.size);
-      }
-      visit(entry.record);
+      const Queued& entry = queue[delivered];
+      if (!everything && (!limit_set || entry.time > round_limit)) break;
+      const std::byte* at = entry.in_arena ? arena.data() + entry.where : bytes_.data() + entry.where;
+      std::memcpy(&out.view.header, at, record_header_size);
+      out.view.bytes = std::span<const std::byte>(at, out.view.header.size);
+      out.offset = entry.file_offset;
+      out.event = entry.event;
+      out.time = entry.time;
+      visit(out);
     }
     queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(delivered));
     // What is left of the arena moves to the front of a fresh one.
@@ -972,36 +1036,48 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visit
     for (auto& entry : queue) {
       if (!entry.in_arena) continue;
       std::size_t at = kept.size();
-      kept.insert(kept.end(), arena.begin() + static_cast<std::ptrdiff_t>(entry.arena_offset),
-                  arena.begin() + static_cast<std::ptrdiff_t>(
-                                      entry.arena_offset +
-                                      ((entry.record.view.header.size + 7u) & ~std::size_t{7})));
-      entry.arena_offset = at;
+      std::uint16_t size;
+      std::memcpy(&size, arena.data() + entry.where + offsetof(abi::RecordHeader, size),
+                  sizeof size);
+      kept.insert(kept.end(), arena.begin() + static_cast<std::ptrdiff_t>(entry.where),
+                  arena.begin() + static_cast<std::ptrdiff_t>(entry.where + ((size + 7u) & ~7u)));
+      entry.where = at;
     }
     arena.swap(kept);
   };
-  auto error = walk([&](const PerfDataRecord& record, bool stable) {
-    if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
-      flush(false);
-      round_limit = max_time;
-      limit_set = true;
-      visit(record);
-      return;
+  auto held = [&] {
+    std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
+    for (const Queued& entry : queue) {
+      if (!entry.in_arena) lowest = std::min(lowest, entry.where);
     }
-    if (record.time == 0) {
-      visit(record);
-      return;
-    }
-    max_time = std::max(max_time, record.time);
-    if (stable) {
-      queue.push_back({record, sequence++, 0, false});
-      return;
-    }
-    std::size_t at = arena.size();
-    arena.resize(at + ((record.view.bytes.size() + 7) & ~std::size_t{7}));
-    std::memcpy(arena.data() + at, record.view.bytes.data(), record.view.bytes.size());
-    queue.push_back({record, sequence++, at, true});
-  });
+    return lowest;
+  };
+  auto error = walk(
+      [&](const PerfDataRecord& record, bool stable) {
+        if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
+          flush(false);
+          round_limit = max_time;
+          limit_set = true;
+          visit(record);
+          return;
+        }
+        if (record.time == 0) {
+          visit(record);
+          return;
+        }
+        max_time = std::max(max_time, record.time);
+        auto event = static_cast<std::uint32_t>(record.event);
+        if (stable) {
+          auto where = static_cast<std::uint64_t>(record.view.bytes.data() - bytes_.data());
+          queue.push_back({record.time, where, record.offset, event, 0});
+          return;
+        }
+        std::size_t at = arena.size();
+        arena.resize(at + ((record.view.bytes.size() + 7) & ~std::size_t{7}));
+        std::memcpy(arena.data() + at, record.view.bytes.data(), record.view.bytes.size());
+        queue.push_back({record.time, at, record.offset, event, 1});
+      },
+      held);
   flush(true);
   return error;
 }

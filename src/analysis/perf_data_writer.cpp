@@ -94,6 +94,14 @@ std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& feat
     case Feature::clockid:
       if (features.clockid_res_ns) out.u64(*features.clockid_res_ns);
       break;
+    case Feature::clock_data:
+      if (features.clock_data) {
+        out.u32(ClockData::version);
+        out.u32(features.clock_data->clockid);
+        out.u64(features.clock_data->wall_clock_ns);
+        out.u64(features.clock_data->clockid_time_ns);
+      }
+      break;
     case Feature::sample_time:
       if (features.sample_time) {
         out.u64(features.sample_time->first);

@@ -74,6 +74,7 @@ struct ProfileBuilder::State {
   FlatIndexMap address_frames;            // (address, context) -> run in frame_runs
   std::vector<std::uint32_t> frame_runs;  // [count, frame (outermost first)...] per address
   FlatIndexMap stack_index;               // (parent, frame) -> stack
+  FlatIndexMap mapping_keys;              // (start, pid << 32 | dso) -> mapping
   FlatIndexMap thread_index;              // (tid, generation of its comm) -> thread
   std::unordered_map<std::string, std::uint32_t> comm_ids;
   std::unordered_map<std::string, std::vector<std::uint8_t>> recorded_build_ids;
@@ -130,6 +131,17 @@ struct ProfileBuilder::State {
     return index;
   }
 
+  // The mapping a frame was found in, kept as it is now (the first sample to hit it).
+  std::uint32_t intern_mapping(std::uint32_t pid, const TaskMaps::MappingView& mapping,
+                               std::uint32_t dso) {
+    auto index = static_cast<std::uint32_t>(profile.mappings.size());
+    std::uint32_t found = mapping_keys.insert(mapping.start, std::uint64_t{pid} << 32 | dso, index);
+    if (found == index) {
+      profile.mappings.push_back({pid, dso, mapping.start, mapping.end, mapping.pgoff});
+    }
+    return found;
+  }
+
   std::span<const std::uint8_t> build_id_for(const TaskMaps::MappingView& mapping) {
     if (!mapping.build_id.empty()) return mapping.build_id;
     auto found = recorded_build_ids.find(*mapping.filename);
@@ -180,6 +192,11 @@ struct ProfileBuilder::State {
     }
     std::string name_storage(function_name);
     std::uint32_t function = intern_function(name_storage, dso, !symbol.symbol.empty());
+    // A kernel module's code lies inside the kernel's mapping but is not the kernel image.
+    std::uint32_t mapping_index = no_index;
+    if (mapping && dso != no_index && (!kernel || profile.dsos[dso].path == *mapping->filename)) {
+      mapping_index = intern_mapping(kernel ? no_index : pid, *mapping, dso);
+    }
 
     auto offset = static_cast<std::uint32_t>(frame_runs.size());
     frame_runs.push_back(static_cast<std::uint32_t>(1 + symbol.inlined.size()));
@@ -190,6 +207,7 @@ struct ProfileBuilder::State {
     outer.kernel = kernel;
     outer.source_file = std::string(symbol.source.file);
     outer.line = symbol.source.line;
+    outer.mapping = mapping_index;
     frame_runs.push_back(intern_frame(std::move(outer)));
     // Innermost call first in `inlined`: the run goes outermost first, so walk it backwards.
     for (std::size_t i = symbol.inlined.size(); i-- > 0;) {
@@ -202,6 +220,7 @@ struct ProfileBuilder::State {
       frame.source_file = std::string(call.location.file);
       frame.line = call.location.line;
       frame.inlined = true;
+      frame.mapping = mapping_index;
       frame_runs.push_back(intern_frame(std::move(frame)));
     }
     return offset;
@@ -484,7 +503,8 @@ std::vector<std::byte> build_id_record(const BuildIdEntry& entry) {
   head.header.size = static_cast<std::uint16_t>(size);
   head.pid = entry.pid;
   std::size_t id_size = std::min(entry.build_id.size(), perf_data::build_id_max);
-  std::memcpy(head.build_id, entry.build_id.data(), id_size);
+  // An entry without an id (possible in a damaged file) has no data pointer to copy from.
+  if (id_size != 0) std::memcpy(head.build_id, entry.build_id.data(), id_size);
   head.build_id[20] = static_cast<std::uint8_t>(id_size);
   std::vector<std::byte> bytes(size);
   std::memcpy(bytes.data(), &head, sizeof head);
@@ -520,6 +540,10 @@ Profile build_profile(const PerfDataReader& reader, const ProfileOptions& option
   summary.os_release = features.osrelease.value_or("");
   summary.arch = features.arch.value_or("");
   summary.cpu_description = features.cpudesc.value_or("");
+  if (features.clock_data) {
+    summary.clockid = static_cast<std::int32_t>(features.clock_data->clockid);
+    summary.wall_clock_ns = features.clock_data->wall_clock_at_zero();
+  }
   if (features.cmdline) {
     for (const auto& word : *features.cmdline) {
       if (!summary.command_line.empty()) summary.command_line.push_back(' ');

@@ -302,7 +302,7 @@ struct Symbolizer::State {
     if (slot) return *slot;
     slot = std::make_unique<JitState>();
     slot->path = fmt::format("{}/perf-{}.map", options.jit_map_dir, pid);
-    auto text = sys::read_text_file(slot->path);
+    auto text = sys::read_regular_file(slot->path);
     if (!text) {
       slot->problem = fmt::format("no perf-{}.map for pid {} ({}: {})", pid, pid, slot->path,
                                   std::strerror(errno));

@@ -118,8 +118,8 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
       touch(mmap->pid);
     }
   } else if (auto* mmap2 = std::get_if<Mmap2Record>(&record)) {
-    std::span<const std::byte> build_id = mmap2->has_build_id ? mmap2->build_id
-                                                              : std::span<const std::byte>();
+    std::span<const std::byte> build_id =
+        mmap2->has_build_id ? mmap2->build_id : std::span<const std::byte>();
     if (kernel_mode(cpumode)) {
       insert(kernel_, mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename, build_id);
     } else {
@@ -145,9 +145,8 @@ const std::string* TaskMaps::dso_of(std::uint32_t pid, std::uint64_t address,
   return &names_[mapping->name];
 }
 
-std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid,
-                                                         std::uint64_t address,
-                                                         std::uint16_t cpumode) const noexcept {
+std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid, std::uint64_t address,
+                                                          std::uint16_t cpumode) const noexcept {
   bool kernel = kernel_mode(cpumode);
   const AddressMap* maps = &kernel_;
   if (!kernel) {

@@ -29,6 +29,7 @@ constexpr std::uint64_t identity_fields = sf::tid | sf::time;
 
 // Token of the command's pidfd in the epoll set; buffers use their index.
 constexpr std::uint64_t command_token = ~0ULL;
+constexpr std::uint64_t waker_token = ~0ULL - 1;
 
 bool means_not_supported(int errnum) {
   return errnum == ENOENT || errnum == EOPNOTSUPP || errnum == ENODEV || errnum == ENXIO ||
@@ -147,6 +148,11 @@ void SamplingSession::open() {
   }
   poll_ = std::make_unique<sys::EventPoll>();
   if (poll_->error()) throw Error(poll_->error(), "epoll_create1 failed");
+  waker_ = std::make_unique<sys::PollWaker>();
+  if (waker_->error()) throw Error(waker_->error(), "eventfd failed");
+  if (int r = poll_->add(waker_->fd(), waker_token); r < 0) {
+    throw Error(-r, "cannot watch an eventfd with epoll");
+  }
 
   std::vector<bool> unsupported(events_.size(), false);
   // One buffer per CPU (or per thread without inherit): the first event opened there owns it.
@@ -389,6 +395,8 @@ std::size_t SamplingSession::poll(RecordConsumer& consumer, int timeout_ms) {
     if (ready[i].token == command_token) {
       command_exited_ = true;
       poll_->remove(pidfd_);
+    } else if (ready[i].token == waker_token) {
+      waker_->clear();
     } else if (ready[i].hang_up && ready[i].token < buffers_.size()) {
       // The buffer's event belonged to a task that exited: its fd stays hung up, and epoll
       // would report it at once on every wait (a busy loop until the recording ends). The
@@ -399,6 +407,10 @@ std::size_t SamplingSession::poll(RecordConsumer& consumer, int timeout_ms) {
     }
   }
   return drain(consumer);
+}
+
+void SamplingSession::interrupt_poll() noexcept {
+  if (waker_) waker_->wake();
 }
 
 int SamplingSession::wait_for_command() {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,6 +41,27 @@ int EventPoll::wait(std::span<PollEvent> events, int timeout_ms) noexcept {
                                            (raw[i].events & (EPOLLHUP | EPOLLERR)) != 0};
   }
   return count;
+}
+
+PollWaker::PollWaker() noexcept {
+  fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd_ < 0) error_ = errno;
+}
+
+PollWaker::~PollWaker() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void PollWaker::wake() noexcept {
+  std::uint64_t one = 1;
+  // Fails only when the count would overflow: it is readable then anyway.
+  if (fd_ >= 0 && ::write(fd_, &one, sizeof one) < 0) return;
+}
+
+void PollWaker::clear() noexcept {
+  std::uint64_t count = 0;
+  // EAGAIN when nothing woke it: nothing to clear.
+  if (fd_ >= 0 && ::read(fd_, &count, sizeof count) < 0) return;
 }
 
 int route_overflow_signal(int fd, int signal, pid_t tid) noexcept {

@@ -18,9 +18,8 @@
 
 namespace perfscope::sys {
 
-std::optional<std::string> read_text_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+namespace {
+std::optional<std::string> read_all(int fd) {
   // Reads straight into the string in 64 KiB steps: /proc/kallsyms is 5 MB, and seq_file
   // files fill whatever a read asks for.
   constexpr std::size_t step = 1 << 16;
@@ -36,6 +35,22 @@ std::optional<std::string> read_text_file(const std::string& path) {
   ::close(fd);
   text.resize(filled);
   return text;
+}
+}  // namespace
+
+std::optional<std::string> read_text_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  return read_all(fd);
+}
+
+std::optional<std::string> read_regular_file(const std::string& path) {
+  int fd = open_regular_file(path);
+  if (fd < 0) {
+    errno = -fd;
+    return std::nullopt;
+  }
+  return read_all(fd);
 }
 
 std::optional<std::string> read_text_file_head(const std::string& path, std::size_t max_bytes) {
@@ -204,6 +219,14 @@ std::optional<std::string> cgroup2_root() { return find_mount_of_type("cgroup2")
 int open_directory(const std::string& path) noexcept {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   return fd < 0 ? -errno : fd;
+}
+
+int create_private_file(const std::string& path) noexcept {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return -errno;
+  int result = ::fchmod(fd, 0600) == 0 ? 0 : -errno;
+  ::close(fd);
+  return result;
 }
 
 int open_regular_file(const std::string& path) noexcept {

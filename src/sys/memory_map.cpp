@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -70,6 +71,17 @@ int MemoryMap::unmap() noexcept {
   address_ = nullptr;
   length_ = 0;
   return error ? -error : 0;
+}
+
+int MemoryMap::drop_pages(std::size_t offset, std::size_t length) const noexcept {
+  if (!address_ || offset >= length_) return 0;
+  length = std::min(length, length_ - offset);
+  std::size_t page = page_size();
+  std::size_t begin = (offset + page - 1) / page * page;
+  std::size_t end = (offset + length) / page * page;
+  if (end <= begin) return 0;
+  return ::madvise(static_cast<char*>(address_) + begin, end - begin, MADV_DONTNEED) < 0 ? -errno
+                                                                                        : 0;
 }
 
 }  // namespace perfscope::sys

@@ -132,6 +132,9 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
                     spec.name));
   }
   attr.set_sample_type(sample_type);
+  // Time samples by CLOCK_MONOTONIC (perf record -k mono) rather than the kernel's perf_clock,
+  // which no clock_gettime reads: the CLOCK_DATA feature can then tie sample times to dates.
+  if (!attr.has(flag::use_clockid)) attr.set_clockid(CLOCK_MONOTONIC);
 }
 
 // -F N, or -F max as perf: the highest rate the kernel allows now (it lowers
@@ -367,12 +370,18 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
         "perfscope: warning: {}\nperfscope: Linux perf will not read this file; perfscope will.\n",
         error.what());
   }
+  // The events' clock beside the wall clock, read once at the start as perf record -k does.
+  std::optional<ClockData> clock_data;
+  if (EventAttr first = session.opened_attr(0); first.has(flag::use_clockid)) {
+    clock_data = clock_reference(first.raw().clockid);
+  }
   PerfDataWriter writer(options.output, std::move(file_events));
   RecordingConsumer consumer(writer);
   if (writer.pipe_mode()) {
     // A stream cannot go back for the features: they go first, as perf sends them.
     PerfDataFeatures features = describe_host(own_command_line());
     features.tracing_data = tracing_data;
+    features.clock_data = clock_data;
     writer.begin_pipe(features);
   }
 
@@ -440,6 +449,7 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
       writer.pipe_mode() ? PerfDataFeatures{} : describe_host(own_command_line());
   features.build_ids = build_ids_of(consumer.maps());
   features.tracing_data = std::move(tracing_data);
+  features.clock_data = clock_data;
   if (consumer.first_time() != 0)
     features.sample_time = {consumer.first_time(), consumer.last_time()};
   writer.finish(features);

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,6 +17,7 @@
 #include "perfscope/analysis/profile.hpp"
 #include "perfscope/analysis/profile_exporters.hpp"
 #include "perfscope/analysis/report_table.hpp"
+#include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope::cli {
 
@@ -115,10 +118,12 @@ int ReportCommand::run() {
   std::ofstream file;
   std::ostream* out = &std::cout;
   if (!o.output.empty()) {
-    file.open(o.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      throw std::runtime_error(
-          fmt::format("-o {}: cannot open it for writing (does its directory exist?)", o.output));
+    // Created 0600 first: the stream below keeps the mode when it truncates.
+    int created = sys::create_private_file(o.output);
+    if (created == 0) file.open(o.output, std::ios::binary | std::ios::trunc);
+    if (created != 0 || !file) {
+      throw std::runtime_error(fmt::format("-o {}: cannot open it for writing: {}", o.output,
+                                           std::strerror(created != 0 ? -created : errno)));
     }
     out = &file;
   }

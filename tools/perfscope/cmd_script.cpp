@@ -109,6 +109,13 @@ void append_number(fmt::memory_buffer& out, std::uint64_t value, std::size_t wid
   char storage[24];
   append_padded(out, digits(storage, value, base), width, right);
 }
+// pids and tids as perf prints them: signed (-1 is "no task", e.g. samples of idle CPUs).
+void append_task_id(fmt::memory_buffer& out, std::uint32_t value, std::size_t width, bool right) {
+  char storage[24];
+  auto result = std::to_chars(storage, storage + sizeof storage, static_cast<std::int32_t>(value));
+  append_padded(out, std::string_view(storage, static_cast<std::size_t>(result.ptr - storage)),
+                width, right);
+}
 void append_zero_padded(fmt::memory_buffer& out, std::uint64_t value, std::size_t width) {
   char storage[24];
   std::string_view text = digits(storage, value);
@@ -226,18 +233,20 @@ class TextPrinter {
       char unknown[25];
       if (comm.empty()) {
         unknown[0] = ':';
-        auto end = std::to_chars(unknown + 1, unknown + sizeof unknown, sample_.tid).ptr;
+        auto end = std::to_chars(unknown + 1, unknown + sizeof unknown,
+                                 static_cast<std::int32_t>(sample_.tid))
+                       .ptr;
         comm = std::string_view(unknown, static_cast<std::size_t>(end - unknown));
       }
       append_padded(out, comm, chain ? 0 : 16, true);
       out.push_back(' ');
     }
     if (fields_.pid) {
-      append_number(out, sample_.pid, 5, true);
+      append_task_id(out, sample_.pid, 5, true);
       out.push_back(fields_.tid ? '/' : ' ');
     }
     if (fields_.tid) {
-      append_number(out, sample_.tid, 5, !fields_.pid);
+      append_task_id(out, sample_.tid, 5, !fields_.pid);
       out.push_back(' ');
     }
     if (fields_.cpu && sample_.has(sf::cpu)) {

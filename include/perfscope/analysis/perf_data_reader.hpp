@@ -61,6 +61,18 @@ struct CompressionInfo {
   std::uint32_t version = 0, type = 0, level = 0, ratio = 0, mmap_len = 0;
 };
 
+// The CLOCK_DATA feature (perf record -k, and every perfscope recording): one reading of the
+// wall clock and one of the events' clock taken together, which ties sample times to dates.
+struct ClockData {
+  static constexpr std::uint32_t version = 1;  // the only layout perf defines
+  std::uint32_t clockid = 0;                   // the events' clock (attr.clockid)
+  std::uint64_t wall_clock_ns = 0;             // CLOCK_REALTIME, ns since the epoch
+  std::uint64_t clockid_time_ns = 0;           // the events' clock at the same moment
+
+  // CLOCK_REALTIME at time 0 of the events' clock: sample time t happened at this + t.
+  std::uint64_t wall_clock_at_zero() const noexcept { return wall_clock_ns - clockid_time_ns; }
+};
+
 struct BuildIdEntry {
   std::uint16_t misc = 0;  // cpumode: abi::record_misc::kernel or user
   std::int32_t pid = perf_data::host_kernel_pid;
@@ -89,6 +101,7 @@ struct PerfDataFeatures {
   std::optional<std::vector<std::byte>> tracing_data;  // the raw TRACING_DATA section
   std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
   std::optional<CompressionInfo> compression;
+  std::optional<ClockData> clock_data;
   std::vector<unsigned> present;  // every feature bit the file has, decoded or not
 };
 
@@ -158,8 +171,10 @@ class PerfDataReader {
   void finish_events();
   // The walk behind both for_each_record*: `visit(record, stable)`, where stable says whether the
   // record's bytes outlive the call (a mapped record does; a decompressed or realigned one not).
-  template <class Visit>
-  std::optional<PerfDataError> walk(Visit&& visit) const;
+  // `held()` gives the lowest file offset whose bytes the caller still holds (UINT64_MAX: none):
+  // the mapped pages before it and before the walk's position are given back as the walk goes.
+  template <class Visit, class Held>
+  std::optional<PerfDataError> walk(Visit&& visit, Held&& held) const;
   // The record at `offset` (checked against `end`), or an error.
   std::optional<PerfDataError> record_at(std::uint64_t offset, std::uint64_t end, RecordView& view,
                                          std::uint64_t& next) const noexcept;

@@ -37,13 +37,26 @@ struct ProfileFunction {
 
 // One place in the code: an address and, with inline frames, one of the calls inlined there.
 struct ProfileFrame {
-  std::uint32_t function = 0;  // into Profile::functions
-  std::uint64_t address = 0;   // the sampled or return address, as recorded
+  std::uint32_t function = 0;     // into Profile::functions
+  std::uint64_t address = 0;      // the sampled or return address, as recorded
   std::uint64_t dso_address = 0;  // the address inside its DSO (file-relative, as perf prints)
   std::string source_file;        // with source lines; empty otherwise
   std::uint32_t line = 0;
   bool inlined = false;  // a call the compiler inlined at `address` (not a real frame)
   bool kernel = false;
+  // Into Profile::mappings: the mapping the address was found in when a sample first hit it;
+  // no_index when the recording mapped nothing there (or the kernel frame is in a module).
+  std::uint32_t mapping = no_index;
+};
+
+// A range of a file mapped into a process (or into the kernel, for every process), as the
+// recording's MMAP records had it when a sample first hit it. Frames point here; pprof's mappings
+// and the Firefox Profiler's libraries are made of these.
+struct ProfileMapping {
+  std::uint32_t pid = no_index;  // no_index: the kernel's
+  std::uint32_t dso = no_index;  // into Profile::dsos
+  std::uint64_t start = 0, end = 0;  // [start, end) in the address space
+  std::uint64_t pgoff = 0;           // the file offset (or for the kernel, perf's anchor) at start
 };
 
 // A node of the stack table: `frame` called from the stack `parent` (no_index: the outermost).
@@ -60,8 +73,8 @@ struct ProfileThread {
 struct ProfileEvent {
   std::string name;
   std::uint64_t samples = 0;
-  std::uint64_t period = 0;       // the sum of sample periods (weights)
-  bool has_callchains = false;    // PERF_SAMPLE_CALLCHAIN or dwarf stacks
+  std::uint64_t period = 0;     // the sum of sample periods (weights)
+  bool has_callchains = false;  // PERF_SAMPLE_CALLCHAIN or dwarf stacks
 };
 
 struct ProfileSample {
@@ -82,6 +95,12 @@ struct ProfileSummary {
   bool dwarf_unwinding = false;
   UnwindStatistics unwinding;
   std::uint64_t first_time = 0, last_time = 0;  // of the samples, ns
+  // From the recording's CLOCK_DATA: the clock of the sample times (a clockid_t) and the
+  // wall-clock time (CLOCK_REALTIME, ns since the epoch) at time 0 of that clock, so that sample
+  // time t happened at wall_clock_ns + t. Unknown for recordings without it (perf record without
+  // -k, which also leaves its times on the kernel's perf_clock).
+  std::optional<std::int32_t> clockid;
+  std::optional<std::uint64_t> wall_clock_ns;
   std::string hostname, os_release, arch, cpu_description, command_line;
   std::vector<std::string> warnings;  // from the reader and the symbolizer, each once
 };
@@ -94,6 +113,7 @@ struct Profile {
   std::vector<ProfileThread> threads;
   std::vector<ProfileEvent> events;
   std::vector<ProfileSample> samples;
+  std::vector<ProfileMapping> mappings;
   ProfileSummary summary;
 
   // The frames of a stack, leaf first (the sampled function, then its callers).
@@ -107,8 +127,8 @@ struct Profile {
 struct ProfileFilter {
   std::vector<std::string> comms;
   std::vector<std::uint32_t> pids, tids;
-  std::vector<std::string> dsos;     // of the sampled (leaf) frame: full path or file name
-  std::vector<std::string> symbols;  // of the sampled (leaf) frame
+  std::vector<std::string> dsos;       // of the sampled (leaf) frame: full path or file name
+  std::vector<std::string> symbols;    // of the sampled (leaf) frame
   std::optional<std::uint32_t> event;  // index into the recording's events
 };
 

@@ -25,6 +25,7 @@ namespace perfscope {
 namespace sys {
 class GatedChild;
 class EventPoll;
+class PollWaker;
 }  // namespace sys
 
 struct SamplingOptions {
@@ -92,6 +93,9 @@ class SamplingSession {
   std::size_t poll(RecordConsumer& consumer, int timeout_ms);
   // Drains what is there now, without waiting.
   std::size_t drain(RecordConsumer& consumer);
+  // Makes a poll() waiting in another thread return now (after its drain), or the next one
+  // return at once: how a drain thread is told to stop. Any thread may call it after open().
+  void interrupt_poll() noexcept;
   // True once the launched command has exited (its records may still need a drain()).
   bool command_exited() const noexcept { return command_exited_; }
 
@@ -153,6 +157,7 @@ class SamplingSession {
   std::vector<std::pair<std::uint64_t, std::size_t>> id_to_event_;  // sorted by id
   std::vector<Buffer> buffers_;
   std::unique_ptr<sys::EventPoll> poll_;
+  std::unique_ptr<sys::PollWaker> waker_;  // in the epoll set: interrupt_poll()
   std::unique_ptr<sys::GatedChild> child_;
   std::vector<std::string> unsupported_;
   std::vector<std::string> notices_;

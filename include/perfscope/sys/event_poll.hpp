@@ -34,6 +34,25 @@ class EventPoll {
   int error_ = 0;
 };
 
+// An eventfd: another thread makes it readable to end an EventPoll::wait() early (a drain
+// thread told to stop). Level-triggered until clear(): a wake before the wait is not lost.
+class PollWaker {
+ public:
+  PollWaker() noexcept;
+  ~PollWaker();
+  PollWaker(const PollWaker&) = delete;
+  PollWaker& operator=(const PollWaker&) = delete;
+
+  int error() const noexcept { return error_; }  // errno of eventfd, or 0
+  int fd() const noexcept { return fd_; }
+  void wake() noexcept;
+  void clear() noexcept;
+
+ private:
+  int fd_ = -1;
+  int error_ = 0;
+};
+
 // Sends `signal` to thread `tid` on every overflow of the event on `fd` (O_ASYNC, F_SETSIG,
 // F_SETOWN_EX with F_OWNER_TID). Returns 0 or -errno.
 int route_overflow_signal(int fd, int signal, pid_t tid) noexcept;

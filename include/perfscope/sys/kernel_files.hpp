@@ -13,6 +13,9 @@ namespace perfscope::sys {
 
 // Whole-file read; nullopt when it cannot be opened (errno is left set).
 std::optional<std::string> read_text_file(const std::string& path);
+// Like read_text_file, for paths taken from recordings: only a regular file is read (errno is
+// ENODEV for a FIFO, device or terminal, which could block or never end).
+std::optional<std::string> read_regular_file(const std::string& path);
 // At most the first `max_bytes` of a file (for large procfs files such as /proc/kallsyms).
 std::optional<std::string> read_text_file_head(const std::string& path, std::size_t max_bytes);
 // Integer file (first token); nullopt when absent or not a number.
@@ -63,6 +66,11 @@ int open_directory(const std::string& path) noexcept;
 // Paths from recordings may name anything: a FIFO would block the open, a terminal or pipe
 // (/proc/self/fd/0) the reads, a device would read forever.
 int open_regular_file(const std::string& path) noexcept;
+
+// Creates (or truncates) `path` with mode 0600 and closes it, so that a stream opened on it next
+// writes a private file: outputs name the processes and code that were measured, so they are
+// private like perf's. An existing file is set to 0600. Returns 0 or -errno.
+int create_private_file(const std::string& path) noexcept;
 
 // Resource limits relevant to perf: RLIMIT_NOFILE and RLIMIT_MEMLOCK (soft, hard).
 struct Limit {

@@ -35,6 +35,11 @@ class MemoryMap {
   int map_file(const char* path) noexcept;
   // munmap(2); returns 0 or -errno (0 when nothing is mapped).
   int unmap() noexcept;
+  // Of a read-only file mapping: gives back the pages of [offset, offset + length) that are
+  // resident (madvise MADV_DONTNEED), rounded inwards to whole pages, so that a reader walking a
+  // large file keeps only its unread part resident. The bytes stay readable: the next access
+  // reads them again from the page cache. Returns 0 or -errno.
+  int drop_pages(std::size_t offset, std::size_t length) const noexcept;
 
   bool mapped() const noexcept { return address_ != nullptr; }
   void* data() const noexcept { return address_; }
