@@ -2,8 +2,11 @@
 // samples, then one column per event with the sum of its sample periods ("cpu-clock" in
 // nanoseconds, other events in counts), aggregated per stack and thread; labels name the
 // thread (comm, pid, tid). One location per sampled address with the calls inlined there as
-// its extra lines (innermost first), one mapping per DSO and load bias (address minus the
-// DSO-relative address) spanning the addresses sampled in it.
+// its extra lines (innermost first). Mappings are the recording's own (the Profile's mappings:
+// start, limit and file offset as the MMAP records had them, one per distinct range whatever
+// process mapped it); a frame the recording mapped nothing for gets one per DSO and load bias
+// (address minus the DSO-relative address) spanning the addresses sampled there. With the
+// recording's CLOCK_DATA, time_nanos is the wall-clock time of the first sample.
 #include <zlib.h>
 
 #include <algorithm>
@@ -34,19 +37,26 @@ class StringTable {
   std::unordered_map<std::string, std::int64_t> indices_;
 };
 
+// A recorded range (dso, start, limit, offset), or a made-up one (dso, bias, 0, 0) for frames
+// without: the same four words key both.
 struct MappingKey {
   std::uint32_t dso;
-  std::uint64_t bias;
+  std::uint64_t start, limit, offset;
   bool operator==(const MappingKey&) const = default;
 };
 struct MappingKeyHash {
   std::size_t operator()(const MappingKey& key) const noexcept {
-    return std::hash<std::uint64_t>{}(key.bias * 0x9e3779b97f4a7c15ull ^ key.dso);
+    std::uint64_t h = key.start * 0x9e3779b97f4a7c15ull ^ key.dso;
+    h = (h ^ key.limit) * 0x9e3779b97f4a7c15ull ^ key.offset;
+    return std::hash<std::uint64_t>{}(h);
   }
 };
 
 struct MappingRange {
   std::uint32_t dso = no_index;
+  std::uint64_t start = 0, limit = 0, offset = 0;
+  // Made up: the bias, and the lowest and highest address seen.
+  bool recorded = true;
   std::uint64_t bias = 0;
   std::uint64_t low = ~std::uint64_t{0}, high = 0;
 };
@@ -108,6 +118,10 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     }
     pb.set_default_sample_type(strings.index(event.name));
   }
+  if (profile.summary.wall_clock_ns && profile.summary.samples != 0) {
+    pb.set_time_nanos(
+        static_cast<std::int64_t>(*profile.summary.wall_clock_ns + profile.summary.first_time));
+  }
   if (profile.summary.last_time > profile.summary.first_time) {
     pb.set_duration_nanos(
         static_cast<std::int64_t>(profile.summary.last_time - profile.summary.first_time));
@@ -120,23 +134,52 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     pb.add_comment(strings.index("host: " + profile.summary.hostname));
   }
 
-  // Mappings: each frame's (DSO, load bias); their ranges span the addresses seen.
+  // Mappings: the recorded range of each frame, else its (DSO, load bias).
   std::vector<std::uint32_t> frame_mapping(profile.frames.size(), no_index);
   std::vector<MappingRange> ranges;
   {
     std::unordered_map<MappingKey, std::uint32_t, MappingKeyHash> mapping_of;
+    auto range_of = [&](const MappingKey& key, bool recorded) {
+      auto [it, added] = mapping_of.try_emplace(key, static_cast<std::uint32_t>(ranges.size()));
+      if (added) {
+        MappingRange range;
+        range.dso = key.dso;
+        range.recorded = recorded;
+        if (recorded) {
+          range.start = key.start;
+          range.limit = key.limit;
+          range.offset = key.offset;
+        } else {
+          range.bias = key.start;
+        }
+        ranges.push_back(range);
+      }
+      return it->second;
+    };
+    std::vector<std::uint32_t> recorded(profile.mappings.size());
+    for (std::size_t m = 0; m < profile.mappings.size(); ++m) {
+      const ProfileMapping& mapping = profile.mappings[m];
+      recorded[m] = range_of({mapping.dso, mapping.start, mapping.end, mapping.pgoff}, true);
+    }
     for (std::size_t f = 0; f < profile.frames.size(); ++f) {
       const ProfileFrame& frame = profile.frames[f];
+      if (frame.mapping < recorded.size()) {
+        frame_mapping[f] = recorded[frame.mapping];
+        continue;
+      }
       std::uint32_t dso = profile.functions[frame.function].dso;
       if (dso == no_index) continue;
-      std::uint64_t bias = frame.address - frame.dso_address;
-      auto [it, added] =
-          mapping_of.try_emplace(MappingKey{dso, bias}, static_cast<std::uint32_t>(ranges.size()));
-      if (added) ranges.push_back(MappingRange{dso, bias});
-      MappingRange& range = ranges[it->second];
+      std::uint32_t index = range_of({dso, frame.address - frame.dso_address, 0, 0}, false);
+      MappingRange& range = ranges[index];
       range.low = std::min(range.low, frame.address);
       range.high = std::max(range.high, frame.address);
-      frame_mapping[f] = it->second;
+      frame_mapping[f] = index;
+    }
+    for (auto& range : ranges) {
+      if (range.recorded) continue;
+      range.start = range.low;
+      range.limit = range.high + 1;
+      range.offset = range.low - range.bias;
     }
   }
   std::vector<bool> dso_has_functions(profile.dsos.size(), false),
@@ -183,9 +226,9 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     const ProfileDso& dso = profile.dsos[range.dso];
     auto* mapping = pb.add_mapping();
     mapping->set_id(position + 1);
-    mapping->set_memory_start(range.low);
-    mapping->set_memory_limit(range.high + 1);
-    mapping->set_file_offset(range.low - range.bias);
+    mapping->set_memory_start(range.start);
+    mapping->set_memory_limit(range.limit);
+    mapping->set_file_offset(range.offset);
     mapping->set_filename(strings.index(dso.path));
     if (!dso.build_id.empty()) mapping->set_build_id(strings.index(dso.build_id));
     mapping->set_has_functions(dso_has_functions[range.dso]);

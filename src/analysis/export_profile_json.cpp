@@ -33,6 +33,16 @@ void write_summary(const ProfileSummary& summary, TextSink& sink) {
       summary.samples, summary.samples_read, summary.lost, summary.lost_samples, summary.throttle,
       summary.unthrottle, summary.first_time, summary.last_time);
   write_bool(sink, summary.dwarf_unwinding);
+  if (summary.clockid) {
+    sink.format(",\"clockid\":{}", *summary.clockid);
+  } else {
+    sink.append(",\"clockid\":null");
+  }
+  if (summary.wall_clock_ns) {
+    sink.format(",\"wall_clock_ns\":{}", *summary.wall_clock_ns);
+  } else {
+    sink.append(",\"wall_clock_ns\":null");
+  }
   sink.format(",\"unwinding\":{{\"samples\":{},\"complete\":{},\"no_user_regs\":{}}}",
               summary.unwinding.samples, summary.unwinding.complete,
               summary.unwinding.no_user_regs);
@@ -124,7 +134,20 @@ void write_profile_json(const Profile& profile, std::ostream& out) {
     write_bool(sink, frame.inlined);
     sink.append(",\"kernel\":");
     write_bool(sink, frame.kernel);
+    sink.append(",\"mapping\":");
+    write_index(sink, frame.mapping);
     sink.put('}');
+  }
+
+  sink.append("],\"mappings\":[");
+  for (std::size_t i = 0; i < profile.mappings.size(); ++i) {
+    const ProfileMapping& mapping = profile.mappings[i];
+    sink.append(i == 0 ? "{\"pid\":" : ",{\"pid\":");
+    write_index(sink, mapping.pid);
+    sink.append(",\"dso\":");
+    write_index(sink, mapping.dso);
+    sink.format(",\"start\":\"{:#x}\",\"end\":\"{:#x}\",\"pgoff\":\"{:#x}\"}}", mapping.start,
+                mapping.end, mapping.pgoff);
   }
 
   sink.append("],\"stacks\":[");

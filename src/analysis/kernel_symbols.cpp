@@ -71,10 +71,15 @@ void KernelSymbols::parse(std::string_view text) {
   hidden_ = any_line && !any_nonzero;
   if (hidden_) entries_.clear();
   // Stable: of symbols at one address, the first listed (kallsyms lists the kernel's own first).
-  std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+  // The kernel's own symbols come in address order: checking first skips the sort's merge
+  // passes when nothing (a module, BPF) is out of order.
+  auto before = [](const Entry& a, const Entry& b) {
     if (a.start != b.start) return a.start < b.start;
     return a.text && !b.text;
-  });
+  };
+  if (!std::is_sorted(entries_.begin(), entries_.end(), before)) {
+    std::stable_sort(entries_.begin(), entries_.end(), before);
+  }
   entries_.shrink_to_fit();
 }
 

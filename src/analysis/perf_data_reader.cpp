@@ -565,9 +565,10 @@ void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint
       std::uint32_t version = in.u32();
       if (in.ok() && version != ClockData::version) {
         // perf rejects other versions too; the rest of the file is still good.
-        notes_.push_back(fmt::format("feature CLOCK_DATA has version {}; only version {} is "
-                                     "known, so sample times are not tied to wall-clock time",
-                                     version, ClockData::version));
+        notes_.push_back(
+            fmt::format("feature CLOCK_DATA has version {}; only version {} is "
+                        "known, so sample times are not tied to wall-clock time",
+                        version, ClockData::version));
         return;
       }
       ClockData clock;
@@ -1022,7 +1023,8 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visit
     for (; delivered < queue.size(); ++delivered) {
       const Queued& entry = queue[delivered];
       if (!everything && (!limit_set || entry.time > round_limit)) break;
-      const std::byte* at = entry.in_arena ? arena.data() + entry.where : bytes_.data() + entry.where;
+      const std::byte* at =
+          entry.in_arena ? arena.data() + entry.where : bytes_.data() + entry.where;
       std::memcpy(&out.view.header, at, record_header_size);
       out.view.bytes = std::span<const std::byte>(at, out.view.header.size);
       out.offset = entry.file_offset;

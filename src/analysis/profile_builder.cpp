@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <unordered_map>
 #include <variant>
@@ -79,6 +80,30 @@ struct ProfileBuilder::State {
   std::unordered_map<std::string, std::uint32_t> comm_ids;
   std::unordered_map<std::string, std::vector<std::uint8_t>> recorded_build_ids;
   std::vector<std::int8_t> function_passes;  // the leaf filters per function: -1 not yet known
+  FlatIndexMap group_index;  // (stack << 32 | thread, event << 32 | cpu) -> sample group
+
+  // Kernel frames are named in finish(), kallsyms meanwhile loading on a thread of its own
+  // (Symbolizer::prefetch_kernel): reading /proc/kallsyms is a large share of a report's time.
+  // The leaf filters need the names at once, so with them frames are named as they come.
+  bool defer_kernel = options.filter.dsos.empty() && options.filter.symbols.empty();
+  struct PendingKernelFrame {
+    std::uint32_t frame;
+    std::uint64_t lookup;  // the address to name (a return address's call instruction)
+    std::optional<TaskMaps::MappingView> mapping;
+    std::string filename;  // of the mapping (its view's name may not outlive the walk)
+  };
+  std::vector<PendingKernelFrame> pending_kernel;
+
+  // The last answers per thread (by tid, direct-mapped): its thread entry and its process's
+  // mappings generation, good until the next COMM, FORK or MMAP record (task_epoch).
+  std::uint64_t task_epoch = 0;
+  struct TaskCacheEntry {
+    std::uint64_t epoch = ~std::uint64_t{0};
+    std::uint32_t pid = 0, tid = 0;
+    std::uint32_t thread = no_index;
+    std::uint64_t maps_generation = 0;
+  };
+  std::array<TaskCacheEntry, 256> task_cache;
 
   // Per-sample scratch space, kept between samples.
   std::vector<StackIp> stack_ips;
@@ -155,6 +180,7 @@ struct ProfileBuilder::State {
     std::uint64_t lookup = ip.return_address ? ip.ip - 1 : ip.ip;
     bool kernel = kernel_mode(ip.cpumode);
     std::optional<TaskMaps::MappingView> mapping = maps.mapping_of(pid, ip.ip, ip.cpumode);
+    if (kernel && defer_kernel) return defer_kernel_frame(ip, lookup, mapping);
     SymbolizedAddress symbol;
     std::uint32_t dso = no_index;
     std::uint64_t dso_address = ip.ip;
@@ -226,14 +252,119 @@ struct ProfileBuilder::State {
     return offset;
   }
 
-  // The frames of one ip, outermost first, from the cache or the symbolizer.
-  std::span<const std::uint32_t> frames_of(std::uint32_t pid, const StackIp& ip) {
+  // A kernel frame whose name finish() fills in (name_kernel_frames): one per address and way it
+  // was reached, as the frames_of cache asks for it once per both.
+  std::uint32_t defer_kernel_frame(const StackIp& ip, std::uint64_t lookup,
+                                   const std::optional<TaskMaps::MappingView>& mapping) {
+    symbolizer.prefetch_kernel();
+    ProfileFrame frame;
+    frame.address = ip.ip;
+    frame.dso_address = ip.ip;
+    frame.kernel = true;
+    auto index = static_cast<std::uint32_t>(profile.frames.size());
+    profile.frames.push_back(std::move(frame));
+    pending_kernel.push_back(
+        {index, lookup, mapping, mapping ? *mapping->filename : std::string()});
+    auto offset = static_cast<std::uint32_t>(frame_runs.size());
+    frame_runs.push_back(1);
+    frame_runs.push_back(index);
+    return offset;
+  }
+
+  // Names the deferred kernel frames, then makes frames that turned out the same (an address
+  // met both as a sampled ip and as a return address, naming one function) one again, with
+  // the stacks through them, as naming them at once would have.
+  void name_kernel_frames() {
+    if (pending_kernel.empty()) return;
+    for (PendingKernelFrame& pending : pending_kernel) {
+      SymbolizedAddress symbol = symbolizer.resolve_kernel(pending.lookup);
+      ProfileFrame& frame = profile.frames[pending.frame];
+      std::string_view name = !symbol.dso.empty() ? symbol.dso
+                              : pending.mapping   ? std::string_view(pending.filename)
+                                                  : kernel_dso;
+      std::uint32_t dso = intern_dso(name, true, {});
+      std::string function_name =
+          symbol.symbol.empty() ? fmt::format("{:#x}", frame.address) : std::string(symbol.symbol);
+      frame.function = intern_function(function_name, dso, !symbol.symbol.empty());
+      frame.source_file = std::string(symbol.source.file);
+      frame.line = symbol.source.line;
+      if (pending.mapping && profile.dsos[dso].path == pending.filename) {
+        pending.mapping->filename = &pending.filename;
+        frame.mapping = intern_mapping(no_index, *pending.mapping, dso);
+      }
+    }
+    pending_kernel.clear();
+
+    std::vector<std::uint32_t> frame_map(profile.frames.size());
+    FlatIndexMap canonical(profile.frames.size() * 2);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < profile.frames.size(); ++i) {
+      const ProfileFrame& frame = profile.frames[i];
+      std::uint64_t b = std::uint64_t{frame.function} << 1 | (frame.inlined ? 1 : 0);
+      std::uint32_t found = canonical.insert(frame.address, b, static_cast<std::uint32_t>(kept));
+      if (found == kept) {
+        if (kept != i) profile.frames[kept] = std::move(profile.frames[i]);
+        ++kept;
+      }
+      frame_map[i] = found;
+    }
+    if (kept == profile.frames.size()) return;
+    profile.frames.resize(kept);
+    // A stack's parent comes before it: remapped in order, each parent is final when needed.
+    std::vector<std::uint32_t> stack_map(profile.stacks.size());
+    FlatIndexMap stacks(profile.stacks.size() * 2);
+    std::vector<ProfileStack> merged;
+    merged.reserve(profile.stacks.size());
+    for (std::size_t i = 0; i < profile.stacks.size(); ++i) {
+      ProfileStack stack = profile.stacks[i];
+      if (stack.parent != no_index) stack.parent = stack_map[stack.parent];
+      stack.frame = frame_map[stack.frame];
+      auto index = static_cast<std::uint32_t>(merged.size());
+      std::uint32_t found = stacks.insert(stack.parent, stack.frame, index);
+      if (found == index) merged.push_back(stack);
+      stack_map[i] = found;
+    }
+    profile.stacks = std::move(merged);
+    for (ProfileSample& sample : profile.samples) {
+      if (sample.stack != no_index) sample.stack = stack_map[sample.stack];
+    }
+    std::vector<ProfileSampleGroup> groups = std::move(profile.sample_groups);
+    profile.sample_groups.clear();
+    group_index = FlatIndexMap(groups.size() * 2);
+    for (ProfileSampleGroup& group : groups) {
+      if (group.stack != no_index) group.stack = stack_map[group.stack];
+      add_to_group(group.stack, group.thread, group.event, group.cpu, group.samples, group.period);
+    }
+  }
+
+  void add_to_group(std::uint32_t stack, std::uint32_t thread, std::uint32_t event,
+                    std::uint32_t cpu, std::uint64_t samples, std::uint64_t period) {
+    auto index = static_cast<std::uint32_t>(profile.sample_groups.size());
+    std::uint32_t found = group_index.insert(std::uint64_t{stack} << 32 | thread,
+                                             std::uint64_t{event} << 32 | cpu, index);
+    if (found == index) profile.sample_groups.push_back({stack, thread, event, cpu, 0, 0});
+    profile.sample_groups[found].samples += samples;
+    profile.sample_groups[found].period += period;
+  }
+
+  TaskCacheEntry& task_of(const SampleRecord& sample) {
+    TaskCacheEntry& entry = task_cache[sample.tid % task_cache.size()];
+    if (entry.epoch != task_epoch || entry.tid != sample.tid || entry.pid != sample.pid) {
+      entry = {task_epoch, sample.pid, sample.tid, no_index, maps.maps_generation(sample.pid)};
+    }
+    return entry;
+  }
+
+  // The frames of one ip, outermost first, from the cache or the symbolizer. `generation`: of
+  // the mappings of process `pid`.
+  std::span<const std::uint32_t> frames_of(std::uint32_t pid, std::uint64_t generation,
+                                           const StackIp& ip) {
     // Kernel addresses mean the same in every process; user ones are keyed by the process and
     // the version of its mappings (exec and mmap change what an address names).
     std::uint64_t context = kernel_mode(ip.cpumode)
                                 ? 1
-                                : ((std::uint64_t{pid} << 32 ^ maps.maps_generation(pid)) << 2) |
-                                      2 | (ip.cpumode == misc::user ? 0 : 1ULL << 63);
+                                : ((std::uint64_t{pid} << 32 ^ generation) << 2) | 2 |
+                                      (ip.cpumode == misc::user ? 0 : 1ULL << 63);
     context ^= ip.return_address ? 1ULL << 62 : 0;
     std::uint32_t run = address_frames.find(ip.ip, context);
     if (run == FlatIndexMap::absent) {
@@ -356,9 +487,10 @@ struct ProfileBuilder::State {
     collect_ips(sample, cpumode, dwarf);
 
     // Frames leaf first: within one ip's run the innermost inlined call is the leaf.
+    TaskCacheEntry& task = task_of(sample);
     leaf_first_frames.clear();
     for (const StackIp& ip : stack_ips) {
-      auto run = frames_of(sample.pid, ip);
+      auto run = frames_of(sample.pid, task.maps_generation, ip);
       for (std::size_t i = run.size(); i-- > 0;) leaf_first_frames.push_back(run[i]);
     }
     if (!options.filter.dsos.empty() || !options.filter.symbols.empty()) {
@@ -374,12 +506,17 @@ struct ProfileBuilder::State {
 
     ProfileSample out;
     out.stack = stack;
-    out.thread = thread_of(sample);
+    if (task.thread == no_index) task.thread = thread_of(sample);
+    out.thread = task.thread;
     out.event = event_index;
     out.cpu = sample.has(sf::cpu) ? sample.cpu : no_index;
     out.time = sample.has(sf::time) ? sample.time : 0;
     out.period = sample.has(sf::period) ? sample.period : 1;
-    profile.samples.push_back(out);
+    if (options.keep_samples) {
+      profile.samples.push_back(out);
+    } else {
+      add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period);
+    }
 
     ProfileEvent& summary_event = profile.events[event_index];
     ++summary_event.samples;
@@ -424,7 +561,10 @@ struct ProfileBuilder::State {
       case abi::RecordType::comm:
       case abi::RecordType::fork:
       case abi::RecordType::mmap:
-      case abi::RecordType::mmap2: maps.observe(view, events[event_index].config); return;
+      case abi::RecordType::mmap2:
+        maps.observe(view, events[event_index].config);
+        ++task_epoch;
+        return;
       case abi::RecordType::throttle: ++profile.summary.throttle; return;
       case abi::RecordType::unthrottle: ++profile.summary.unthrottle; return;
       case abi::RecordType::lost:
@@ -474,6 +614,7 @@ void ProfileBuilder::observe(const RecordView& view, std::uint32_t event) {
 
 Profile ProfileBuilder::finish() {
   State& state = *state_;
+  state.name_kernel_frames();
   Profile profile = std::move(state.profile);
   if (state.unwinder) profile.summary.unwinding = state.unwinder->statistics();
   auto warn = [&](std::string text) {

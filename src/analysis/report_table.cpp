@@ -437,6 +437,17 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
     table.period += sample.period;
     table.samples += 1;
   }
+  for (const ProfileSampleGroup& folded : profile.sample_groups) {
+    if (folded.event != event) continue;
+    std::uint64_t b = std::uint64_t{folded.thread} << 32 | folded.cpu;
+    auto index = static_cast<std::uint32_t>(groups.size());
+    std::uint32_t found = group_index.insert(folded.stack, b, index);
+    if (found == index) groups.push_back({folded.stack, folded.thread, folded.cpu, 0, 0});
+    groups[found].period += folded.period;
+    groups[found].samples += folded.samples;
+    table.period += folded.period;
+    table.samples += folded.samples;
+  }
   TableBuilder builder(profile, options, table);
   for (const SampleGroup& group : groups) builder.add(group);
 

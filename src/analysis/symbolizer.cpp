@@ -9,6 +9,8 @@
 #include <cstring>
 #include <deque>
 #include <optional>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 
 #include "debug_file_locator.hpp"
@@ -20,6 +22,7 @@
 #include "mini_debug_info.hpp"
 #include "perfscope/analysis/build_id.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "short_function_name.hpp"
 
 namespace perfscope {
 
@@ -74,9 +77,43 @@ struct FileSymbols {
 
 struct KernelState {
   bool loaded = false;
+  bool read = false;  // the kallsyms file could be read
   KernelSymbols symbols;
   std::string problem;
   std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
+  // prefetch_kernel's: it fills read, symbols and problem, and nothing else touches them until
+  // it is joined.
+  std::thread loader;
+
+  KernelState() = default;
+  KernelState(const KernelState&) = delete;
+  KernelState& operator=(const KernelState&) = delete;
+  ~KernelState() {
+    if (loader.joinable()) loader.join();
+  }
+
+  void read_symbols(const std::string& path) noexcept {
+    try {
+      auto text = sys::read_text_file(path);
+      if (!text) {
+        problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+        return;
+      }
+      read = true;
+      symbols.parse(*text);
+      if (symbols.addresses_hidden()) {
+        problem = fmt::format(
+            "kptr_restrict hides kernel addresses (every address in {} reads 0): run as root, "
+            "or allow them with sysctl kernel.kptr_restrict=0",
+            path);
+      } else if (symbols.empty()) {
+        problem = fmt::format("no kernel symbols in {}", path);
+      }
+    } catch (const std::bad_alloc&) {
+      symbols = KernelSymbols();
+      problem = fmt::format("out of memory reading {}", path);
+    }
+  }
 };
 
 struct JitState {
@@ -259,7 +296,7 @@ struct Symbolizer::State {
                                  : file.has_symtab    ? outside_reason
                                                       : only_dynamic_reason;
     } else {
-      result.symbol = file.symbols.name(index, options.demangle);
+      result.symbol = display_name(file.symbols.name(index, options.demangle));
       result.offset = *address - file.symbols.start(index);
     }
     if (!options.source_lines && !options.inline_frames) return;
@@ -267,30 +304,28 @@ struct Symbolizer::State {
     if (!lines) return;
     if (options.inline_frames) {
       result.source = lines->inlined_calls(*address, options.demangle, cached.inlined);
+      for (InlinedCall& call : cached.inlined) call.function = display_name(call.function);
       result.inlined = cached.inlined;
     } else {
       result.source = lines->line(*address);
     }
   }
 
+  // A demangled name as the options want it shown (views into the caches either way).
+  std::string_view display_name(std::string_view name) const noexcept {
+    return options.demangle && !options.parameter_lists ? short_function_name(name) : name;
+  }
+
   void load_kernel() {
     kernel.loaded = true;
-    const std::string& path = options.kallsyms_path;
-    auto text = sys::read_text_file(path);
-    if (!text) {
-      kernel.problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+    if (kernel.loader.joinable()) {
+      kernel.loader.join();
     } else {
+      kernel.read_symbols(options.kallsyms_path);
+    }
+    if (kernel.read) {
       ++statistics.files_opened;
-      kernel.symbols.parse(*text);
       statistics.symbols_loaded += kernel.symbols.size();
-      if (kernel.symbols.addresses_hidden()) {
-        kernel.problem = fmt::format(
-            "kptr_restrict hides kernel addresses (every address in {} reads 0): run as root, "
-            "or allow them with sysctl kernel.kptr_restrict=0",
-            path);
-      } else if (kernel.symbols.empty()) {
-        kernel.problem = fmt::format("no kernel symbols in {}", path);
-      }
     }
     if (!kernel.problem.empty()) {
       warn(fmt::format("{}; kernel frames stay unresolved", kernel.problem));
@@ -341,6 +376,17 @@ SymbolizedAddress Symbolizer::resolve_file(std::string_view path, std::uint64_t 
   return cached.result;
 }
 
+void Symbolizer::prefetch_kernel() {
+  KernelState& kernel = state_->kernel;
+  if (kernel.loaded || kernel.loader.joinable()) return;
+  try {
+    kernel.loader =
+        std::thread([&kernel, path = state_->options.kallsyms_path] { kernel.read_symbols(path); });
+  } catch (const std::system_error&) {
+    // No thread to spare: resolve_kernel reads the file itself when it needs it.
+  }
+}
+
 SymbolizedAddress Symbolizer::resolve_kernel(std::uint64_t address) {
   State& state = *state_;
   ++state.statistics.lookups;
@@ -386,7 +432,9 @@ SymbolizedAddress Symbolizer::resolve_jit(std::uint32_t pid, std::uint64_t addre
     if (state.options.demangle && hit.name.starts_with("_Z")) {
       // perf-PID.map names are NUL-free views into one buffer; the demangler wants a C string.
       std::string text = demangle_symbol(std::string(hit.name).c_str());
-      if (!text.empty()) result.symbol = jit.demangled.emplace_back(std::move(text));
+      if (!text.empty()) {
+        result.symbol = state.display_name(jit.demangled.emplace_back(std::move(text)));
+      }
     }
   } else {
     result.unresolved_reason = outside_reason;

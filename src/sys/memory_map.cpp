@@ -81,7 +81,7 @@ int MemoryMap::drop_pages(std::size_t offset, std::size_t length) const noexcept
   std::size_t end = (offset + length) / page * page;
   if (end <= begin) return 0;
   return ::madvise(static_cast<char*>(address_) + begin, end - begin, MADV_DONTNEED) < 0 ? -errno
-                                                                                        : 0;
+                                                                                         : 0;
 }
 
 }  // namespace perfscope::sys

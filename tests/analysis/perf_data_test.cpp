@@ -4,6 +4,7 @@
 // decode; a large file is read without copying it onto the heap.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -570,6 +571,57 @@ TEST(PerfDataTest, LargeFileIsMappedNotCopied) {
   EXPECT_EQ(seen, 2 * samples);
   // A copy of the file would be 96 MB; the events, features and a round's queue are far less.
   EXPECT_LT(peak - before, 16u * 1024) << "KiB of anonymous memory while reading";
+  std::filesystem::remove(path);
+}
+
+TEST(PerfDataTest, ClockDataRoundTripsInPerfsLayout) {
+  auto now = [](clockid_t clock) {
+    struct timespec t {};
+    ::clock_gettime(clock, &t);
+    return static_cast<std::uint64_t>(t.tv_sec) * 1000000000ULL +
+           static_cast<std::uint64_t>(t.tv_nsec);
+  };
+  std::uint64_t wall_before = now(CLOCK_REALTIME), clock_before = now(CLOCK_MONOTONIC);
+  auto clock = clock_reference(CLOCK_MONOTONIC);
+  std::uint64_t wall_after = now(CLOCK_REALTIME), clock_after = now(CLOCK_MONOTONIC);
+  ASSERT_TRUE(clock);
+  EXPECT_EQ(clock->clockid, static_cast<std::uint32_t>(CLOCK_MONOTONIC));
+  EXPECT_GE(clock->wall_clock_ns, wall_before);
+  EXPECT_LE(clock->wall_clock_ns, wall_after);
+  EXPECT_GE(clock->clockid_time_ns, clock_before);
+  EXPECT_LE(clock->clockid_time_ns, clock_after);
+
+  // perf's write_clock_data layout: u32 version 1, u32 clockid, u64 wall clock, u64 clock.
+  PerfDataFeatures features;
+  features.clock_data = ClockData{1, 1'700'000'000'123'456'789, 42'000'000'007};
+  auto bytes = encode_feature(perf_data::bit(perf_data::Feature::clock_data), features, {}, 0);
+  ASSERT_EQ(bytes.size(), 24u);
+  std::uint32_t words[2];
+  std::uint64_t times[2];
+  std::memcpy(words, bytes.data(), sizeof words);
+  std::memcpy(times, bytes.data() + 8, sizeof times);
+  EXPECT_EQ(words[0], 1u);
+  EXPECT_EQ(words[1], 1u);
+  EXPECT_EQ(times[0], 1'700'000'000'123'456'789u);
+  EXPECT_EQ(times[1], 42'000'000'007u);
+  EXPECT_EQ(features.clock_data->wall_clock_at_zero(),
+            1'700'000'000'123'456'789u - 42'000'000'007u);
+
+  std::string path = temp_path("clock_data");
+  {
+    PerfDataWriter writer(path, {make_event("only", 5)});
+    writer.append(make_sample(5, 0x1000, 7, 30));
+    writer.end_round();
+    PerfDataFeatures written = describe_host({"/bin/test"});
+    written.clock_data = *clock;
+    writer.finish(written);
+  }
+  PerfDataReader reader = PerfDataReader::open(path);
+  ASSERT_TRUE(reader.features().clock_data);
+  EXPECT_EQ(reader.features().clock_data->clockid, clock->clockid);
+  EXPECT_EQ(reader.features().clock_data->wall_clock_ns, clock->wall_clock_ns);
+  EXPECT_EQ(reader.features().clock_data->clockid_time_ns, clock->clockid_time_ns);
+  EXPECT_TRUE(reader.notes().empty());
   std::filesystem::remove(path);
 }
 

@@ -1,8 +1,10 @@
 // The exporters on a hand-made Profile (two threads of one process, three-frame stacks, a kernel
-// frame, an unresolved frame in a known DSO, one in no DSO, an inlined call): exact folded text,
-// speedscope and Firefox Profiler files checked against their formats' rules and the counts
-// they must carry, pprof parsed back and read by `go tool pprof`, the JSON read back into the
-// same tables, the SVG parsed as XML.
+// frame, an unresolved frame in a known DSO, one in no DSO, an inlined call, recorded mappings and
+// a wall clock): exact folded text, speedscope and Firefox Profiler files checked against their
+// formats' rules and the counts they must carry (speedscope's with its own JSON Schema, the
+// Firefox Profiler's against what its importer reads), pprof parsed back and read by `go tool
+// pprof`, the JSON read back into the same tables and checked with docs/profile-json.schema.json,
+// the SVG parsed as XML.
 #include "perfscope/analysis/profile_exporters.hpp"
 
 #include <gtest/gtest.h>
@@ -29,6 +31,10 @@ using perfscope::no_index;
 using perfscope::Profile;
 
 constexpr std::uint64_t period = 1'000'000;  // cpu-clock, 1 ms
+// CLOCK_REALTIME at time 0 of the sample clock: 2023-11-14 22:13:20 UTC.
+constexpr std::uint64_t wall_clock_ns = 1'700'000'000'000'000'000;
+constexpr std::uint64_t kernel_text = 0xffffffff81000000;
+constexpr const char* demo_build_id = "4fd8a3b2c1e0f9d87a6b5c4d3e2f1a0b9c8d7e6f";
 
 // Stack nodes (leaf-first names after each).
 enum Stack : std::uint32_t {
@@ -44,7 +50,7 @@ enum Stack : std::uint32_t {
 
 Profile make_profile() {
   Profile p;
-  p.dsos = {{"/usr/bin/demo", "abcdef0123", false},
+  p.dsos = {{"/usr/bin/demo", demo_build_id, false},
             {"/usr/lib/x86_64-linux-gnu/libc.so.6", "", false},
             {"[kernel.kallsyms]", "", true}};
   p.functions = {{"main", 0, true},
@@ -64,6 +70,13 @@ Profile make_profile() {
       {6, 0x1234, 0x1234, "", 0, false, false},
       {1, 0x401180, 0x1180, "/src/main.cpp", 22, false, false},
   };
+  // demo's text at 0x401000 is file offset 0x1000 (pgoff 0 at 0x400000); libc's mapping starts
+  // at file offset 0; the kernel's is anchored at _text as perf does.
+  p.mappings = {{100, 0, 0x400000, 0x402000, 0},
+                {100, 1, 0x7f0000000000, 0x7f0000010000, 0},
+                {no_index, 2, kernel_text, ~std::uint64_t{0}, kernel_text}};
+  const std::uint32_t frame_mappings[] = {0, 0, 0, 1, 1, 2, no_index, 0};
+  for (std::size_t f = 0; f < p.frames.size(); ++f) p.frames[f].mapping = frame_mappings[f];
   p.stacks = {{no_index, 0},  {s_main, 1},   {s_compute, 2}, {s_compute, 3},
               {s_compute, 4}, {s_memcpy, 5}, {s_main, 6},    {s_main, 7}};
   p.threads = {{100, 100, "demo"}, {100, 101, "demo worker"}};
@@ -80,6 +93,8 @@ Profile make_profile() {
   p.summary.samples = p.summary.samples_read = 12;
   p.summary.first_time = 5'000'000'000;
   p.summary.last_time = time - period;
+  p.summary.clockid = 1;  // CLOCK_MONOTONIC
+  p.summary.wall_clock_ns = wall_clock_ns;
   p.summary.hostname = "testhost";
   p.summary.arch = "x86_64";
   p.summary.os_release = "6.18.0";
@@ -108,6 +123,17 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 bool program_runs(const std::vector<std::string>& argv) {
   return perfscope::testing::run_command(argv).exit_status == 0;
+}
+
+// Validates `document` against a JSON Schema file; "" when valid, else the reason (errors, or
+// why it could not run, with skip set).
+std::string schema_errors(const std::string& schema, const std::string& document, bool& skip) {
+  std::string path = temp_path("perfscope-schema-doc.json");
+  write_file(path, document);
+  auto check = perfscope::testing::check_json_schema(schema, path);
+  std::filesystem::remove(path);
+  skip = !check.ran;
+  return check.valid ? "" : check.report;
 }
 
 TEST(ProfileExporters, FormatNames) {
@@ -298,7 +324,8 @@ TEST(ProfileExporters, GeckoTablesAreConsistent) {
   EXPECT_EQ(leaf_samples["helper (in demo)"], 4);
   EXPECT_EQ(leaf_samples["compute(int) (in demo)"], 2);
   EXPECT_EQ(leaf_samples["do_syscall_64 (in [kernel.kallsyms])"], 1);
-  EXPECT_EQ(leaf_samples["[libc.so.6]+0x1139 (in libc.so.6)"], 2);
+  // Unresolved, but inside a library the process lists: the Gecko form of a native address.
+  EXPECT_EQ(leaf_samples["0x7f0000001139"], 2);
   EXPECT_EQ(leaf_samples["[unknown]"], 1);
 }
 
@@ -348,7 +375,7 @@ TEST(ProfileExporters, PprofParsesBack) {
   for (const auto& m : pb.mapping()) mappings[m.id()] = &m;
   ASSERT_EQ(mappings.size(), 3u);  // demo, libc, kernel
   EXPECT_EQ(str(pb.mapping(0).filename()), "/usr/bin/demo");
-  EXPECT_EQ(str(pb.mapping(0).build_id()), "abcdef0123");
+  EXPECT_EQ(str(pb.mapping(0).build_id()), demo_build_id);
 
   std::map<std::string, std::int64_t> flat_samples, flat_time;
   std::int64_t total = 0;
@@ -468,6 +495,18 @@ TEST(ProfileExporters, JsonRoundTrips) {
     EXPECT_EQ(frame.at("line"), p.frames[i].line);
     EXPECT_EQ(frame.at("inlined"), p.frames[i].inlined);
     EXPECT_EQ(frame.at("kernel"), p.frames[i].kernel);
+    EXPECT_EQ(index(frame.at("mapping")), p.frames[i].mapping);
+  }
+  EXPECT_EQ(summary.at("clockid"), 1);
+  EXPECT_EQ(summary.at("wall_clock_ns"), wall_clock_ns);
+  ASSERT_EQ(doc.at("mappings").size(), p.mappings.size());
+  for (std::size_t i = 0; i < p.mappings.size(); ++i) {
+    const json& mapping = doc["mappings"][i];
+    EXPECT_EQ(index(mapping.at("pid")), p.mappings[i].pid);
+    EXPECT_EQ(mapping.at("dso"), p.mappings[i].dso);
+    EXPECT_EQ(hex(mapping.at("start")), p.mappings[i].start);
+    EXPECT_EQ(hex(mapping.at("end")), p.mappings[i].end);
+    EXPECT_EQ(hex(mapping.at("pgoff")), p.mappings[i].pgoff);
   }
   ASSERT_EQ(doc.at("stacks").size(), p.stacks.size());
   for (std::size_t i = 0; i < p.stacks.size(); ++i) {
@@ -581,6 +620,204 @@ TEST(ProfileExporters, StreamFailureIsAnError) {
   out2.setstate(std::ios::badbit);
   EXPECT_THROW(perfscope::write_profile(make_profile(), ExportFormat::pprof, out2),
                std::runtime_error);
+}
+
+TEST(ProfileExporters, SpeedscopeValidatesAgainstSpeedscopesSchema) {
+  bool skip = false;
+  for (const Profile& p : {make_profile(), Profile{}}) {
+    std::string errors =
+        schema_errors(PERFSCOPE_SPEEDSCOPE_SCHEMA, export_text(p, ExportFormat::speedscope), skip);
+    if (skip) GTEST_SKIP() << errors;
+    EXPECT_EQ(errors, "");
+  }
+  // The validator does reject what the schema forbids: a weight that is not a number.
+  Profile p = make_profile();
+  std::string text = export_text(p, ExportFormat::speedscope);
+  auto weights = text.find("\"weights\":[");
+  ASSERT_NE(weights, std::string::npos);
+  text.insert(weights + 11, "\"1\",");
+  EXPECT_NE(schema_errors(PERFSCOPE_SPEEDSCOPE_SCHEMA, text, skip).find("weights"),
+            std::string::npos);
+}
+
+TEST(ProfileExporters, JsonValidatesAgainstItsSchema) {
+  bool skip = false;
+  Profile without_clock = make_profile();
+  without_clock.summary.clockid.reset();
+  without_clock.summary.wall_clock_ns.reset();
+  for (const Profile& p : {make_profile(), without_clock, Profile{}}) {
+    std::string errors =
+        schema_errors(PERFSCOPE_PROFILE_JSON_SCHEMA, export_text(p, ExportFormat::json), skip);
+    if (skip) GTEST_SKIP() << errors;
+    EXPECT_EQ(errors, "");
+  }
+  // A key the schema does not document, and a decimal address, are both errors.
+  json doc = json::parse(export_text(make_profile(), ExportFormat::json));
+  doc["frames"][0]["undocumented"] = 1;
+  doc["mappings"][0]["start"] = "4194304";
+  std::string errors = schema_errors(PERFSCOPE_PROFILE_JSON_SCHEMA, doc.dump(), skip);
+  EXPECT_NE(errors.find("/frames/0"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("/mappings/0/start"), std::string::npos) << errors;
+}
+
+TEST(ProfileExporters, GeckoHasProcessesLibsAndWallClockTime) {
+  Profile p = make_profile();
+  // A second process, whose libc sample's frame was first seen (and mapped) in process 100.
+  p.threads.push_back({200, 200, "other"});
+  p.samples[1].thread = 2;
+  p.mappings.push_back({200, 1, 0x7e0000000000, 0x7e0000004000, 0x1000});
+  json gecko = json::parse(export_text(p, ExportFormat::gecko));
+  const json& meta = gecko.at("meta");
+  // Firefox Profiler's GeckoProfileFullMeta: the keys its importer reads without a default.
+  for (const char* key : {"version", "startTime", "shutdownTime", "categories", "markerSchema",
+                          "interval", "stackwalk", "debug", "gcpoison", "asyncstack", "processType",
+                          "presymbolicated", "sampleUnits"}) {
+    EXPECT_TRUE(meta.contains(key)) << key;
+  }
+  EXPECT_DOUBLE_EQ(meta.at("startTime").get<double>(),
+                   static_cast<double>(wall_clock_ns + 5'000'000'000) / 1e6);
+  EXPECT_EQ(meta.at("startTimeAsClockMonotonicNanosecondsSinceBoot"), 5'000'000'000u);
+  EXPECT_TRUE(gecko.at("sources").at("data").is_array());
+
+  auto check_libs = [](const json& libs) {
+    std::uint64_t previous_end = 0;
+    for (const auto& lib : libs) {
+      for (const char* key : {"name", "path", "debugName", "debugPath", "breakpadId", "arch"}) {
+        EXPECT_TRUE(lib.at(key).is_string()) << key;
+      }
+      // Sorted and disjoint: the Profiler's AddressLocator binary-searches them.
+      EXPECT_GE(lib.at("start").get<std::uint64_t>(), previous_end);
+      EXPECT_GT(lib.at("end").get<std::uint64_t>(), lib["start"].get<std::uint64_t>());
+      previous_end = lib["end"];
+    }
+  };
+  const json& libs = gecko.at("libs");
+  check_libs(libs);
+  ASSERT_EQ(libs.size(), 3u);  // demo, libc, the kernel: by address
+  EXPECT_EQ(libs[0].at("name"), "demo");
+  EXPECT_EQ(libs[0].at("path"), "/usr/bin/demo");
+  EXPECT_EQ(libs[0].at("debugName"), "demo");
+  EXPECT_EQ(libs[0].at("debugPath"), "/usr/bin/demo");
+  // The build id's first 16 bytes as a little-endian GUID, then age 0 (Python's
+  // uuid.UUID(bytes_le=...) gives the same).
+  EXPECT_EQ(libs[0].at("breakpadId"), "B2A3D84FE0C1D8F97A6B5C4D3E2F1A0B0");
+  EXPECT_EQ(libs[0].at("codeId"), "4FD8A3B2C1E0F9D87A6B5C4D3E2F1A0B9C8D7E6F");
+  EXPECT_EQ(libs[0].at("arch"), "x86_64");
+  EXPECT_EQ(libs[0].at("start"), 0x400000u);
+  EXPECT_EQ(libs[0].at("end"), 0x402000u);
+  EXPECT_EQ(libs[0].at("offset"), 0u);
+  EXPECT_EQ(libs[1].at("path"), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  EXPECT_EQ(libs[1].at("breakpadId"), "");  // no build id known
+  EXPECT_FALSE(libs[1].contains("codeId"));
+  EXPECT_EQ(libs[2].at("name"), "[kernel.kallsyms]");
+  EXPECT_EQ(libs[2].at("offset"), kernel_text);
+
+  // The unresolved libc frame of process 100 is an address the Profiler's importer places in
+  // libc at the address relative to the library's base (start - offset): 0x1139.
+  const json& threads = gecko.at("threads");
+  ASSERT_EQ(threads.size(), 2u);
+  bool found = false;
+  for (const auto& thread : threads) {
+    EXPECT_EQ(thread.at("pid"), 100);
+    EXPECT_EQ(thread.at("processName"), "demo");
+    for (const auto& frame : thread.at("frameTable").at("data")) {
+      std::string location = thread["stringTable"][frame[0].get<std::size_t>()];
+      if (!location.starts_with("0x")) continue;
+      std::uint64_t address = std::stoull(location, nullptr, 16);
+      for (const auto& lib : libs) {
+        if (address < lib["start"].get<std::uint64_t>() ||
+            address >= lib["end"].get<std::uint64_t>())
+          continue;
+        EXPECT_EQ(lib["name"], "libc.so.6");
+        EXPECT_EQ(
+            address - (lib["start"].get<std::uint64_t>() - lib["offset"].get<std::uint64_t>()),
+            0x1139u);
+        found = true;
+      }
+    }
+  }
+  EXPECT_TRUE(found);
+
+  // Process 200: its own meta, its own libs (its libc mapping, the kernel's), its thread. Its
+  // frame in libc was mapped in process 100, so it keeps its readable name.
+  const json& processes = gecko.at("processes");
+  ASSERT_EQ(processes.size(), 1u);
+  const json& other = processes[0];
+  for (const char* key : {"version", "startTime", "shutdownTime", "categories", "markerSchema"}) {
+    EXPECT_TRUE(other.at("meta").contains(key)) << key;
+  }
+  EXPECT_EQ(other["meta"]["startTime"], meta["startTime"]);
+  check_libs(other.at("libs"));
+  ASSERT_EQ(other["libs"].size(), 2u);
+  EXPECT_EQ(other["libs"][0].at("start"), 0x7e0000000000u);
+  EXPECT_EQ(other["libs"][0].at("offset"), 0x1000u);
+  EXPECT_TRUE(other.at("processes").empty());
+  EXPECT_TRUE(other.at("pausedRanges").empty());
+  ASSERT_EQ(other.at("threads").size(), 1u);
+  const json& thread = other["threads"][0];
+  EXPECT_EQ(thread.at("pid"), 200);
+  EXPECT_EQ(thread.at("processName"), "other");
+  std::set<std::string> locations(thread.at("stringTable").begin(), thread["stringTable"].end());
+  EXPECT_TRUE(locations.count("[libc.so.6]+0x1139 (in libc.so.6)"));
+  EXPECT_EQ(thread.at("samples").at("data").size(), 1u);
+  // Its sample's time is still relative to the one startTime of the profile.
+  EXPECT_DOUBLE_EQ(thread["samples"]["data"][0][1].get<double>(), 1.0);
+
+  // Without CLOCK_DATA there is no date to give: 0, and no monotonic start.
+  p.summary.wall_clock_ns.reset();
+  p.summary.clockid.reset();
+  json undated = json::parse(export_text(p, ExportFormat::gecko));
+  EXPECT_EQ(undated["meta"].at("startTime"), 0);
+  EXPECT_FALSE(undated["meta"].contains("startTimeAsClockMonotonicNanosecondsSinceBoot"));
+}
+
+TEST(ProfileExporters, PprofHasTheRecordedMappingsAndWallClockTime) {
+  Profile p = make_profile();
+  // A frame in demo that no recorded mapping covered gets a mapping made from its DSO.
+  p.frames.push_back({0, 0x900000, 0x1010, "", 0, false, false});
+  p.stacks.push_back({no_index, static_cast<std::uint32_t>(p.frames.size() - 1)});
+  p.samples.push_back(
+      {static_cast<std::uint32_t>(p.stacks.size() - 1), 0, 0, 0, p.summary.last_time, period});
+  perftools::profiles::Profile pb;
+  ASSERT_TRUE(pb.ParseFromString(gunzip(export_text(p, ExportFormat::pprof))));
+  auto str = [&](std::int64_t i) { return pb.string_table(static_cast<int>(i)); };
+  EXPECT_EQ(pb.time_nanos(), static_cast<std::int64_t>(wall_clock_ns + 5'000'000'000));
+  EXPECT_EQ(pb.duration_nanos(), 11 * static_cast<std::int64_t>(period));
+  ASSERT_EQ(pb.mapping_size(), 4);
+  std::map<std::string, std::vector<const perftools::profiles::Mapping*>> by_file;
+  for (const auto& m : pb.mapping()) by_file[str(m.filename())].push_back(&m);
+  ASSERT_EQ(by_file["/usr/bin/demo"].size(), 2u);
+  const auto* demo = by_file["/usr/bin/demo"][0];
+  const auto* made_up = by_file["/usr/bin/demo"][1];
+  if (demo->memory_start() != 0x400000) std::swap(demo, made_up);
+  EXPECT_EQ(demo->memory_start(), 0x400000u);
+  EXPECT_EQ(demo->memory_limit(), 0x402000u);
+  EXPECT_EQ(demo->file_offset(), 0u);
+  EXPECT_EQ(str(demo->build_id()), demo_build_id);
+  EXPECT_TRUE(demo->has_functions());
+  EXPECT_TRUE(demo->has_line_numbers());
+  EXPECT_TRUE(demo->has_inline_frames());
+  EXPECT_EQ(made_up->memory_start(), 0x900000u);
+  EXPECT_EQ(made_up->memory_limit(), 0x900001u);
+  EXPECT_EQ(made_up->file_offset(), 0x1010u);
+  ASSERT_EQ(by_file["/usr/lib/x86_64-linux-gnu/libc.so.6"].size(), 1u);
+  const auto* libc = by_file["/usr/lib/x86_64-linux-gnu/libc.so.6"][0];
+  EXPECT_EQ(libc->memory_start(), 0x7f0000000000u);
+  EXPECT_EQ(libc->memory_limit(), 0x7f0000010000u);
+  EXPECT_TRUE(libc->has_functions());  // memcpy
+  EXPECT_FALSE(libc->has_line_numbers());
+  ASSERT_EQ(by_file["[kernel.kallsyms]"].size(), 1u);
+  EXPECT_EQ(by_file["[kernel.kallsyms]"][0]->memory_start(), kernel_text);
+  EXPECT_EQ(by_file["[kernel.kallsyms]"][0]->file_offset(), kernel_text);
+  // Every location in a mapping lies in it.
+  std::map<std::uint64_t, const perftools::profiles::Mapping*> mappings;
+  for (const auto& m : pb.mapping()) mappings[m.id()] = &m;
+  for (const auto& location : pb.location()) {
+    if (location.mapping_id() == 0) continue;
+    const auto* mapping = mappings.at(location.mapping_id());
+    EXPECT_GE(location.address(), mapping->memory_start());
+    EXPECT_LT(location.address(), mapping->memory_limit());
+  }
 }
 
 }  // namespace

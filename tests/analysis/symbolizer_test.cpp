@@ -169,6 +169,18 @@ TEST(Symbolizer, NamesFunctionsOfTheProgramAsBuilt) {
   EXPECT_TRUE(symbolizer.warnings().empty()) << symbolizer.warnings().front();
 }
 
+TEST(Symbolizer, ShortNamesLikePerfWhenParameterListsAreOff) {
+  SymbolizerOptions options;
+  options.parameter_lists = false;
+  Symbolizer symbolizer(options);
+  NmSymbol scaled = symbol("_ZN7symtest6scaledIlEET_S1_S1_");
+  auto at = symbolizer.resolve_file(target_path, file_offset(target_path, scaled.address));
+  EXPECT_EQ(at.symbol, "symtest::scaled<long>");
+  NmSymbol compute = symbol("_ZN7symtest7computeEi");
+  at = symbolizer.resolve_file(target_path, file_offset(target_path, compute.address));
+  EXPECT_EQ(at.symbol, "symtest::compute");
+}
+
 TEST(Symbolizer, KeepsMangledNamesWhenAsked) {
   SymbolizerOptions options;
   options.demangle = false;

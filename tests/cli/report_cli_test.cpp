@@ -1,10 +1,16 @@
 // `perfscope report` end to end: the known-answer workload's shares and call trees in the text
-// report, the same table as perf report on the same files, exports, and errors for bad options.
+// report, the same table as perf report on the same files, exports (speedscope and JSON checked
+// against their JSON Schemas, wall-clock times against perf's reading of our CLOCK_DATA, the
+// mappings against the recorded binary), and errors for bad options.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -224,6 +230,127 @@ TEST(ReportCliTest, BadOptionsSayWhatIsWrong) {
   EXPECT_NE(missing.exit_status, 0);
   EXPECT_NE(missing.err.find(".missing"), std::string::npos) << missing.err;
   std::filesystem::remove(path);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::uint64_t realtime_ns() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1000000000ULL +
+         static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+TEST(ReportCliTest, ExportsOfARecordingMatchTheirSchemasClockAndMappings) {
+  std::uint64_t before = realtime_ns();
+  std::string path = record("schemas", {"-g"}, {known_answer_fp, "100"});
+  std::uint64_t after = realtime_ns();
+
+  std::map<std::string, std::string> outputs;
+  for (const char* format : {"speedscope", "json", "gecko"}) {
+    std::string out = temp_path(std::string("export_") + format);
+    auto result = pt::run_perfscope({"report", "-i", path, "--format", format, "-o", out});
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    outputs[format] = out;
+  }
+  bool skipped = false;
+  std::string skip_reason;
+  for (const auto& [format, schema] : std::map<std::string, std::string>{
+           {"speedscope", PERFSCOPE_SPEEDSCOPE_SCHEMA}, {"json", PERFSCOPE_PROFILE_JSON_SCHEMA}}) {
+    auto check = pt::check_json_schema(schema, outputs[format]);
+    if (!check.ran) {
+      skipped = true;
+      skip_reason = check.report;
+      continue;
+    }
+    EXPECT_TRUE(check.valid) << format << ": " << check.report;
+  }
+
+  auto doc = nlohmann::json::parse(read_file(outputs["json"]));
+  const auto& summary = doc.at("summary");
+  // perfscope record times samples by CLOCK_MONOTONIC and says so, with the wall clock beside it.
+  ASSERT_EQ(summary.at("clockid"), 1);
+  ASSERT_TRUE(summary.at("wall_clock_ns").is_number_unsigned());
+  std::uint64_t wall_zero = summary["wall_clock_ns"];
+  std::uint64_t first_time = summary.at("first_time");
+  EXPECT_GE(wall_zero + first_time, before);
+  EXPECT_LE(wall_zero + first_time, after);
+  struct timespec monotonic {};
+  ::clock_gettime(CLOCK_MONOTONIC, &monotonic);
+  EXPECT_LT(first_time, static_cast<std::uint64_t>(monotonic.tv_sec) * 1000000000ULL +
+                            static_cast<std::uint64_t>(monotonic.tv_nsec));
+
+  // The recorded binary's mapping: its path, an executable range around main's frames.
+  std::size_t program_dso = doc.at("dsos").size();
+  for (std::size_t d = 0; d < doc["dsos"].size(); ++d) {
+    if (doc["dsos"][d].at("path") == known_answer_fp) program_dso = d;
+  }
+  ASSERT_LT(program_dso, doc["dsos"].size());
+  std::string build_id = doc["dsos"][program_dso].at("build_id");
+  EXPECT_EQ(build_id.size(), 40u);  // linked with --build-id (sha1)
+  std::size_t frames_in_mapping = 0;
+  for (const auto& frame : doc.at("frames")) {
+    if (frame.at("mapping").is_null()) continue;
+    const auto& mapping = doc.at("mappings").at(frame["mapping"].get<std::size_t>());
+    auto hex = [](const nlohmann::json& value) {
+      return std::stoull(value.get<std::string>(), nullptr, 16);
+    };
+    std::uint64_t address = hex(frame.at("address"));
+    EXPECT_GE(address, hex(mapping.at("start")));
+    EXPECT_LT(address, hex(mapping.at("end")));
+    if (mapping.at("dso") != program_dso) continue;
+    // The file offset perf script prints is the address's place in the mapping plus its pgoff.
+    EXPECT_EQ(hex(frame.at("dso_address")),
+              address - hex(mapping.at("start")) + hex(mapping.at("pgoff")));
+    ++frames_in_mapping;
+  }
+  EXPECT_GT(frames_in_mapping, 3u);
+
+  // The Firefox Profiler file: dated by the same clock, the program among its libraries with its
+  // Breakpad id.
+  auto gecko = nlohmann::json::parse(read_file(outputs["gecko"]));
+  EXPECT_DOUBLE_EQ(gecko.at("meta").at("startTime").get<double>(),
+                   static_cast<double>(wall_zero + first_time) / 1e6);
+  EXPECT_EQ(gecko["meta"].at("startTimeAsClockMonotonicNanosecondsSinceBoot"), first_time);
+  bool program_listed = false;
+  for (const auto& lib : gecko.at("libs")) {
+    if (lib.at("path") != known_answer_fp) continue;
+    program_listed = true;
+    std::string swapped = build_id.substr(6, 2) + build_id.substr(4, 2) + build_id.substr(2, 2) +
+                          build_id.substr(0, 2) + build_id.substr(10, 2) + build_id.substr(8, 2) +
+                          build_id.substr(14, 2) + build_id.substr(12, 2) + build_id.substr(16, 16);
+    for (auto& c : swapped) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(lib.at("breakpadId"), swapped + "0");
+  }
+  EXPECT_TRUE(program_listed);
+
+  if (perf_available()) {
+    // perf reads our CLOCK_DATA as its own, and dates the first sample as we do.
+    auto header = pt::run_command({perf_path, "report", "--header-only", "-i", path});
+    EXPECT_EQ(header.exit_status, 0) << header.err;
+    EXPECT_NE(header.out.find("# clockid: monotonic (1)"), std::string::npos) << header.out;
+    EXPECT_NE(header.out.find("# reference time: "), std::string::npos) << header.out;
+    EXPECT_EQ(header.err.find("arning"), std::string::npos) << header.err;
+    auto script = pt::run_command(
+        {"env", "TZ=UTC", perf_path, "script", "--ns", "-F", "time,tod", "-i", path});
+    ASSERT_EQ(script.exit_status, 0) << script.err;
+    std::uint64_t wall = wall_zero + first_time;
+    time_t seconds = static_cast<time_t>(wall / 1000000000ULL);
+    struct tm utc {};
+    ::gmtime_r(&seconds, &utc);
+    char date[64];
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &utc);
+    std::string expected = fmt::format("{}.{:09d} {}.{:09d}:", date, wall % 1000000000ULL,
+                                       first_time / 1000000000ULL, first_time % 1000000000ULL);
+    std::string first_line = script.out.substr(0, script.out.find('\n'));
+    EXPECT_NE(first_line.find(expected), std::string::npos) << first_line << " vs " << expected;
+  }
+  for (const auto& [format, out] : outputs) std::filesystem::remove(out);
+  std::filesystem::remove(path);
+  if (skipped) GTEST_SKIP() << "schema checks skipped: " << skip_reason;
 }
 
 }  // namespace

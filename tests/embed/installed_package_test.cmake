@@ -1,6 +1,7 @@
 # Installs the current build into a fresh prefix, builds examples/embedding against it with
 # find_package(perfscope) and, separately, with pkg-config, and runs both programs: each must
-# count exactly 100 minor faults in its "touch" region.
+# count exactly 100 minor faults in its "touch" region. The CMake build's profile_region (the
+# sampling profiler, perfscope::analysis) must find samples in its heavy function.
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DCXX=... -DEXTRA_FLAGS=... -P this
 foreach(variable BUILD_DIR SOURCE_DIR WORK_DIR CXX)
   if(NOT DEFINED ${variable})
@@ -57,6 +58,12 @@ run_checked("configuring examples/embedding" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/e
 run_checked("building examples/embedding" ${CMAKE_COMMAND} --build ${example_build})
 run_checked("running count_regions (CMake build)" ${example_build}/count_regions)
 check_example_output("CMake build" "${last_output}")
+# perfscope::analysis: the sampling profiler, linked with its libraries from the package.
+run_checked("running profile_region (CMake build)" ${example_build}/profile_region)
+if(NOT last_output MATCHES "profile_region: [1-9][0-9]* samples" OR
+   NOT last_output MATCHES "heavy_part")
+  message(FATAL_ERROR "profile_region: no samples in heavy_part:\n${last_output}")
+endif()
 
 # pkg-config: g++ $(pkg-config --cflags --libs perfscope), against the shared library when it
 # was installed (rpath to find it), else the static one.

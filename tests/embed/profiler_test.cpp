@@ -235,7 +235,7 @@ TEST(Profiler, FoldedOutputHasTheCallersOfEachLeaf) {
   EXPECT_GE(heavy + light, 250.0);
   EXPECT_NEAR(100.0 * heavy / (heavy + light), 75.0, 6.0);
   // Whole stacks: the test's body calls the workload in each.
-  EXPECT_NE(folded.str().find("FoldedOutputHasTheCallersOfEachLeaf_Test::TestBody();"
+  EXPECT_NE(folded.str().find("FoldedOutputHasTheCallersOfEachLeaf_Test::TestBody;"
                               "profiler_test_workload;profiler_test_heavy_caller;"),
             std::string::npos)
       << folded.str();
@@ -252,12 +252,12 @@ TEST(Profiler, DwarfCallChainsFindTheSameCallers) {
   const Profile& profile = profiler.profile();
   EXPECT_TRUE(profile.summary.dwarf_unwinding);
   const auto& stats = profiler.stats();
-  std::printf("dwarf: %llu samples, %llu lost, %llu wakeups; unwound %llu of %llu\n",
-              static_cast<unsigned long long>(stats.samples),
-              static_cast<unsigned long long>(stats.lost),
-              static_cast<unsigned long long>(stats.wakeups),
-              static_cast<unsigned long long>(profile.summary.unwinding.unwound),
-              static_cast<unsigned long long>(profile.summary.unwinding.samples));
+  std::printf(
+      "dwarf: %llu samples, %llu lost, %llu wakeups; unwound to the outermost frame %llu of %llu\n",
+      static_cast<unsigned long long>(stats.samples), static_cast<unsigned long long>(stats.lost),
+      static_cast<unsigned long long>(stats.wakeups),
+      static_cast<unsigned long long>(profile.summary.unwinding.complete),
+      static_cast<unsigned long long>(profile.summary.unwinding.samples));
   // Each loss is counted: what the profile holds and what was lost add up to what was taken.
   EXPECT_EQ(profile.summary.lost, stats.lost);
   Attribution a = attribute(profile);

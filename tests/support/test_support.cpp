@@ -73,4 +73,46 @@ CommandResult run_perfscope(const std::vector<std::string>& arguments) {
   return run_command(argv);
 }
 
+SchemaCheck check_json_schema(const std::string& schema, const std::string& document) {
+  // Exit status 3: jsonschema is missing.
+  static const char* const validator = R"py(
+import json, sys
+try:
+    import jsonschema
+except ImportError:
+    print("python3-jsonschema is not installed (apt-get install python3-jsonschema)")
+    sys.exit(3)
+schema = json.load(open(sys.argv[1]))
+document = json.load(open(sys.argv[2]))
+def close(node):
+    if isinstance(node, dict):
+        if "properties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+        for value in node.values():
+            close(value)
+    elif isinstance(node, list):
+        for value in node:
+            close(value)
+close(schema)
+cls = jsonschema.validators.validator_for(schema)
+cls.check_schema(schema)
+errors = sorted(cls(schema).iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+for error in errors[:20]:
+    print("/" + "/".join(map(str, error.absolute_path)), ":", error.message[:300])
+sys.exit(1 if errors else 0)
+)py";
+  SchemaCheck check;
+  CommandResult result = run_command({"python3", "-c", validator, schema, document});
+  if (result.exit_status == 127) {
+    check.report = "python3 is not installed";
+  } else if (result.exit_status == 3) {
+    check.report = result.out;
+  } else {
+    check.ran = true;
+    check.valid = result.exit_status == 0;
+    check.report = result.out + result.err;
+  }
+  return check;
+}
+
 }  // namespace perfscope::testing

@@ -22,4 +22,14 @@ CommandResult run_command(const std::vector<std::string>& argv);
 // Runs the built perfscope CLI with these arguments.
 CommandResult run_perfscope(const std::vector<std::string>& arguments);
 
+// Checks the JSON file `document` against the JSON Schema file `schema` with python3's jsonschema
+// (Debian python3-jsonschema), strictly: every object the schema lists properties for may hold
+// only those (so a key written but not documented fails too).
+struct SchemaCheck {
+  bool ran = false;  // false: python3 or jsonschema is missing; `report` says which
+  bool valid = false;
+  std::string report;  // the validation errors, one per line, or why it did not run
+};
+SchemaCheck check_json_schema(const std::string& schema, const std::string& document);
+
 }  // namespace perfscope::testing

@@ -47,6 +47,8 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_->add_flag("--stdio", options_.stdio, "Text output (the only interactive-free one)");
   app_->add_flag("--srcline", options_.srcline, "Source lines of each address (DWARF)");
   app_->add_flag("--inline", options_.inline_frames, "Inlined calls as frames (DWARF)");
+  app_->add_flag("--full-names", options_.full_names,
+                 "C++ names with parameter lists and return types (perf shows them with -v)");
   app_->add_option("--debug-root", options_.debug_root,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--format", options_.format,
@@ -93,6 +95,7 @@ int ReportCommand::run() {
 
   ProfileOptions options;
   options.symbols.source_lines = o.srcline;
+  options.symbols.parameter_lists = o.full_names;
   for (ReportSortKey key : report.sort) {
     if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
   }
@@ -103,6 +106,8 @@ int ReportCommand::run() {
   options.filter.tids = o.tids;
   options.filter.dsos = o.dsos;
   options.filter.symbols = o.symbols;
+  // The table needs the samples folded only; the exporters want each one.
+  options.keep_samples = format.has_value();
 
   PerfDataReader reader = PerfDataReader::open(o.input);
   Profile profile = build_profile(reader, options);

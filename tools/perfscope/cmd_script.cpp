@@ -127,7 +127,8 @@ void append_zero_padded(fmt::memory_buffer& out, std::uint64_t value, std::size_
 // symbolizer lookup per distinct address of a process's mappings, then from the cache.
 class AddressNames {
  public:
-  explicit AddressNames(const TaskMaps& maps) : maps_(maps) {}
+  AddressNames(const TaskMaps& maps, const SymbolizerOptions& options)
+      : maps_(maps), symbolizer_(options) {}
 
   struct Name {
     std::string symbol;    // "leaf+0x19", or "[unknown]"
@@ -204,7 +205,8 @@ class AddressNames {
 
 class TextPrinter {
  public:
-  TextPrinter(const PerfDataReader& reader, Fields fields) : reader_(reader), fields_(fields) {
+  TextPrinter(const PerfDataReader& reader, Fields fields, const SymbolizerOptions& symbols)
+      : reader_(reader), fields_(fields), addresses_(maps_, symbols) {
     for (const auto& event : reader.events()) {
       names_.push_back(event_name(event));
       name_width_ = std::max(name_width_, names_.back().size());
@@ -353,7 +355,7 @@ class TextPrinter {
   const PerfDataReader& reader_;
   Fields fields_;
   TaskMaps maps_;
-  AddressNames addresses_{maps_};
+  AddressNames addresses_;
   std::unique_ptr<DwarfUnwinder> unwinder_;  // made at the first DWARF sample
   std::vector<std::uint64_t> unwound_;
   SampleRecord sample_;
@@ -583,6 +585,8 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_->add_option("-i,--input", input_, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-F,--fields", fields_,
                    "Sample fields: comm,pid,tid,cpu,time,period,event,ip,sym,dso");
+  app_->add_flag("--full-names", full_names_,
+                 "C++ names with parameter lists and return types (perf shows them with -v)");
   app_->add_flag("--json", json_, "Every record with every decoded field, one JSON object a line");
   app_->add_flag("!--no-sort", ordered_, "Print records in file order, not time order");
 }
@@ -592,12 +596,14 @@ int ScriptCommand::run() {
   for (const auto& note : reader.notes()) fmt::print(stderr, "perfscope: {}: {}\n", input_, note);
   std::optional<PerfDataError> error;
   std::size_t undecodable = 0;
+  SymbolizerOptions symbols;
+  symbols.parameter_lists = full_names_;
   if (json_) {
     std::vector<std::string> names;
     for (const auto& event : reader.events()) names.push_back(event_name(event));
     Output output;
     TaskMaps maps;
-    AddressNames addresses(maps);
+    AddressNames addresses(maps, symbols);
     auto visit = [&](const PerfDataRecord& record) {
       nlohmann::json json = record_json(record, reader, names);
       if (record.view.type() != static_cast<std::uint32_t>(abi::RecordType::sample)) {
@@ -621,7 +627,7 @@ int ScriptCommand::run() {
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     output.flush();
   } else {
-    TextPrinter printer(reader, parse_fields(fields_));
+    TextPrinter printer(reader, parse_fields(fields_), symbols);
     auto visit = [&](const PerfDataRecord& record) { printer.print(record); };
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     printer.finish();

@@ -104,6 +104,7 @@ class ScriptCommand {
   std::string fields_;
   bool json_ = false;
   bool ordered_ = true;
+  bool full_names_ = false;
 };
 
 struct ReportCommandOptions {
@@ -118,6 +119,7 @@ struct ReportCommandOptions {
   bool stdio = false;
   bool srcline = false;
   bool inline_frames = false;
+  bool full_names = false;
   std::string debug_root;
   std::string format;
   std::string output;

@@ -53,8 +53,8 @@ struct ProfileFrame {
 // recording's MMAP records had it when a sample first hit it. Frames point here; pprof's mappings
 // and the Firefox Profiler's libraries are made of these.
 struct ProfileMapping {
-  std::uint32_t pid = no_index;  // no_index: the kernel's
-  std::uint32_t dso = no_index;  // into Profile::dsos
+  std::uint32_t pid = no_index;      // no_index: the kernel's
+  std::uint32_t dso = no_index;      // into Profile::dsos
   std::uint64_t start = 0, end = 0;  // [start, end) in the address space
   std::uint64_t pgoff = 0;           // the file offset (or for the kernel, perf's anchor) at start
 };
@@ -86,6 +86,17 @@ struct ProfileSample {
   std::uint64_t period = 1;
 };
 
+// Samples folded by everything but their time: how many, and their summed period. A profile
+// built with ProfileOptions::keep_samples false holds these in place of its samples.
+struct ProfileSampleGroup {
+  std::uint32_t stack = no_index;
+  std::uint32_t thread = 0;
+  std::uint32_t event = 0;
+  std::uint32_t cpu = no_index;
+  std::uint64_t samples = 0;
+  std::uint64_t period = 0;
+};
+
 struct ProfileSummary {
   std::uint64_t samples = 0;       // kept (after filters)
   std::uint64_t samples_read = 0;  // before filters
@@ -115,6 +126,8 @@ struct Profile {
   std::vector<ProfileSample> samples;
   std::vector<ProfileMapping> mappings;
   ProfileSummary summary;
+  // Empty unless built with ProfileOptions::keep_samples false: then the samples, folded.
+  std::vector<ProfileSampleGroup> sample_groups;
 
   // The frames of a stack, leaf first (the sampled function, then its callers).
   template <typename Visit>
@@ -135,6 +148,9 @@ struct ProfileFilter {
 struct ProfileOptions {
   SymbolizerOptions symbols;
   bool callchains = true;  // keep call chains (else every stack is its leaf alone)
+  // Every sample in Profile::samples (the exporters want their times); false folds them into
+  // Profile::sample_groups instead, all a report table needs, in a fraction of the memory.
+  bool keep_samples = true;
   ProfileFilter filter;
 };
 

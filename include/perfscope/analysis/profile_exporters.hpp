@@ -23,10 +23,13 @@ void write_folded(const Profile& profile, std::ostream& out);
 // speedscope's file format (https://www.speedscope.app/file-format-schema.json): one sampled
 // profile per thread and event.
 void write_speedscope(const Profile& profile, std::ostream& out);
-// The Gecko profile format the Firefox Profiler imports (format version 27): one thread per
-// thread and event, each with its sample, stack, frame and string tables; frames presymbolicated.
+// The Gecko profile format the Firefox Profiler imports (format version 27): one process profile
+// per process with its libraries (the recorded mappings), one thread per thread and event, each
+// with its sample, stack, frame and string tables; frames presymbolicated; dated by the
+// recording's wall clock when it has one.
 void write_gecko(const Profile& profile, std::ostream& out);
-// pprof's profile.proto, gzipped (go tool pprof reads it).
+// pprof's profile.proto, gzipped (go tool pprof reads it), with the recorded mappings and, when
+// the recording has a wall clock, time_nanos.
 void write_pprof(const Profile& profile, std::ostream& out);
 // perfscope's own aggregated-profile JSON (schema in docs/PROFILE_JSON.md, versioned).
 void write_profile_json(const Profile& profile, std::ostream& out);

@@ -15,7 +15,11 @@
 namespace perfscope {
 
 struct SymbolizerOptions {
-  bool demangle = true;        // C++ names through the ABI demangler
+  bool demangle = true;  // C++ names through the ABI demangler
+  // Demangled names with their parameter lists, return types and clone suffixes
+  // ("long ns::f<long>(long) const [clone .isra.0]"); off, the short form perf prints by
+  // default ("ns::f<long>").
+  bool parameter_lists = true;
   bool source_lines = false;   // file:line of each address (--srcline)
   bool inline_frames = false;  // the inlined calls at each address (--inline)
   std::string debug_root = "/usr/lib/debug";
@@ -77,6 +81,10 @@ class Symbolizer {
                                  std::span<const std::uint8_t> recorded_build_id = {});
   // A kernel address (kallsyms; module symbols name their module as the dso).
   SymbolizedAddress resolve_kernel(std::uint64_t address);
+  // Starts reading kallsyms on a thread of its own, for a caller that will need kernel symbols
+  // later and has other work to do meanwhile (formatting /proc/kallsyms costs the kernel about
+  // 20 ms); the next resolve_kernel waits for it. Does nothing once they are loaded or loading.
+  void prefetch_kernel();
   // An address in anonymous executable memory of process `pid`: /tmp/perf-PID.map.
   SymbolizedAddress resolve_jit(std::uint32_t pid, std::uint64_t address);
 
