@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 #include <unordered_map>
 
 namespace perfscope {
@@ -30,6 +31,8 @@ void KernelSymbols::parse(std::string_view text) {
   names_.clear();
   dsos_.clear();
   entries_.clear();
+  reference_address_ = 0;
+  std::uint64_t stext_address = 0;
   dsos_.emplace_back(kernel_dso_name);
   std::unordered_map<std::string_view, std::uint32_t> module_index;
   // About 24 bytes of names per symbol: reserve once instead of doubling through 3 MB.
@@ -52,11 +55,16 @@ void KernelSymbols::parse(std::string_view text) {
     any_line = true;
     any_nonzero |= address != 0;
     char kind = type[0];
+    if (module.empty()) {
+      if (name == "_text") reference_address_ = address;
+      if (name == "_stext") stext_address = address;
+    }
     // Absolute symbols (per-CPU offsets and the like) are no places in the code.
     if (kind == 'a' || kind == 'A') continue;
     Entry entry;
     entry.start = address;
     entry.text = kind == 't' || kind == 'T' || kind == 'w' || kind == 'W';
+    entry.global = kind == 'T' || kind == 'W';
     if (module.size() > 2 && module.front() == '[' && module.back() == ']') {
       auto [where, inserted] =
           module_index.try_emplace(module, static_cast<std::uint32_t>(dsos_.size()));
@@ -69,6 +77,7 @@ void KernelSymbols::parse(std::string_view text) {
     entries_.push_back(entry);
   }
   hidden_ = any_line && !any_nonzero;
+  if (reference_address_ == 0) reference_address_ = stext_address;
   if (hidden_) entries_.clear();
   // Stable: of symbols at one address, the first listed (kallsyms lists the kernel's own first).
   // The kernel's own symbols come in address order: checking first skips the sort's merge
@@ -93,7 +102,19 @@ bool KernelSymbols::find(std::uint64_t address, Hit& hit) const noexcept {
   auto covering =
       std::lower_bound(entries_.begin(), after, start,
                        [](const Entry& e, std::uint64_t value) { return e.start < value; });
-  auto text = std::find_if(covering, after, [](const Entry& e) { return e.text; });
+  // Of aliases at one address (__do_sys_getpid, __ia32_sys_getpid, __x64_sys_getpid) the name
+  // perf shows: a global one before a local one, then the fewest leading underscores, then the
+  // shortest name (measured against perf 6.1: __x64_sys_getpid).
+  auto rank = [this](const Entry& e) {
+    std::string_view name(names_.data() + e.name_offset, e.name_size);
+    std::size_t underscores = name.find_first_not_of('_');
+    if (underscores == std::string_view::npos) underscores = name.size();
+    return std::tuple(!e.global, underscores, name.size());
+  };
+  auto text = after;
+  for (auto candidate = covering; candidate != after; ++candidate) {
+    if (candidate->text && (text == after || rank(*candidate) < rank(*text))) text = candidate;
+  }
   if (text == after) return false;
   std::uint64_t end =
       after != entries_.end() ? after->start : (start + page_size) & ~(page_size - 1);

@@ -22,6 +22,9 @@ class KernelSymbols {
   std::size_t size() const noexcept { return entries_.size(); }
   // Every address read 0: kptr_restrict hides them from this reader.
   bool addresses_hidden() const noexcept { return hidden_; }
+  // The address of _text (else _stext): perf's reference symbol, whose address a recording's
+  // kernel MMAP record carries as its pgoff. 0 when the file has neither.
+  std::uint64_t reference_address() const noexcept { return reference_address_; }
 
   struct Hit {
     std::string_view name;
@@ -37,11 +40,13 @@ class KernelSymbols {
     std::uint32_t name_offset = 0, name_size = 0;
     std::uint32_t dso = 0;  // index into dsos_
     bool text = false;
+    bool global = false;  // 'T' or 'W': perf names an address by its global alias
   };
   std::string names_;
   std::deque<std::string> dsos_;
   std::vector<Entry> entries_;
   bool hidden_ = false;
+  std::uint64_t reference_address_ = 0;
 };
 
 }  // namespace perfscope

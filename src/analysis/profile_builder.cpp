@@ -213,7 +213,8 @@ struct ProfileBuilder::State {
     }
     std::string_view function_name = symbol.symbol;
     if (function_name.empty()) {
-      key = dso == no_index ? std::string("[unknown]") : fmt::format("{:#x}", dso_address);
+      // perf's spelling: "0x" and 16 hex digits.
+      key = dso == no_index ? std::string("[unknown]") : fmt::format("{:#018x}", dso_address);
       function_name = key;
     }
     std::string name_storage(function_name);
@@ -283,8 +284,8 @@ struct ProfileBuilder::State {
                               : pending.mapping   ? std::string_view(pending.filename)
                                                   : kernel_dso;
       std::uint32_t dso = intern_dso(name, true, {});
-      std::string function_name =
-          symbol.symbol.empty() ? fmt::format("{:#x}", frame.address) : std::string(symbol.symbol);
+      std::string function_name = symbol.symbol.empty() ? fmt::format("{:#018x}", frame.address)
+                                                        : std::string(symbol.symbol);
       frame.function = intern_function(function_name, dso, !symbol.symbol.empty());
       frame.source_file = std::string(symbol.source.file);
       frame.line = symbol.source.line;

@@ -229,6 +229,49 @@ int create_private_file(const std::string& path) noexcept {
   return result;
 }
 
+int create_private_directories(const std::string& path) noexcept {
+  std::string partial;
+  partial.reserve(path.size());
+  for (std::size_t at = 0; at <= path.size(); ++at) {
+    if (at != path.size() && path[at] != '/') continue;
+    partial.assign(path, 0, at);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), 0700) < 0 && errno != EEXIST) return -errno;
+  }
+  struct stat info {};
+  if (::stat(path.c_str(), &info) < 0) return -errno;
+  return S_ISDIR(info.st_mode) ? 0 : -ENOTDIR;
+}
+
+int replace_private_file(const std::string& path, std::string_view text) noexcept {
+  std::string temporary = path + ".XXXXXX";
+  int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
+  if (fd < 0) return -errno;
+  int result = ::fchmod(fd, 0600) == 0 ? 0 : -errno;
+  const char* at = text.data();
+  std::size_t left = text.size();
+  while (result == 0 && left != 0) {
+    ssize_t wrote = ::write(fd, at, left);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      result = wrote < 0 ? -errno : -EIO;
+      break;
+    }
+    at += wrote;
+    left -= static_cast<std::size_t>(wrote);
+  }
+  if (::close(fd) < 0 && result == 0) result = -errno;
+  if (result == 0 && ::rename(temporary.c_str(), path.c_str()) < 0) result = -errno;
+  if (result != 0) ::unlink(temporary.c_str());
+  return result;
+}
+
+std::optional<std::uint64_t> regular_file_size(const std::string& path) noexcept {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) < 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+  return static_cast<std::uint64_t>(info.st_size);
+}
+
 int open_regular_file(const std::string& path) noexcept {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);

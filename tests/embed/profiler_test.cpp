@@ -101,12 +101,15 @@ constexpr long default_rounds = 600;  // 2400 units: about 0.4 s, 1600 samples a
 struct Attribution {
   std::uint64_t samples = 0;  // of every leaf
   std::uint64_t heavy = 0, light = 0;
+  // The same weighted by the samples' periods (ns of cpu-clock, cycles): with a frequency the
+  // kernel adjusts the period from sample to sample, so the periods, not the counts, measure.
+  std::uint64_t heavy_period = 0, light_period = 0;
   std::uint64_t heavy_right_caller = 0, light_right_caller = 0;
   std::uint64_t wrong_caller = 0;  // a leaf under the other leaf's caller
   double heavy_percent() const {
-    return heavy + light == 0
-               ? 0.0
-               : 100.0 * static_cast<double>(heavy) / static_cast<double>(heavy + light);
+    return heavy_period + light_period == 0 ? 0.0
+                                            : 100.0 * static_cast<double>(heavy_period) /
+                                                  static_cast<double>(heavy_period + light_period);
   }
 };
 
@@ -131,10 +134,12 @@ Attribution attribute(const Profile& profile, const std::vector<std::uint32_t>& 
                              : function_name(profile, profile.stacks[leaf.parent].frame);
     if (name == "profiler_test_heavy_leaf") {
       ++result.heavy;
+      result.heavy_period += sample.period;
       if (caller == "profiler_test_heavy_caller") ++result.heavy_right_caller;
       if (caller == "profiler_test_light_caller") ++result.wrong_caller;
     } else if (name == "profiler_test_light_leaf") {
       ++result.light;
+      result.light_period += sample.period;
       if (caller == "profiler_test_light_caller") ++result.light_right_caller;
       if (caller == "profiler_test_heavy_caller") ++result.wrong_caller;
     }
@@ -264,6 +269,27 @@ TEST(Profiler, DwarfCallChainsFindTheSameCallers) {
   expect_known_answer(a, "cpu-clock, dwarf");
 }
 
+TEST(Profiler, CountsEveryLossOfABufferTooSmallForItsSamples) {
+  // One data page (4 KiB) and 8 KiB of stack in every sample: no sample fits, each is lost.
+  ProfilerOptions options = cpu_clock_options();
+  options.call_graph = ProfilerCallGraph::dwarf;
+  options.buffer_pages = 1;
+  Profiler profiler(options);
+  profiler.start();
+  profiler_test_workload(default_rounds / 4);
+  profiler.stop();
+  const auto& stats = profiler.stats();
+  std::printf("1-page buffer: %llu samples, %llu lost in %llu LOST records\n",
+              static_cast<unsigned long long>(stats.samples),
+              static_cast<unsigned long long>(stats.lost),
+              static_cast<unsigned long long>(stats.lost_records));
+  EXPECT_EQ(stats.samples, 0u);
+  // About 0.1 s at 4000 Hz: some 400 samples, all lost and all counted.
+  EXPECT_GE(stats.lost, 200u);
+  EXPECT_EQ(profiler.profile().summary.lost, stats.lost);
+  EXPECT_TRUE(profiler.profile().samples.empty());
+}
+
 TEST(Profiler, ProcessScopeSamplesThreadsCreatedBeforeAndAfterStart) {
   std::atomic<bool> go{false};
   std::atomic<std::uint32_t> before_tid{0}, after_tid{0};
@@ -312,8 +338,14 @@ TEST(Profiler, ProfilesUnprivilegedAtParanoidTwo) {
   if (child == 0) {
     if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) _exit(10);
     try {
-      // The defaults: cycles where the PMU samples, cpu-clock otherwise.
-      Profiler profiler;
+      // The defaults (cycles where the PMU samples, cpu-clock otherwise) open and sample.
+      Profiler defaults;
+      defaults.start();
+      profiler_test_workload(default_rounds / 8);
+      defaults.stop();
+      if (defaults.stats().samples == 0 || defaults.profile().samples.empty()) _exit(16);
+      // The known answer, with cpu-clock as everywhere else in this file.
+      Profiler profiler(cpu_clock_options());
       profiler.start();
       profiler_test_workload(default_rounds / 2);
       profiler.stop();
@@ -323,13 +355,15 @@ TEST(Profiler, ProfilesUnprivilegedAtParanoidTwo) {
       }
       if (!noticed) _exit(11);
       Attribution a = attribute(profiler.profile());
-      std::printf("unprivileged (%s): %llu samples, %.1f %% heavy, %llu kernel samples left out\n",
-                  profiler.events().c_str(), static_cast<unsigned long long>(a.samples),
-                  a.heavy_percent(),
-                  static_cast<unsigned long long>(profiler.stats().kernel_samples_left_out));
+      std::printf(
+          "unprivileged: %llu samples, %.1f %% heavy, %llu kernel samples left out; "
+          "defaults (%s): %llu samples\n",
+          static_cast<unsigned long long>(a.samples), a.heavy_percent(),
+          static_cast<unsigned long long>(profiler.stats().kernel_samples_left_out),
+          defaults.events().c_str(), static_cast<unsigned long long>(defaults.stats().samples));
       std::fflush(stdout);
       if (a.heavy + a.light < 200) _exit(12);
-      if (a.heavy_percent() < 69.0 || a.heavy_percent() > 81.0 || a.wrong_caller != 0) _exit(13);
+      if (a.heavy_percent() < 70.0 || a.heavy_percent() > 80.0 || a.wrong_caller != 0) _exit(13);
       // User space only: no kernel frame anywhere.
       for (const auto& frame : profiler.profile().frames) {
         if (frame.kernel) _exit(14);
@@ -345,7 +379,8 @@ TEST(Profiler, ProfilesUnprivilegedAtParanoidTwo) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "10: setresuid failed, 11: no user-space-only notice, 12: too few samples, 13: wrong "
-         "attribution, 14: a kernel frame, 15: the profiler failed";
+         "attribution, 14: a kernel frame, 15: the profiler failed, 16: no samples with the "
+         "default events";
 }
 
 TEST(Profiler, MisuseGivesClearErrors) {

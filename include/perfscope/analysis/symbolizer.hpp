@@ -24,6 +24,14 @@ struct SymbolizerOptions {
   bool inline_frames = false;  // the inlined calls at each address (--inline)
   std::string debug_root = "/usr/lib/debug";
   std::string kallsyms_path = "/proc/kallsyms";
+  // The recording's kernel: its build id (the BUILD_ID entry of [kernel.kallsyms]) and the
+  // address of its reference symbol _text (the pgoff of its kernel MMAP record). With the build
+  // id, the copy of kallsyms saved at recording time in the build-id cache is preferred to
+  // kallsyms_path when its _text matches; a kallsyms_path whose _text does not match is used
+  // with a warning (the recording is of another boot or machine).
+  std::vector<std::uint8_t> kernel_build_id;
+  std::uint64_t kernel_reference_address = 0;  // 0: unknown
+  std::string build_id_cache_dir;              // empty: $HOME/.debug
   std::string jit_map_dir = "/tmp";  // where perf-PID.map files are looked for
 };
 
@@ -85,6 +93,11 @@ class Symbolizer {
   // later and has other work to do meanwhile (formatting /proc/kallsyms costs the kernel about
   // 20 ms); the next resolve_kernel waits for it. Does nothing once they are loaded or loading.
   void prefetch_kernel();
+  // For callers that learn of the recording's kernel from its records, before its first kernel
+  // address: SymbolizerOptions::kernel_build_id and kernel_reference_address. Ignored once
+  // kernel symbols are loading.
+  void set_kernel_build_id(std::span<const std::uint8_t> build_id);
+  void set_kernel_reference_address(std::uint64_t address) noexcept;
   // An address in anonymous executable memory of process `pid`: /tmp/perf-PID.map.
   SymbolizedAddress resolve_jit(std::uint32_t pid, std::uint64_t address);
 

@@ -71,6 +71,14 @@ int open_regular_file(const std::string& path) noexcept;
 // writes a private file: outputs name the processes and code that were measured, so they are
 // private like perf's. An existing file is set to 0600. Returns 0 or -errno.
 int create_private_file(const std::string& path) noexcept;
+// Creates `path` and its missing parents with mode 0700 (existing ones are left as they are).
+// Returns 0 or -errno.
+int create_private_directories(const std::string& path) noexcept;
+// Replaces `path` with a file of mode 0600 holding `text`, through a temporary file in the same
+// directory renamed over it, so that a reader never sees a partial file. Returns 0 or -errno.
+int replace_private_file(const std::string& path, std::string_view text) noexcept;
+// The size of a regular file; nullopt when there is none at `path`.
+std::optional<std::uint64_t> regular_file_size(const std::string& path) noexcept;
 
 // Resource limits relevant to perf: RLIMIT_NOFILE and RLIMIT_MEMLOCK (soft, hard).
 struct Limit {
