@@ -29,7 +29,8 @@ struct ProfileDso {
 
 struct ProfileFunction {
   // The demangled name; for an unresolved address perf's spelling of it: the address relative
-  // to its DSO in hex, as perf prints it ("0x0000000000001139"), or "[unknown]" when not even the DSO is known.
+  // to its DSO in hex, as perf prints it ("0x0000000000001139"), or "[unknown]" when not even the
+  // DSO is known.
   std::string name;
   std::uint32_t dso = no_index;  // into Profile::dsos; no_index when unknown
   bool resolved = false;

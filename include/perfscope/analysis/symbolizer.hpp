@@ -1,7 +1,8 @@
 // Symbolizer: names addresses in-process, with caches per file and per address and no
 // subprocesses. User code through ELF symbol tables (.symtab, .dynsym, the MiniDebugInfo of
 // .gnu_debugdata, separate debug files found by build id under the debug root or by
-// .gnu_debuglink), the kernel through /proc/kallsyms, JIT code through /tmp/perf-PID.map.
+// .gnu_debuglink), the kernel through the kallsyms copy a recording left in the build-id cache
+// or /proc/kallsyms, JIT code through /tmp/perf-PID.map.
 // Source lines and inline frames come from DWARF (libdw) when asked for.
 #pragma once
 
@@ -32,7 +33,7 @@ struct SymbolizerOptions {
   std::vector<std::uint8_t> kernel_build_id;
   std::uint64_t kernel_reference_address = 0;  // 0: unknown
   std::string build_id_cache_dir;              // empty: $HOME/.debug
-  std::string jit_map_dir = "/tmp";  // where perf-PID.map files are looked for
+  std::string jit_map_dir = "/tmp";            // where perf-PID.map files are looked for
 };
 
 struct SourceLocation {
