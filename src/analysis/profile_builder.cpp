@@ -180,6 +180,11 @@ struct ProfileBuilder::State {
     std::uint64_t lookup = ip.return_address ? ip.ip - 1 : ip.ip;
     bool kernel = kernel_mode(ip.cpumode);
     std::optional<TaskMaps::MappingView> mapping = maps.mapping_of(pid, ip.ip, ip.cpumode);
+    // The kernel's MMAP record carries its _text address as pgoff: the symbolizer checks the
+    // kallsyms it reads against it.
+    if (kernel && mapping && *mapping->filename == kernel_dso) {
+      symbolizer.set_kernel_reference_address(mapping->pgoff);
+    }
     if (kernel && defer_kernel) return defer_kernel_frame(ip, lookup, mapping);
     SymbolizedAddress symbol;
     std::uint32_t dso = no_index;
@@ -482,6 +487,7 @@ struct ProfileBuilder::State {
     }
     ++profile.summary.samples_read;
     if (options.filter.event && *options.filter.event != event_index) return;
+    profile.events[event_index].period_read += sample.has(sf::period) ? sample.period : 1;
     if (!thread_passes(sample)) return;
     std::uint16_t cpumode = view.header.misc & misc::cpumode_mask;
     bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
@@ -546,7 +552,10 @@ struct ProfileBuilder::State {
     std::string filename(name, strnlen(name, name_bytes.size()));
     if (filename.empty() || size == 0) return;
     bool kernel = (head.header.misc & misc::cpumode_mask) == misc::kernel;
-    if (kernel && filename.starts_with(kernel_dso)) filename = std::string(kernel_dso);
+    if (kernel && filename.starts_with(kernel_dso)) {
+      filename = std::string(kernel_dso);
+      symbolizer.set_kernel_build_id(std::span(head.build_id, size));
+    }
     recorded_build_ids[filename] = std::vector<std::uint8_t>(head.build_id, head.build_id + size);
   }
 

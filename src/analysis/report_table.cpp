@@ -448,6 +448,7 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
     table.period += folded.period;
     table.samples += folded.samples;
   }
+  if (event < profile.events.size()) table.percent_base = profile.events[event].period_read;
   TableBuilder builder(profile, options, table);
   for (const SampleGroup& group : groups) builder.add(group);
 

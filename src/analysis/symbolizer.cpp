@@ -21,6 +21,7 @@
 #include "kernel_symbols.hpp"
 #include "mini_debug_info.hpp"
 #include "perfscope/analysis/build_id.hpp"
+#include "perfscope/analysis/kallsyms_cache.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "short_function_name.hpp"
 
@@ -75,14 +76,23 @@ struct FileSymbols {
   }
 };
 
+// Where kernel symbols come from: SymbolizerOptions' kernel fields, copied for the loader thread.
+struct KernelSource {
+  std::string kallsyms_path;
+  std::string cache_dir;
+  std::vector<std::uint8_t> build_id;
+  std::uint64_t reference_address = 0;
+};
+
 struct KernelState {
   bool loaded = false;
-  bool read = false;  // the kallsyms file could be read
+  bool read = false;  // a kallsyms file could be read
   KernelSymbols symbols;
   std::string problem;
+  std::string note;  // a warning about the symbols used (of another boot or machine)
   std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
-  // prefetch_kernel's: it fills read, symbols and problem, and nothing else touches them until
-  // it is joined.
+  // prefetch_kernel's: it fills read, symbols, problem and note, and nothing else touches them
+  // until it is joined.
   std::thread loader;
 
   KernelState() = default;
@@ -92,26 +102,66 @@ struct KernelState {
     if (loader.joinable()) loader.join();
   }
 
-  void read_symbols(const std::string& path) noexcept {
+  void load(const KernelSource& source) noexcept {
     try {
-      auto text = sys::read_text_file(path);
-      if (!text) {
-        problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
-        return;
-      }
-      read = true;
-      symbols.parse(*text);
-      if (symbols.addresses_hidden()) {
-        problem = fmt::format(
-            "kptr_restrict hides kernel addresses (every address in {} reads 0): run as root, "
-            "or allow them with sysctl kernel.kptr_restrict=0",
-            path);
-      } else if (symbols.empty()) {
-        problem = fmt::format("no kernel symbols in {}", path);
+      if (read_cached_copy(source)) return;
+      read_symbols(source.kallsyms_path);
+      std::uint64_t running = symbols.reference_address();
+      if (problem.empty() && source.reference_address != 0 && running != 0 &&
+          running != source.reference_address) {
+        note = fmt::format(
+            "kernel symbols may be wrong: the recording's kernel had _text at {:#x}, {} has it "
+            "at {:#x} (recorded on another boot or machine, and no copy of its kallsyms in the "
+            "build-id cache{})",
+            source.reference_address, source.kallsyms_path, running,
+            source.build_id.empty()
+                ? std::string()
+                : fmt::format(" at {}",
+                              kallsyms_cache_path(cache_dir_of(source), source.build_id)));
       }
     } catch (const std::bad_alloc&) {
       symbols = KernelSymbols();
-      problem = fmt::format("out of memory reading {}", path);
+      problem = "out of memory reading kernel symbols";
+    }
+  }
+
+  static std::string cache_dir_of(const KernelSource& source) {
+    return source.cache_dir.empty() ? default_build_id_cache_dir() : source.cache_dir;
+  }
+
+  // The copy of kallsyms that the recording saved, when its _text is where the recording's was.
+  bool read_cached_copy(const KernelSource& source) {
+    if (source.build_id.empty()) return false;
+    std::string path = kallsyms_cache_path(cache_dir_of(source), source.build_id);
+    if (path.empty()) return false;
+    auto text = sys::read_regular_file(path);
+    if (!text) return false;
+    symbols.parse(*text);
+    if (!symbols.addresses_hidden() && !symbols.empty() &&
+        (source.reference_address == 0 ||
+         symbols.reference_address() == source.reference_address)) {
+      read = true;
+      return true;
+    }
+    symbols = KernelSymbols();
+    return false;
+  }
+
+  void read_symbols(const std::string& path) {
+    auto text = sys::read_text_file(path);
+    if (!text) {
+      problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+      return;
+    }
+    read = true;
+    symbols.parse(*text);
+    if (symbols.addresses_hidden()) {
+      problem = fmt::format(
+          "kptr_restrict hides kernel addresses (every address in {} reads 0): run as root, "
+          "or allow them with sysctl kernel.kptr_restrict=0",
+          path);
+    } else if (symbols.empty()) {
+      problem = fmt::format("no kernel symbols in {}", path);
     }
   }
 };
@@ -316,12 +366,17 @@ struct Symbolizer::State {
     return options.demangle && !options.parameter_lists ? short_function_name(name) : name;
   }
 
+  KernelSource kernel_source() const {
+    return KernelSource{options.kallsyms_path, options.build_id_cache_dir, options.kernel_build_id,
+                        options.kernel_reference_address};
+  }
+
   void load_kernel() {
     kernel.loaded = true;
     if (kernel.loader.joinable()) {
       kernel.loader.join();
     } else {
-      kernel.read_symbols(options.kallsyms_path);
+      kernel.load(kernel_source());
     }
     if (kernel.read) {
       ++statistics.files_opened;
@@ -330,6 +385,7 @@ struct Symbolizer::State {
     if (!kernel.problem.empty()) {
       warn(fmt::format("{}; kernel frames stay unresolved", kernel.problem));
     }
+    if (!kernel.note.empty()) warn(kernel.note);
   }
 
   JitState& jit_state(std::uint32_t pid) {
@@ -381,10 +437,20 @@ void Symbolizer::prefetch_kernel() {
   if (kernel.loaded || kernel.loader.joinable()) return;
   try {
     kernel.loader =
-        std::thread([&kernel, path = state_->options.kallsyms_path] { kernel.read_symbols(path); });
+        std::thread([&kernel, source = state_->kernel_source()] { kernel.load(source); });
   } catch (const std::system_error&) {
     // No thread to spare: resolve_kernel reads the file itself when it needs it.
   }
+}
+
+void Symbolizer::set_kernel_build_id(std::span<const std::uint8_t> build_id) {
+  if (state_->kernel.loaded || state_->kernel.loader.joinable()) return;
+  state_->options.kernel_build_id.assign(build_id.begin(), build_id.end());
+}
+
+void Symbolizer::set_kernel_reference_address(std::uint64_t address) noexcept {
+  if (state_->kernel.loaded || state_->kernel.loader.joinable()) return;
+  state_->options.kernel_reference_address = address;
 }
 
 SymbolizedAddress Symbolizer::resolve_kernel(std::uint64_t address) {

@@ -289,6 +289,22 @@ std::string diagnose_open_failure(int errnum, const EventAttr& attr, const OpenC
   }
 }
 
+bool open_failure_means_unsupported(int errnum, const EventAttr& attr) noexcept {
+  switch (errnum) {
+    case ENOENT:
+    case EOPNOTSUPP:
+    case ENODEV:
+    case ENXIO:
+    case ENOSYS: return true;
+    case EINVAL: {
+      auto type = static_cast<abi::EventType>(attr.type());
+      return type == abi::EventType::hardware || type == abi::EventType::hw_cache ||
+             type == abi::EventType::raw || attr.type() >= abi::event_type_count;
+    }
+    default: return false;
+  }
+}
+
 bool user_space_only_fallback(int errnum, const EventAttr& attr, const OpenContext& context) {
   if (errnum != EACCES && errnum != EPERM) return false;
   if (!counts_kernel(attr) || context.pid == -1 || (context.flags & abi::open_flag::pid_cgroup)) {

@@ -65,22 +65,6 @@ std::uint64_t pmu_key(const EventAttr& attr) {
   return attr.type();
 }
 
-bool means_not_supported(int errnum, const EventAttr& attr) {
-  switch (errnum) {
-    case ENOENT:
-    case EOPNOTSUPP:
-    case ENODEV:
-    case ENXIO:
-    case ENOSYS: return true;
-    case EINVAL: {
-      auto type = static_cast<EventType>(attr.type());
-      return type == EventType::hardware || type == EventType::hw_cache || type == EventType::raw ||
-             attr.type() >= abi::event_type_count;
-    }
-    default: return false;
-  }
-}
-
 }  // namespace
 
 Counters::Counters(std::string_view events, CountersOptions options) : options_(options) {
@@ -234,7 +218,7 @@ bool Counters::open_group(const EventGroupSpec& group, const std::vector<std::si
       context.event_name = count.name;
       context.group_size = open.events.size() + 1;
       context.kernel_attr_size = event.kernel_attr_size();
-      if (options_.skip_unsupported && means_not_supported(errnum, attr)) {
+      if (options_.skip_unsupported && open_failure_means_unsupported(errnum, attr)) {
         count.supported = false;
         count.open_errno = errnum;
         count.unsupported_reason = diagnose_open_failure(errnum, attr, context);

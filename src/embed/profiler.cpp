@@ -49,21 +49,6 @@ std::uint64_t dwarf_register_mask() {
 #endif
 }
 
-// True when this machine can sample the CPU's cycles counter (user space only counts: a refusal
-// for the kernel's sake at paranoid 2 is not a missing PMU, and start() falls back the same way).
-bool cycles_sampling_available(std::uint64_t frequency) {
-  auto attr = EventAttr::hardware(abi::HardwareEvent::cpu_cycles);
-  attr.set_sample_freq(frequency).set_flag(flag::disabled);
-  int errnum = 0;
-  Event event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
-  OpenContext self;
-  if (!event.valid() && user_space_only_fallback(errnum, attr, self)) {
-    attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
-    event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
-  }
-  return event.valid();
-}
-
 std::vector<std::string> own_command_line() {
   std::vector<std::string> words;
   auto cmdline = sys::read_text_file("/proc/self/cmdline");
@@ -193,7 +178,7 @@ Profiler::Profiler(ProfilerOptions options) : options_(std::move(options)) {
   events_ = options_.events;
   if (events_.empty()) {
     events_ = "cycles";
-    if (!cycles_sampling_available(options_.frequency)) {
+    if (!can_sample_cpu_cycles(options_.frequency)) {
       events_ = "cpu-clock";
       notices_.push_back(
           "no hardware PMU can sample cycles here (a VM without one?): sampling cpu-clock instead");

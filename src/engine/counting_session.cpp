@@ -23,22 +23,6 @@ namespace {
 constexpr std::uint64_t counting_read_format =
     rf::total_time_enabled | rf::total_time_running | rf::id | rf::group;
 
-bool means_not_supported(int errnum, const EventAttr& attr) {
-  switch (errnum) {
-    case ENOENT:
-    case EOPNOTSUPP:
-    case ENODEV:
-    case ENXIO:
-    case ENOSYS: return true;
-    case EINVAL: {
-      auto type = static_cast<abi::EventType>(attr.type());
-      return type == abi::EventType::hardware || type == abi::EventType::hw_cache ||
-             type == abi::EventType::raw || attr.type() >= abi::event_type_count;
-    }
-    default: return false;
-  }
-}
-
 }  // namespace
 
 CountingSession::CountingSession(std::vector<EventGroupSpec> groups, Target target,
@@ -121,7 +105,7 @@ void CountingSession::open_group(const EventGroupSpec& group, std::size_t first_
       context.event_name = count.name;
       context.group_size = open.events.size() + 1;
       context.kernel_attr_size = event.kernel_attr_size();
-      if (options_.skip_unsupported && means_not_supported(errnum, attr)) {
+      if (options_.skip_unsupported && open_failure_means_unsupported(errnum, attr)) {
         count.supported = false;
         count.open_errno = errnum;
         count.unsupported_reason = diagnose_open_failure(errnum, attr, context);

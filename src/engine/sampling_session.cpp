@@ -458,4 +458,17 @@ BufferStats SamplingSession::total_stats() const noexcept {
   return total;
 }
 
+bool can_sample_cpu_cycles(std::uint64_t frequency) {
+  auto attr = EventAttr::hardware(abi::HardwareEvent::cpu_cycles);
+  attr.set_sample_freq(frequency).set_flag(flag::disabled);
+  int errnum = 0;
+  Event event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
+  OpenContext self;
+  if (!event.valid() && user_space_only_fallback(errnum, attr, self)) {
+    attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
+    event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
+  }
+  return event.valid();
+}
+
 }  // namespace perfscope

@@ -137,4 +137,21 @@ int wait_readable(int fd, int timeout_ms) noexcept {
   return result > 0 ? 1 : 0;
 }
 
+int divert_stdout_to_stderr() noexcept {
+  int saved = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+  if (saved < 0) return -errno;
+  if (::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    int errnum = errno;
+    ::close(saved);
+    return -errnum;
+  }
+  return saved;
+}
+
+int restore_stdout(int saved) noexcept {
+  int result = ::dup2(saved, STDOUT_FILENO) < 0 ? -errno : 0;
+  ::close(saved);
+  return result;
+}
+
 }  // namespace perfscope::sys

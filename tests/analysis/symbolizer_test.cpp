@@ -531,3 +531,87 @@ TEST(Symbolizer, VdsoSymbolsFromThisProcessesImage) {
   }
   EXPECT_TRUE(found) << (symbolizer.warnings().empty() ? "" : symbolizer.warnings().front());
 }
+
+namespace kernel_copy {
+
+// A build-id cache holding a kallsyms copy whose symbols differ from the kallsyms_path file's:
+// which one the symbolizer read shows in the names.
+const std::vector<std::uint8_t> build_id{0xab, 0xcd, 0xef, 0x01, 0x23};
+constexpr std::uint64_t running_text = 0xffffffff81000000;
+constexpr std::uint64_t copy_text = 0xffffffff9a000000;
+
+struct Fixture {
+  TempDir directory;
+  SymbolizerOptions options;
+  Fixture() {
+    options.kallsyms_path = directory.write("kallsyms",
+                                            "ffffffff81000000 T _text\n"
+                                            "ffffffff81000100 t running_function\n"
+                                            "ffffffff81000200 T running_end\n");
+    options.build_id_cache_dir = directory.path() + "/debug";
+    fs::create_directories(options.build_id_cache_dir + "/.build-id/ab/cdef0123");
+    directory.write("debug/.build-id/ab/cdef0123/kallsyms",
+                    "ffffffff9a000000 T _text\n"
+                    "ffffffff9a000100 t recorded_function\n"
+                    "ffffffff9a000200 T recorded_end\n");
+    options.kernel_build_id = build_id;
+  }
+};
+
+}  // namespace kernel_copy
+
+TEST(Symbolizer, KernelSymbolsFromTheBuildIdCacheCopyWhenItsTextMatches) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_reference_address = kernel_copy::copy_text;
+  Symbolizer symbolizer(fixture.options);
+  auto at = symbolizer.resolve_kernel(kernel_copy::copy_text + 0x150);
+  EXPECT_EQ(at.symbol, "recorded_function");
+  EXPECT_EQ(at.offset, 0x50u);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::running_text + 0x150).symbol, "");
+  EXPECT_EQ(warnings_with(symbolizer, "may be wrong"), 0u);
+}
+
+TEST(Symbolizer, KernelCopyFoundThroughTheRecordsOnAPrefetchThread) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_build_id.clear();
+  Symbolizer symbolizer(fixture.options);
+  symbolizer.set_kernel_build_id(kernel_copy::build_id);
+  symbolizer.set_kernel_reference_address(kernel_copy::copy_text);
+  symbolizer.prefetch_kernel();
+  // Too late once loading: the recording's kernel cannot change under the loader.
+  symbolizer.set_kernel_reference_address(kernel_copy::running_text);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::copy_text + 0x250).symbol, "recorded_end");
+  EXPECT_EQ(warnings_with(symbolizer, "may be wrong"), 0u);
+}
+
+TEST(Symbolizer, KernelCopyOfAnotherBootIsIgnoredForTheRunningKernelWhenItMatches) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_reference_address = kernel_copy::running_text;
+  Symbolizer symbolizer(fixture.options);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::running_text + 0x150).symbol,
+            "running_function");
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::copy_text + 0x150).symbol, "");
+  EXPECT_EQ(warnings_with(symbolizer, "may be wrong"), 0u);
+}
+
+TEST(Symbolizer, KernelCopyOfAnotherBuildIdIsNotLookedFor) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_build_id = {0xab, 0xcd, 0xef, 0x01, 0x24};
+  fixture.options.kernel_reference_address = kernel_copy::copy_text;
+  Symbolizer symbolizer(fixture.options);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::running_text + 0x150).symbol,
+            "running_function");
+  EXPECT_EQ(warnings_with(symbolizer, "kernel symbols may be wrong"), 1u);
+  EXPECT_EQ(warnings_with(symbolizer, "recorded on another boot or machine"), 1u);
+}
+
+TEST(Symbolizer, KernelSymbolsOfNoMatchingSourceAreUsedWithAWarning) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_reference_address = 0xffffffffa0000000;
+  Symbolizer symbolizer(fixture.options);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::running_text + 0x150).symbol,
+            "running_function");
+  symbolizer.resolve_kernel(kernel_copy::running_text + 0x250);
+  EXPECT_EQ(warnings_with(symbolizer, "had _text at 0xffffffffa0000000"), 1u);
+  EXPECT_EQ(warnings_with(symbolizer, "has it at 0xffffffff81000000"), 1u);
+}

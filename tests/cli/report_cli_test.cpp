@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/build_id.hpp"
+#include "perfscope/sys/kernel_files.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -211,7 +214,12 @@ TEST(ReportCliTest, ExportsAndFilters) {
   auto rows = table_rows(filtered.out);
   ASSERT_EQ(rows.size(), 1u) << filtered.out;
   EXPECT_EQ(rows[0].symbol, "[.] leaf_10");
-  EXPECT_DOUBLE_EQ(rows[0].percent, 100.0);
+  // Shares of everything recorded, as perf's default (--percentage absolute) shows them.
+  EXPECT_NEAR(rows[0].percent, 10.0, 5.0);
+  auto kernel = pt::run_perfscope({"report", "--stdio", "--no-children", "-g", "none", "--dso",
+                                   "[kernel.kallsyms],known_answer_fp", "-i", path});
+  ASSERT_EQ(kernel.exit_status, 0) << kernel.err;
+  EXPECT_GE(table_rows(kernel.out).size(), 3u) << kernel.out;
   std::filesystem::remove(path);
 }
 
@@ -351,6 +359,102 @@ TEST(ReportCliTest, ExportsOfARecordingMatchTheirSchemasClockAndMappings) {
   for (const auto& [format, out] : outputs) std::filesystem::remove(out);
   std::filesystem::remove(path);
   if (skipped) GTEST_SKIP() << "schema checks skipped: " << skip_reason;
+}
+
+// Every kernel text symbol of a kallsyms text but the reference symbols renamed to
+// name_fromcopy; `text_address`, when not empty, replaces the address of _text.
+std::string doctored_kallsyms(const std::string& text, const std::string& text_address) {
+  std::istringstream lines(text);
+  std::string out;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string address, type, name, module;
+    fields >> address >> type >> name >> module;
+    if (name == "_text" && !text_address.empty()) line = text_address + " " + type + " _text";
+    bool reference = name == "_text" || name == "_stext";
+    if (module.empty() && (type == "t" || type == "T") && !reference) line += "_fromcopy";
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+TEST(ReportCliTest, RecordSavesKallsymsInTheBuildIdCacheAndReportReadsIt) {
+  auto kallsyms = perfscope::sys::read_text_file("/proc/kallsyms");
+  auto build_id = perfscope::kernel_build_id();
+  if (!kallsyms || !build_id) GTEST_SKIP() << "no readable /proc/kallsyms or kernel build id";
+  std::smatch text_line;
+  if (!std::regex_search(*kallsyms, text_line, std::regex("\\n([0-9a-f]+) T _text\\n")) ||
+      std::stoull(text_line[1].str(), nullptr, 16) == 0) {
+    GTEST_SKIP() << "kptr_restrict hides kernel addresses from this user";
+  }
+  std::string home = temp_path("home");
+  std::filesystem::create_directories(home);
+  std::string path = temp_path("kallsyms_copy");
+  auto recorded = pt::run_command({"env", "HOME=" + home, PERFSCOPE_CLI_PATH, "record", "-F",
+                                   "4000", "-e", "cpu-clock", "-o", path, "--", "sh", "-c",
+                                   "for i in 1 2 3 4; do cat /proc/kallsyms >/dev/null; done"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  std::string hex = perfscope::build_id_hex(*build_id);
+  std::string directory = home + "/.debug/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
+  std::string copy = directory + "/kallsyms";
+  namespace fs = std::filesystem;
+  ASSERT_TRUE(fs::is_regular_file(copy)) << copy;
+  EXPECT_EQ(fs::status(copy).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(directory).permissions(), fs::perms::owner_all);
+  EXPECT_EQ(fs::status(home + "/.debug").permissions(), fs::perms::owner_all);
+  auto saved = perfscope::sys::read_text_file(copy);
+  ASSERT_TRUE(saved);
+  EXPECT_NE(saved->find(" T _text\n"), std::string::npos);
+  EXPECT_GT(saved->size(), kallsyms->size() / 2);
+
+  auto kernel_symbols = [&](const std::string& run_home) {
+    auto report = pt::run_command({"env", "HOME=" + run_home, PERFSCOPE_CLI_PATH, "report",
+                                   "--stdio", "--sort", "dso,sym", "-i", path});
+    EXPECT_EQ(report.exit_status, 0) << report.err;
+    std::vector<std::string> names;
+    for (const auto& row : table_rows(report.out)) {
+      if (row.dso == "[kernel.kallsyms]") names.push_back(row.symbol);
+    }
+    return std::pair(names, report.out + report.err);
+  };
+  auto ends_with_copy = [](const std::string& name) { return name.ends_with("_fromcopy"); };
+
+  // The copy's symbols are used when its _text is where the recording's kernel had it.
+  {
+    std::ofstream(copy) << doctored_kallsyms(*saved, "");
+    auto [names, text] = kernel_symbols(home);
+    ASSERT_FALSE(names.empty()) << text;
+    EXPECT_TRUE(std::all_of(names.begin(), names.end(), ends_with_copy)) << text;
+    EXPECT_EQ(text.find("may be wrong"), std::string::npos) << text;
+  }
+  // A copy of another boot (its _text elsewhere) is passed over for /proc/kallsyms, which
+  // matches the recording.
+  {
+    std::ofstream(copy) << doctored_kallsyms(*saved, "ffffffff90000000");
+    auto [names, text] = kernel_symbols(home);
+    ASSERT_FALSE(names.empty()) << text;
+    EXPECT_TRUE(std::none_of(names.begin(), names.end(), ends_with_copy)) << text;
+    EXPECT_EQ(text.find("may be wrong"), std::string::npos) << text;
+  }
+  // Record rewrites a copy that differs from the running kernel's kallsyms.
+  recorded = pt::run_command({"env", "HOME=" + home, PERFSCOPE_CLI_PATH, "record", "-F", "4000",
+                              "-e", "cpu-clock", "-o", path, "--", "cat", "/proc/kallsyms"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto rewritten = perfscope::sys::read_text_file(copy);
+  ASSERT_TRUE(rewritten);
+  EXPECT_EQ(rewritten->find("_fromcopy"), std::string::npos);
+  EXPECT_EQ(fs::status(copy).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  // An unwritable HOME only loses the copy.
+  auto unwritable = pt::run_command(
+      {PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-o", path, "--", "env", "true"});
+  EXPECT_EQ(unwritable.exit_status, 0) << unwritable.err;
+  unwritable = pt::run_command({"env", "HOME=/proc/self", PERFSCOPE_CLI_PATH, "record", "-e",
+                                "cpu-clock", "-o", path, "--", "cat", "/proc/kallsyms"});
+  EXPECT_EQ(unwritable.exit_status, 0) << unwritable.err;
+  EXPECT_EQ(unwritable.err.find("error"), std::string::npos) << unwritable.err;
+  fs::remove_all(home);
+  fs::remove(path);
 }
 
 }  // namespace

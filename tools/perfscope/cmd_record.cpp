@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -17,6 +18,7 @@
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/build_id.hpp"
 #include "perfscope/analysis/host_description.hpp"
+#include "perfscope/analysis/kallsyms_cache.hpp"
 #include "perfscope/analysis/perf_data_writer.hpp"
 #include "perfscope/analysis/synthesized_records.hpp"
 #include "perfscope/analysis/task_maps.hpp"
@@ -155,22 +157,6 @@ std::uint64_t parse_frequency(const std::string& text) {
                                                  text));
   }
   return value;
-}
-
-// True when this machine can sample the CPU's cycles counter.
-bool cycles_sampling_available() {
-  auto attr = EventAttr::hardware(abi::HardwareEvent::cpu_cycles);
-  attr.set_sample_freq(default_frequency).set_flag(flag::disabled);
-  int errnum = 0;
-  Event event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
-  OpenContext self;
-  if (!event.valid() && user_space_only_fallback(errnum, attr, self)) {
-    // Refused for counting the kernel (paranoid 2), not for lack of a PMU: the session falls
-    // back to user space the same way.
-    attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
-    event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
-  }
-  return event.valid();
 }
 
 pid_t process_of_thread(pid_t tid) {
@@ -330,7 +316,7 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   std::string events = options.events;
   if (events.empty()) {
     events = "cycles";
-    if (!cycles_sampling_available()) {
+    if (!can_sample_cpu_cycles(default_frequency)) {
       fmt::print(stderr,
                  "perfscope: no hardware PMU can sample cycles here: sampling cpu-clock instead\n");
       events = "cpu-clock";
@@ -352,7 +338,17 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   SamplingSession session(std::move(groups), target, sampling);
   install_stop_handlers();
   auto wall_start = std::chrono::steady_clock::now();
-  session.open();
+  // With -o - the stream owns standard output: the command (forked by open) writes its own to
+  // stderr, as perf's does.
+  int saved_stdout =
+      options.output == "-" && target.has_command() ? sys::divert_stdout_to_stderr() : -1;
+  try {
+    session.open();
+  } catch (...) {
+    if (saved_stdout >= 0) sys::restore_stdout(saved_stdout);
+    throw;
+  }
+  if (saved_stdout >= 0) sys::restore_stdout(saved_stdout);
   for (const auto& notice : session.notices()) fmt::print(stderr, "perfscope: note: {}\n", notice);
 
   std::vector<PerfDataEvent> file_events;
@@ -453,6 +449,15 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   if (consumer.first_time() != 0)
     features.sample_time = {consumer.first_time(), consumer.last_time()};
   writer.finish(features);
+  // perf record's copy of kallsyms in the build-id cache, for reports after a reboot or module
+  // changes; only for recordings with kernel samples (the kernel's BUILD_ID entry), as perf.
+  // Best effort, as perf: an unwritable HOME only loses the copy.
+  bool kernel_hit =
+      std::any_of(features.build_ids.begin(), features.build_ids.end(),
+                  [](const BuildIdEntry& entry) { return entry.filename == "[kernel.kallsyms]"; });
+  if (!writer.pipe_mode() && kernel_addresses_visible && kernel_hit) {
+    save_kallsyms_copy(default_build_id_cache_dir());
+  }
 
   double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -465,8 +470,8 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
     stats.samples -= left_out;
     fmt::print(stderr,
                "perfscope: note: left out {} sample{} that user-space-only events took in kernel "
-               "code (skid into a system call or fault): kptr_restrict hides kernel addresses "
-               "from this user\n",
+               "code (skid into a system call or fault): this user may not see kernel addresses "
+               "(perf_event_paranoid >= 2 without CAP_SYSLOG, or kernel.kptr_restrict)\n",
                left_out, left_out == 1 ? "" : "s");
   }
   fmt::print(stderr,

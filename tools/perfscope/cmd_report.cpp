@@ -21,6 +21,20 @@
 
 namespace perfscope::cli {
 
+namespace {
+std::vector<std::string> comma_separated(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+}  // namespace
+
 ReportCommand::ReportCommand(CLI::App& app) {
   app_ = app.add_subcommand("report", "Show where the samples of a perf.data file went");
   app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
@@ -33,17 +47,15 @@ ReportCommand::ReportCommand(CLI::App& app) {
                    "callee without)");
   app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this percentage")
       ->check(CLI::Range(0.0, 100.0));
-  app_->add_option("--comm", options_.comms, "Only these commands (comma-separated)")
-      ->delimiter(',');
+  // Plain strings split here: CLI11 would read "[kernel.kallsyms]" as a bracketed list.
+  app_->add_option("--comm", options_.comm_list, "Only these commands (comma-separated)");
   app_->add_option("--pid", options_.pids, "Only these processes (comma-separated)")
       ->delimiter(',');
   app_->add_option("--tid", options_.tids, "Only these threads (comma-separated)")->delimiter(',');
-  app_->add_option("--dso", options_.dsos,
-                   "Only samples in these files (path or file name, comma-separated)")
-      ->delimiter(',');
-  app_->add_option("--symbol,--symbols", options_.symbols,
-                   "Only samples in these functions (comma-separated)")
-      ->delimiter(',');
+  app_->add_option("--dso", options_.dso_list,
+                   "Only samples in these files (path or file name, comma-separated)");
+  app_->add_option("--symbol,--symbols", options_.symbol_list,
+                   "Only samples in these functions (comma-separated)");
   app_->add_flag("--stdio", options_.stdio, "Text output (the only interactive-free one)");
   app_->add_flag("--srcline", options_.srcline, "Source lines of each address (DWARF)");
   app_->add_flag("--inline", options_.inline_frames, "Inlined calls as frames (DWARF)");
@@ -101,11 +113,11 @@ int ReportCommand::run() {
   }
   options.symbols.inline_frames = o.inline_frames;
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
-  options.filter.comms = o.comms;
+  options.filter.comms = comma_separated(o.comm_list);
   options.filter.pids = o.pids;
   options.filter.tids = o.tids;
-  options.filter.dsos = o.dsos;
-  options.filter.symbols = o.symbols;
+  options.filter.dsos = comma_separated(o.dso_list);
+  options.filter.symbols = comma_separated(o.symbol_list);
   // The table needs the samples folded only; the exporters want each one.
   options.keep_samples = format.has_value();
 

@@ -171,6 +171,9 @@ class AddressNames {
     SymbolizedAddress symbol;
     Name out;
     if (kernel) {
+      if (mapping && *mapping->filename == "[kernel.kallsyms]") {
+        symbolizer_.set_kernel_reference_address(mapping->pgoff);
+      }
       symbol = symbolizer_.resolve_kernel(lookup);
       out.dso = symbol.dso.empty() ? "[kernel.kallsyms]" : std::string(symbol.dso);
     } else if (mapping && mapping->filename->starts_with('/') &&
@@ -598,6 +601,12 @@ int ScriptCommand::run() {
   std::size_t undecodable = 0;
   SymbolizerOptions symbols;
   symbols.parameter_lists = full_names_;
+  for (const auto& entry : reader.features().build_ids) {
+    if ((entry.misc & abi::record_misc::cpumode_mask) == abi::record_misc::kernel &&
+        entry.filename.starts_with("[kernel.kallsyms]")) {
+      symbols.kernel_build_id = entry.build_id;
+    }
+  }
   if (json_) {
     std::vector<std::string> names;
     for (const auto& event : reader.events()) names.push_back(event_name(event));

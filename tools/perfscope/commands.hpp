@@ -113,9 +113,9 @@ struct ReportCommandOptions {
   int children = 0;  // > 0: --children, < 0: --no-children, 0: perf's default
   std::string call_graph;
   double percent_limit = 0;
-  std::vector<std::string> comms;
+  std::string comm_list;
   std::vector<std::uint32_t> pids, tids;
-  std::vector<std::string> dsos, symbols;
+  std::string dso_list, symbol_list;
   bool stdio = false;
   bool srcline = false;
   bool inline_frames = false;

@@ -19,7 +19,7 @@ std::string kallsyms_cache_path(const std::string& cache_dir,
                                 std::span<const std::uint8_t> build_id);
 
 struct KallsymsCacheSave {
-  std::string path;     // the copy's path; empty when there is none
+  std::string path;      // the copy's path; empty when there is none
   bool written = false;  // false when an existing copy of the same size was kept
   std::string problem;   // why no copy was saved; empty when one was (or was kept)
 };

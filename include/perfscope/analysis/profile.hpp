@@ -76,6 +76,9 @@ struct ProfileEvent {
   std::uint64_t samples = 0;
   std::uint64_t period = 0;     // the sum of sample periods (weights)
   bool has_callchains = false;  // PERF_SAMPLE_CALLCHAIN or dwarf stacks
+  // Before the comm/pid/tid/dso/symbol filters: perf's percentages of a filtered report are
+  // shares of everything the event recorded.
+  std::uint64_t period_read = 0;
 };
 
 struct ProfileSample {

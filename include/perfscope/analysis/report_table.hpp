@@ -3,6 +3,7 @@
 // text rendering with perf's call-graph layout below each row.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,13 +53,14 @@ struct ReportRow {
 struct ReportTable {
   std::uint32_t event = 0;
   std::uint64_t period = 0, samples = 0;  // of the event, after filters
+  std::uint64_t percent_base = 0;         // of the event before filters (perf's "absolute")
   bool children = false;
   ReportCallGraph call_graph = ReportCallGraph::none;
   std::vector<ReportRow> rows;  // largest first (inclusive share with children, else self)
 
   double percent(std::uint64_t row_period) const noexcept {
-    return period == 0 ? 0.0
-                       : 100.0 * static_cast<double>(row_period) / static_cast<double>(period);
+    std::uint64_t base = std::max(percent_base, period);
+    return base == 0 ? 0.0 : 100.0 * static_cast<double>(row_period) / static_cast<double>(base);
   }
 };
 

@@ -61,4 +61,10 @@ std::string_view errno_name(int errnum) noexcept;
 bool user_space_only_fallback(int errnum, const EventAttr& attr, const OpenContext& context);
 std::string user_space_only_notice();
 
+// True when an open failed because this machine lacks the event (no such PMU, event or
+// hardware: ENOENT, EOPNOTSUPP, ENODEV, ENXIO, ENOSYS, or EINVAL for hardware-type events),
+// rather than because of its settings or privileges: callers asked to skip unsupported events
+// (perf stat's "<not supported>") leave it out.
+bool open_failure_means_unsupported(int errnum, const EventAttr& attr) noexcept;
+
 }  // namespace perfscope

@@ -170,4 +170,9 @@ class SamplingSession {
   bool identified_ = false;  // IDENTIFIER is sampled: there are several events
 };
 
+// True when this machine can sample the CPU's cycles counter at `frequency` (a refusal for the
+// kernel's sake at paranoid 2 is not a missing PMU: sessions fall back to user space the same
+// way). Recorders use it to choose cpu-clock instead, with a notice, as perf does.
+bool can_sample_cpu_cycles(std::uint64_t frequency);
+
 }  // namespace perfscope

@@ -53,4 +53,10 @@ int open_pidfd(pid_t pid, bool thread = false) noexcept;
 // poll(2) on one fd (or none, when fd < 0: a plain sleep that a signal ends early).
 // Returns 1 when readable, 0 on timeout, -errno (-EINTR on a signal).
 int wait_readable(int fd, int timeout_ms) noexcept;
+// Points this process's standard output at its standard error, so that a child forked meanwhile
+// writes its output there: a recorder streaming perf.data to its stdout (record -o -) keeps the
+// stream clean, as perf does. Returns the saved standard output (for restore_stdout) or -errno.
+int divert_stdout_to_stderr() noexcept;
+// Puts back the standard output divert_stdout_to_stderr saved (and closes the saved fd).
+int restore_stdout(int saved) noexcept;
 }  // namespace perfscope::sys
