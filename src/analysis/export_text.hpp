@@ -73,19 +73,7 @@ class TextSink {
   // become U+FFFD so that every JSON parser accepts the output.
   void json_string(std::string_view s) {
     text_.push_back('"');
-    for (std::size_t i = 0; i < s.size();) {
-      auto c = static_cast<unsigned char>(s[i]);
-      if (c >= 0x80) {
-        std::size_t length = utf8_sequence_length(s, i);
-        if (length == 0) {
-          text_.append("\xef\xbf\xbd");
-          ++i;
-        } else {
-          text_.append(s.substr(i, length));
-          i += length;
-        }
-        continue;
-      }
+    utf8_escaped(s, "\xef\xbf\xbd", [this](unsigned char c) {
       switch (c) {
         case '"': text_.append("\\\""); break;
         case '\\': text_.append("\\\\"); break;
@@ -99,8 +87,7 @@ class TextSink {
             text_.push_back(static_cast<char>(c));
           }
       }
-      ++i;
-    }
+    });
     text_.push_back('"');
     maybe_flush();
   }
@@ -108,19 +95,7 @@ class TextSink {
   // Text for XML content or a quoted attribute. Control characters XML 1.0 forbids and bytes
   // that are not UTF-8 become '?'.
   void xml_text(std::string_view s) {
-    for (std::size_t i = 0; i < s.size();) {
-      auto c = static_cast<unsigned char>(s[i]);
-      if (c >= 0x80) {
-        std::size_t length = utf8_sequence_length(s, i);
-        if (length == 0) {
-          text_.push_back('?');
-          ++i;
-        } else {
-          text_.append(s.substr(i, length));
-          i += length;
-        }
-        continue;
-      }
+    utf8_escaped(s, "?", [this](unsigned char c) {
       switch (c) {
         case '&': text_.append("&amp;"); break;
         case '<': text_.append("&lt;"); break;
@@ -129,11 +104,34 @@ class TextSink {
         case '\'': text_.append("&apos;"); break;
         default: text_.push_back(c < 0x20 && c != '\t' && c != '\n' ? '?' : static_cast<char>(c));
       }
-      ++i;
-    }
+    });
     maybe_flush();
   }
 
+ private:
+  // Copies the valid UTF-8 sequences of `s`, writes `invalid` for each byte that starts none,
+  // and hands every ASCII byte to `ascii` to escape.
+  template <typename Ascii>
+  void utf8_escaped(std::string_view s, std::string_view invalid, Ascii&& ascii) {
+    for (std::size_t i = 0; i < s.size();) {
+      auto c = static_cast<unsigned char>(s[i]);
+      if (c < 0x80) {
+        ascii(c);
+        ++i;
+        continue;
+      }
+      std::size_t length = utf8_sequence_length(s, i);
+      if (length == 0) {
+        text_.append(invalid);
+        ++i;
+      } else {
+        text_.append(s.substr(i, length));
+        i += length;
+      }
+    }
+  }
+
+ public:
   // Writes what is buffered and checks the stream; call once at the end.
   void finish() { flush(); }
 
