@@ -188,8 +188,11 @@ void expect_known_answer(const Attribution& a, const char* what) {
   EXPECT_GE(a.heavy + a.light, a.samples * (sanitized_build ? 80 : 95) / 100) << what;
   EXPECT_NEAR(a.heavy_percent(), 75.0, 5.0) << what;
   EXPECT_EQ(a.wrong_caller, 0u) << what;
-  EXPECT_GE(a.heavy_right_caller, a.heavy * 98 / 100) << what;
-  EXPECT_GE(a.light_right_caller, a.light * 98 / 100) << what;
+  // Unwinding through the sanitizer's runtime (no frame pointers, its own CFI) loses a few
+  // callers in that build.
+  const std::uint64_t right_percent = sanitized_build ? 95 : 98;
+  EXPECT_GE(a.heavy_right_caller, a.heavy * right_percent / 100) << what;
+  EXPECT_GE(a.light_right_caller, a.light * right_percent / 100) << what;
 }
 
 ProfilerOptions cpu_clock_options() {
