@@ -1,6 +1,8 @@
 #include "perfscope/analysis/dwarf_unwinder.hpp"
 
+#include <dwarf.h>
 #include <elf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -9,12 +11,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "flat_index_map.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "unwind_registers.hpp"
@@ -30,6 +35,266 @@ using unwind::UnwindArch;
 // dropped (a long recording of short-lived processes would otherwise keep every one).
 constexpr std::size_t max_cached_processes = 64;
 
+// What the CFI row covering one pc says about its caller, in the forms nearly all x86-64 code
+// takes: the CFA is rsp or rbp plus an offset, the return address and a saved rbp sit at fixed
+// offsets from it, rsp's caller value is the CFA. Anything else (expressions, signal frames,
+// other CFA registers) is `unsupported` and sends the sample through libdwfl, which evaluates
+// the full CFI; a sample walked by these rules gets exactly the frames libdwfl would give it.
+struct CachedFrameRule {
+  enum class Kind : std::uint8_t { unsupported, walk, outermost };
+  enum class Saved : std::uint8_t { same, undefined, at_cfa };
+  static constexpr std::uint32_t no_expression = ~std::uint32_t{0};
+  Kind kind = Kind::unsupported;
+  Saved frame_pointer = Saved::same;
+  std::uint8_t cfa_register = 0;
+  // Index into the file's CFA expressions when the CFA is computed (PLT entries), not reg+offset.
+  std::uint32_t cfa_expression = no_expression;
+  std::int64_t cfa_offset = 0, return_address_offset = 0, frame_pointer_offset = 0;
+};
+
+namespace x86_64_dwarf {
+inline constexpr int rbp = 6, rsp = 7, return_address = 16;
+}
+
+// A DW_CFA_def_cfa_expression over rsp, rbp and rip with arithmetic only, as the linker writes
+// for PLT entries (CFA = rsp + 8 + 8 * ((rip & 15) >= 11)).
+struct CfaExpression {
+  static constexpr std::size_t max_ops = 16;
+  std::array<Dwarf_Op, max_ops> ops{};
+  std::size_t count = 0;
+};
+
+bool expression_register_supported(Dwarf_Word reg) noexcept {
+  return reg == x86_64_dwarf::rsp || reg == x86_64_dwarf::rbp ||
+         reg == x86_64_dwarf::return_address;
+}
+
+// Whether evaluate_cfa_expression handles every operation of `ops`.
+bool cfa_expression_supported(const Dwarf_Op* ops, std::size_t count) noexcept {
+  if (count == 0 || count > CfaExpression::max_ops) return false;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint8_t atom = ops[i].atom;
+    if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
+      if (!expression_register_supported(atom - DW_OP_breg0)) return false;
+      continue;
+    }
+    if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) continue;
+    switch (atom) {
+      case DW_OP_bregx:
+        if (!expression_register_supported(ops[i].number)) return false;
+        continue;
+      case DW_OP_const1u:
+      case DW_OP_const1s:
+      case DW_OP_const2u:
+      case DW_OP_const2s:
+      case DW_OP_const4u:
+      case DW_OP_const4s:
+      case DW_OP_const8u:
+      case DW_OP_const8s:
+      case DW_OP_constu:
+      case DW_OP_consts:
+      case DW_OP_dup:
+      case DW_OP_drop:
+      case DW_OP_over:
+      case DW_OP_swap:
+      case DW_OP_plus:
+      case DW_OP_plus_uconst:
+      case DW_OP_minus:
+      case DW_OP_mul:
+      case DW_OP_and:
+      case DW_OP_or:
+      case DW_OP_xor:
+      case DW_OP_shl:
+      case DW_OP_shr:
+      case DW_OP_shra:
+      case DW_OP_neg:
+      case DW_OP_not:
+      case DW_OP_ge:
+      case DW_OP_gt:
+      case DW_OP_le:
+      case DW_OP_lt:
+      case DW_OP_eq:
+      case DW_OP_ne: continue;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+// Evaluates a supported CFA expression; false on a stack underflow or overflow, or when it needs
+// rbp and its value is not known.
+bool evaluate_cfa_expression(const CfaExpression& expression, std::uint64_t rsp, std::uint64_t rbp,
+                             bool rbp_known, std::uint64_t rip, std::uint64_t& cfa) noexcept {
+  std::array<std::uint64_t, CfaExpression::max_ops> stack{};
+  std::size_t depth = 0;
+  auto push = [&](std::uint64_t value) {
+    if (depth == stack.size()) return false;
+    stack[depth++] = value;
+    return true;
+  };
+  auto reg = [&](Dwarf_Word number, std::uint64_t& value) {
+    if (number == x86_64_dwarf::rbp && !rbp_known) return false;
+    value = number == x86_64_dwarf::rsp ? rsp : number == x86_64_dwarf::rbp ? rbp : rip;
+    return true;
+  };
+  for (std::size_t i = 0; i < expression.count; ++i) {
+    const Dwarf_Op& op = expression.ops[i];
+    std::uint64_t value = 0;
+    if (op.atom >= DW_OP_breg0 && op.atom <= DW_OP_breg31) {
+      if (!reg(op.atom - DW_OP_breg0, value) || !push(value + op.number)) return false;
+      continue;
+    }
+    if (op.atom >= DW_OP_lit0 && op.atom <= DW_OP_lit31) {
+      if (!push(op.atom - DW_OP_lit0)) return false;
+      continue;
+    }
+    switch (op.atom) {
+      case DW_OP_bregx:
+        if (!reg(op.number, value) || !push(value + op.number2)) return false;
+        continue;
+      case DW_OP_const1u:
+      case DW_OP_const1s:
+      case DW_OP_const2u:
+      case DW_OP_const2s:
+      case DW_OP_const4u:
+      case DW_OP_const4s:
+      case DW_OP_const8u:
+      case DW_OP_const8s:
+      case DW_OP_constu:
+      case DW_OP_consts:
+        if (!push(op.number)) return false;
+        continue;
+      case DW_OP_dup:
+        if (depth == 0 || !push(stack[depth - 1])) return false;
+        continue;
+      case DW_OP_over:
+        if (depth < 2 || !push(stack[depth - 2])) return false;
+        continue;
+      case DW_OP_drop:
+        if (depth == 0) return false;
+        --depth;
+        continue;
+      case DW_OP_swap:
+        if (depth < 2) return false;
+        std::swap(stack[depth - 1], stack[depth - 2]);
+        continue;
+      case DW_OP_plus_uconst:
+        if (depth == 0) return false;
+        stack[depth - 1] += op.number;
+        continue;
+      case DW_OP_neg:
+        if (depth == 0) return false;
+        stack[depth - 1] = 0 - stack[depth - 1];
+        continue;
+      case DW_OP_not:
+        if (depth == 0) return false;
+        stack[depth - 1] = ~stack[depth - 1];
+        continue;
+      default: break;
+    }
+    // The binary operations: the top of the stack is the second operand.
+    if (depth < 2) return false;
+    std::uint64_t b = stack[--depth];
+    std::uint64_t& a = stack[depth - 1];
+    auto sa = static_cast<std::int64_t>(a), sb = static_cast<std::int64_t>(b);
+    switch (op.atom) {
+      case DW_OP_plus: a += b; break;
+      case DW_OP_minus: a -= b; break;
+      case DW_OP_mul: a *= b; break;
+      case DW_OP_and: a &= b; break;
+      case DW_OP_or: a |= b; break;
+      case DW_OP_xor: a ^= b; break;
+      case DW_OP_shl: a = b >= 64 ? 0 : a << b; break;
+      case DW_OP_shr: a = b >= 64 ? 0 : a >> b; break;
+      case DW_OP_shra: a = static_cast<std::uint64_t>(sa >> (b >= 64 ? 63 : b)); break;
+      case DW_OP_ge: a = sa >= sb; break;
+      case DW_OP_gt: a = sa > sb; break;
+      case DW_OP_le: a = sa <= sb; break;
+      case DW_OP_lt: a = sa < sb; break;
+      case DW_OP_eq: a = sa == sb; break;
+      case DW_OP_ne: a = sa != sb; break;
+      default: return false;
+    }
+  }
+  if (depth == 0) return false;
+  cfa = stack[depth - 1];
+  return true;
+}
+
+// `ops` as "the CFA plus `offset`", an address (`is_value` false) or the value itself.
+bool cfa_relative(const Dwarf_Op* ops, std::size_t count, std::int64_t& offset,
+                  bool& is_value) noexcept {
+  if (count == 0 || ops[0].atom != DW_OP_call_frame_cfa) return false;
+  std::size_t i = 1;
+  offset = 0;
+  if (i < count && ops[i].atom == DW_OP_plus_uconst) {
+    offset = static_cast<std::int64_t>(ops[i].number);
+    ++i;
+  } else if (i + 1 < count && ops[i].atom == DW_OP_consts && ops[i + 1].atom == DW_OP_plus) {
+    offset = static_cast<std::int64_t>(ops[i].number);
+    i += 2;
+  }
+  is_value = i < count && ops[i].atom == DW_OP_stack_value;
+  if (is_value) ++i;
+  return i == count;
+}
+
+// The rule of the CFI row holding `frame`, or `unsupported`. A CFA expression goes to
+// `expressions`.
+CachedFrameRule rule_of_frame(Dwarf_Frame* frame, std::vector<CfaExpression>& expressions) {
+  CachedFrameRule rule;
+  Dwarf_Addr start = 0, end = 0;
+  bool signal_frame = false;
+  if (dwarf_frame_info(frame, &start, &end, &signal_frame) != x86_64_dwarf::return_address ||
+      signal_frame) {
+    return rule;
+  }
+  Dwarf_Op* ops = nullptr;
+  std::size_t count = 0;
+  if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count == 0) return rule;
+  if (count == 1 && ops[0].atom == DW_OP_bregx &&
+      (ops[0].number == x86_64_dwarf::rsp || ops[0].number == x86_64_dwarf::rbp)) {
+    rule.cfa_register = static_cast<std::uint8_t>(ops[0].number);
+    rule.cfa_offset = static_cast<std::int64_t>(ops[0].number2);
+  } else if (cfa_expression_supported(ops, count)) {
+    CfaExpression expression;
+    std::copy(ops, ops + count, expression.ops.begin());
+    expression.count = count;
+    rule.cfa_expression = static_cast<std::uint32_t>(expressions.size());
+    expressions.push_back(expression);
+  } else {
+    return rule;
+  }
+  Dwarf_Op memory[3];
+  bool is_value = false;
+  std::int64_t offset = 0;
+  // The caller's rsp must be the CFA itself (the psABI's default rule).
+  if (dwarf_frame_register(frame, x86_64_dwarf::rsp, memory, &ops, &count) != 0 ||
+      !cfa_relative(ops, count, offset, is_value) || !is_value || offset != 0) {
+    return rule;
+  }
+  if (dwarf_frame_register(frame, x86_64_dwarf::rbp, memory, &ops, &count) != 0) return rule;
+  if (count == 0) {
+    rule.frame_pointer =
+        ops == nullptr ? CachedFrameRule::Saved::same : CachedFrameRule::Saved::undefined;
+  } else if (cfa_relative(ops, count, offset, is_value) && !is_value) {
+    rule.frame_pointer = CachedFrameRule::Saved::at_cfa;
+    rule.frame_pointer_offset = offset;
+  } else {
+    return rule;
+  }
+  if (dwarf_frame_register(frame, x86_64_dwarf::return_address, memory, &ops, &count) != 0) {
+    return rule;
+  }
+  if (count == 0 && ops != nullptr) {
+    rule.kind = CachedFrameRule::Kind::outermost;
+  } else if (count != 0 && cfa_relative(ops, count, offset, is_value) && !is_value) {
+    rule.kind = CachedFrameRule::Kind::walk;
+    rule.return_address_offset = offset;
+  }
+  return rule;
+}
+
 // One ELF file on disk, opened once for every process that maps it: its loadable segments place
 // the mappings, and its bytes answer reads of read-only memory the copied stack does not hold.
 struct LoadableFile {
@@ -44,11 +309,18 @@ struct LoadableFile {
   UnwindArch arch = UnwindArch::unsupported;
   std::vector<Segment> segments;  // PT_LOAD, in file order
   std::vector<std::uint8_t> build_id;
+  // .eh_frame, read when the first sample lands in the file, and the rules of the pcs seen.
+  Dwarf_CFI* eh_frame = nullptr;
+  bool eh_frame_read = false;
+  detail::FlatIndexMap rule_of_pc{64};
+  std::vector<CachedFrameRule> rules;
+  std::vector<CfaExpression> cfa_expressions;
 
   LoadableFile() = default;
   LoadableFile(const LoadableFile&) = delete;
   LoadableFile& operator=(const LoadableFile&) = delete;
   ~LoadableFile() {
+    if (eh_frame) dwarf_cfi_end(eh_frame);
     if (elf) elf_end(elf);
     if (fd >= 0) ::close(fd);
   }
@@ -88,6 +360,25 @@ struct LoadableFile {
     if (elf) elf_end(elf);
     elf = nullptr;
     return false;
+  }
+
+  // The cached rule of the CFI row covering `vaddr` (unbiased); made once per pc.
+  const CachedFrameRule& rule_at(std::uint64_t vaddr) {
+    std::uint32_t index = rule_of_pc.find(vaddr, 0);
+    if (index != detail::FlatIndexMap::absent) return rules[index];
+    if (!eh_frame_read) {
+      eh_frame_read = true;
+      if (arch == UnwindArch::x86_64) eh_frame = dwarf_getcfi_elf(elf);
+    }
+    CachedFrameRule rule;
+    Dwarf_Frame* frame = nullptr;
+    if (eh_frame && dwarf_cfi_addrframe(eh_frame, vaddr, &frame) == 0) {
+      rule = rule_of_frame(frame, cfa_expressions);
+      std::free(frame);
+    }
+    rules.push_back(rule);
+    rule_of_pc.insert(vaddr, 0, static_cast<std::uint32_t>(rules.size() - 1));
+    return rules.back();
   }
 
   // The lowest and highest address of the loaded image at load bias `bias`.
@@ -178,19 +469,26 @@ bool get_thread(Dwfl*, pid_t, void* dwfl_arg, void** thread_argp) {
   return true;
 }
 
-bool memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* dwfl_arg) {
-  auto* process = static_cast<ProcessUnwind*>(dwfl_arg);
-  SampleContext& sample = process->sample;
+// The word at `address` in the sampled process: from the copied stack, else from a read-only
+// segment of a mapped file.
+bool read_process_word(ProcessUnwind& process, std::uint64_t address,
+                       std::uint64_t& word) noexcept {
+  SampleContext& sample = process.sample;
   std::uint64_t sp = sample.registers.sp;
   if (address >= sp && address - sp <= sample.stack.size() &&
       sample.stack.size() - (address - sp) >= 8) {
-    std::memcpy(result, sample.stack.data() + (address - sp), 8);
+    std::memcpy(&word, sample.stack.data() + (address - sp), 8);
     return true;
   }
-  const PlacedModule* module = process->module_at(address);
+  const PlacedModule* module = process.module_at(address);
+  return module && module->file->read_word(address - module->bias, word);
+}
+
+bool memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* dwfl_arg) {
+  auto* process = static_cast<ProcessUnwind*>(dwfl_arg);
   std::uint64_t word = 0;
-  if (!module || !module->file->read_word(address - module->bias, word)) {
-    ++sample.failed_reads;
+  if (!read_process_word(*process, address, word)) {
+    ++process->sample.failed_reads;
     return false;
   }
   *result = word;
@@ -215,12 +513,44 @@ const Dwfl_Thread_Callbacks thread_callbacks = {
     .thread_detach = nullptr,
 };
 
-// Separate debug files (.debug_frame) are looked up the standard way; every module is reported
-// with its ELF already open, so no find_elf is needed.
+bool has_debug_frame(int fd) noexcept {
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  std::size_t names = 0;
+  bool found = false;
+  if (elf && elf_getshdrstrndx(elf, &names) == 0) {
+    for (Elf_Scn* section = elf_nextscn(elf, nullptr); section && !found;
+         section = elf_nextscn(elf, section)) {
+      GElf_Shdr header;
+      const char* name =
+          gelf_getshdr(section, &header) ? elf_strptr(elf, names, header.sh_name) : nullptr;
+      found = name &&
+              (std::strcmp(name, ".debug_frame") == 0 || std::strcmp(name, ".zdebug_frame") == 0);
+    }
+  }
+  if (elf) elf_end(elf);
+  return found;
+}
+
+// Separate debug files are looked up the standard way, and kept only when they hold
+// .debug_frame, the one thing unwinding wants of them: libdwfl asks for them when .eh_frame has
+// no row for a pc (ld.so's _start), and opening one inflates all its compressed DWARF sections.
+int find_debug_frame_file(Dwfl_Module* module, void** userdata, const char* module_name,
+                          Dwarf_Addr base, const char* file_name, const char* debuglink_file,
+                          GElf_Word debuglink_crc, char** debuginfo_file_name) {
+  int fd = dwfl_standard_find_debuginfo(module, userdata, module_name, base, file_name,
+                                        debuglink_file, debuglink_crc, debuginfo_file_name);
+  if (fd < 0 || has_debug_frame(fd)) return fd;
+  ::close(fd);
+  std::free(*debuginfo_file_name);
+  *debuginfo_file_name = nullptr;
+  return -1;
+}
+
+// Every module is reported with its ELF already open, so no find_elf is needed.
 char* debuginfo_path = nullptr;
 const Dwfl_Callbacks offline_callbacks = {
     .find_elf = nullptr,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debug_frame_file,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
@@ -262,10 +592,74 @@ int on_frame(Dwfl_Frame* frame, void* arg) {
   return DWARF_CB_OK;
 }
 
+// Walks the sample's x86-64 stack with the cached CFI rules alone. False when a frame needs more
+// than they hold (no rule, an unreadable return address, a register the rules do not track):
+// libdwfl then walks the whole sample, so either way the frames are libdwfl's.
+bool walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
+                          UnwindResult& result, bool& truncated) noexcept {
+  const InitialRegisters& registers = process.sample.registers;
+  std::uint64_t pc = registers.pc, sp = registers.sp;
+  std::uint64_t frame_pointer = registers.dwarf[x86_64_dwarf::rbp];
+  bool frame_pointer_known = true;
+  bool activation = true;
+  std::size_t frames = 0;
+  std::uint64_t last_pc = 0, last_sp = 0;
+  for (;;) {
+    // A return address points after the call: the caller's row is the call instruction's.
+    std::uint64_t frame_pc = activation ? pc : pc - 1;
+    const PlacedModule* module = process.module_at(frame_pc);
+    if (!module) return false;
+    const CachedFrameRule& rule = module->file->rule_at(frame_pc - module->bias);
+    if (rule.kind == CachedFrameRule::Kind::unsupported) return false;
+    if (frames > 0 && frame_pc == last_pc && sp == last_sp) break;  // bad CFI would loop
+    if (frames == ips.size()) {
+      truncated = true;
+      break;
+    }
+    ips[frames++] = frame_pc;
+    last_pc = frame_pc;
+    last_sp = sp;
+    if (rule.kind == CachedFrameRule::Kind::outermost) {
+      result.complete = true;
+      break;
+    }
+    std::uint64_t cfa = 0;
+    if (rule.cfa_expression != CachedFrameRule::no_expression) {
+      if (!evaluate_cfa_expression(module->file->cfa_expressions[rule.cfa_expression], sp,
+                                   frame_pointer, frame_pointer_known, pc, cfa)) {
+        return false;
+      }
+    } else if (rule.cfa_register == x86_64_dwarf::rbp) {
+      if (!frame_pointer_known) return false;
+      cfa = frame_pointer + static_cast<std::uint64_t>(rule.cfa_offset);
+    } else {
+      cfa = sp + static_cast<std::uint64_t>(rule.cfa_offset);
+    }
+    std::uint64_t return_address = 0;
+    if (!read_process_word(process, cfa + static_cast<std::uint64_t>(rule.return_address_offset),
+                           return_address) ||
+        return_address == 0) {
+      return false;
+    }
+    if (rule.frame_pointer == CachedFrameRule::Saved::at_cfa) {
+      frame_pointer_known = read_process_word(
+          process, cfa + static_cast<std::uint64_t>(rule.frame_pointer_offset), frame_pointer);
+    } else if (rule.frame_pointer == CachedFrameRule::Saved::undefined) {
+      frame_pointer_known = false;
+    }
+    pc = return_address;
+    sp = cfa;
+    activation = false;
+  }
+  result.frames = frames;
+  return true;
+}
+
 }  // namespace
 
 struct DwarfUnwinder::State {
   const TaskMaps& maps;
+  UnwindMethod method = UnwindMethod::cached_rules;
   UnwindStatistics statistics;
   std::unordered_map<std::string, std::unique_ptr<LoadableFile>> files;
   std::unordered_map<std::uint32_t, std::unique_ptr<ProcessUnwind>> processes;
@@ -430,7 +824,10 @@ struct DwarfUnwinder::State {
   }
 };
 
-DwarfUnwinder::DwarfUnwinder(const TaskMaps& maps) : state_(std::make_unique<State>(maps)) {}
+DwarfUnwinder::DwarfUnwinder(const TaskMaps& maps, UnwindMethod method)
+    : state_(std::make_unique<State>(maps)) {
+  state_->method = method;
+}
 
 DwarfUnwinder::~DwarfUnwinder() {
   // Dwfls first: their backends use the Elf handles of the file cache.
@@ -472,18 +869,27 @@ UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
     walk.sample = &context;
     walk.ips = ips;
     walk.sp_register = context.registers.sp_dwarf_number;
-    int status = -1;
-    if (process->dwfl) {
-      auto tid = static_cast<pid_t>(sample.tid != 0 ? sample.tid : sample.pid);
-      status = dwfl_getthread_frames(process->dwfl, tid, on_frame, &walk);
+    bool truncated = false;
+    if (process->dwfl && arch == UnwindArch::x86_64 &&
+        state_->method == UnwindMethod::cached_rules &&
+        walk_by_cached_rules(*process, ips, result, truncated)) {
+      ++statistics.by_cached_rules;
+    } else {
+      result = UnwindResult{};
+      int status = -1;
+      if (process->dwfl) {
+        auto tid = static_cast<pid_t>(sample.tid != 0 ? sample.tid : sample.pid);
+        status = dwfl_getthread_frames(process->dwfl, tid, on_frame, &walk);
+      }
+      if (walk.frames == 0) ips[walk.frames++] = context.registers.pc;
+      result.frames = walk.frames;
+      truncated = walk.truncated;
+      // 0: the walk stopped because the last frame has no return address, and not for want of
+      // the bytes that would have held it.
+      result.complete = status == 0 && !walk.truncated && context.failed_reads == 0;
     }
-    if (walk.frames == 0) ips[walk.frames++] = context.registers.pc;
-    result.frames = walk.frames;
-    // 0: the walk stopped because the last frame has no return address, and not for want of
-    // the bytes that would have held it.
-    result.complete = status == 0 && !walk.truncated && context.failed_reads == 0;
     if (result.complete) ++statistics.complete;
-    if (walk.truncated) ++statistics.truncated;
+    if (truncated) ++statistics.truncated;
     statistics.frames += result.frames;
   } catch (...) {
     // Only allocation can throw here; the sample goes without a chain.

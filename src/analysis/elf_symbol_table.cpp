@@ -45,9 +45,15 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
   std::size_t section_count = 0;
   if (elf_getshdrnum(elf, &section_count) != 0) return 0;
   std::vector<GElf_Shdr> sections(section_count);
+  std::vector<bool> text_section(section_count, false);
+  std::size_t names_index = 0;
+  if (elf_getshdrstrndx(elf, &names_index) != 0) names_index = 0;
   for (std::size_t i = 0; i < section_count; ++i) {
     Elf_Scn* scn = elf_getscn(elf, i);
     if (!scn || !gelf_getshdr(scn, &sections[i])) sections[i] = GElf_Shdr{};
+    const char* section_name =
+        names_index != 0 ? elf_strptr(elf, names_index, sections[i].sh_name) : nullptr;
+    text_section[i] = section_name && std::strstr(section_name, "text") != nullptr;
   }
   for (std::size_t i = 0; i < count; ++i) {
     GElf_Sym symbol;
@@ -56,10 +62,9 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
     if (symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= section_count) continue;
     const GElf_Shdr& holder = sections[symbol.st_shndx];
     if (type == STT_NOTYPE) {
-      // Hand-written assembly without .type: only global labels in code count as functions.
-      if (GELF_ST_BIND(symbol.st_info) == STB_LOCAL || !(holder.sh_flags & SHF_EXECINSTR)) {
-        continue;
-      }
+      // Labels of hand-written assembly without .type (ld.so's _start and _dl_start_user are
+      // local ones): perf keeps every named one in a section whose name says text.
+      if (symbol.st_shndx == SHN_ABS || !text_section[symbol.st_shndx]) continue;
     } else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
       continue;
     }

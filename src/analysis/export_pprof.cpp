@@ -137,6 +137,7 @@ void write_pprof(const Profile& profile, std::ostream& out) {
   // Mappings: the recorded range of each frame, else its (DSO, load bias).
   std::vector<std::uint32_t> frame_mapping(profile.frames.size(), no_index);
   std::vector<MappingRange> ranges;
+  std::vector<std::uint32_t> recorded_range(profile.mappings.size());  // Profile mapping ->
   {
     std::unordered_map<MappingKey, std::uint32_t, MappingKeyHash> mapping_of;
     auto range_of = [&](const MappingKey& key, bool recorded) {
@@ -156,15 +157,14 @@ void write_pprof(const Profile& profile, std::ostream& out) {
       }
       return it->second;
     };
-    std::vector<std::uint32_t> recorded(profile.mappings.size());
     for (std::size_t m = 0; m < profile.mappings.size(); ++m) {
       const ProfileMapping& mapping = profile.mappings[m];
-      recorded[m] = range_of({mapping.dso, mapping.start, mapping.end, mapping.pgoff}, true);
+      recorded_range[m] = range_of({mapping.dso, mapping.start, mapping.end, mapping.pgoff}, true);
     }
     for (std::size_t f = 0; f < profile.frames.size(); ++f) {
       const ProfileFrame& frame = profile.frames[f];
-      if (frame.mapping < recorded.size()) {
-        frame_mapping[f] = recorded[frame.mapping];
+      if (frame.mapping < recorded_range.size()) {
+        frame_mapping[f] = recorded_range[frame.mapping];
         continue;
       }
       std::uint32_t dso = profile.functions[frame.function].dso;
@@ -191,9 +191,50 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     if (frame.line != 0) dso_has_lines[dso] = true;
     if (frame.inlined) dso_has_inline[dso] = true;
   }
-  // pprof takes mapping[0] for the main binary: the user mapping where the most samples'
-  // stacks start (the program's _start or a thread's start routine), then the other user
-  // mappings, then the kernel's.
+  // pprof takes mapping[0] for the main binary: the executable of the process with the most
+  // samples (the file its command name was taken from at exec: comm is the first 15 bytes of
+  // its file name), the range that process mapped it at; failing that (the executable was never
+  // sampled, or the process renamed itself), the user mapping where the most samples' stacks
+  // start (the program's _start or a thread's start routine). Then the other user mappings,
+  // then the kernel's.
+  std::uint32_t executable = no_index;
+  {
+    std::unordered_map<std::uint32_t, std::uint64_t> pid_samples;
+    for (const auto& sample : profile.samples) ++pid_samples[profile.threads[sample.thread].pid];
+    for (const auto& group : profile.sample_groups) {
+      pid_samples[profile.threads[group.thread].pid] += group.samples;
+    }
+    std::uint32_t main_pid = no_index;
+    std::uint64_t most = 0;
+    for (auto [pid, count] : pid_samples) {
+      if (count > most || (count == most && pid < main_pid)) {
+        main_pid = pid;
+        most = count;
+      }
+    }
+    std::string_view comm;
+    for (const auto& thread : profile.threads) {
+      if (thread.pid != main_pid) continue;
+      if (comm.empty() || thread.tid == thread.pid) comm = thread.comm;
+    }
+    auto names_comm = [&](std::uint32_t dso) {
+      std::string_view path = profile.dsos[dso].path;
+      if (profile.dsos[dso].kernel || comm.empty() || !path.starts_with('/')) return false;
+      std::string_view name = path.substr(path.rfind('/') + 1);
+      return name.substr(0, 15) == comm;
+    };
+    for (std::size_t m = 0; m < profile.mappings.size(); ++m) {
+      const ProfileMapping& mapping = profile.mappings[m];
+      if (mapping.pid != main_pid || mapping.dso == no_index || !names_comm(mapping.dso)) continue;
+      std::uint32_t range = recorded_range[m];
+      if (executable == no_index || ranges[range].offset < ranges[executable].offset) {
+        executable = range;
+      }
+    }
+    for (std::uint32_t r = 0; r < ranges.size() && executable == no_index; ++r) {
+      if (!ranges[r].recorded && names_comm(ranges[r].dso)) executable = r;
+    }
+  }
   std::vector<std::uint64_t> outermost_samples(ranges.size(), 0);
   for (const auto& sample : profile.samples) {
     std::uint32_t outermost = no_index;
@@ -209,9 +250,13 @@ void write_pprof(const Profile& profile, std::ostream& out) {
   std::stable_sort(mapping_order.begin(), mapping_order.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return is_kernel(a) < is_kernel(b); });
   auto main_mapping =
-      std::max_element(mapping_order.begin(), mapping_order.end(),
-                       [&](auto a, auto b) { return outermost_samples[a] < outermost_samples[b]; });
-  if (main_mapping != mapping_order.end() && outermost_samples[*main_mapping] != 0) {
+      executable != no_index
+          ? std::find(mapping_order.begin(), mapping_order.end(), executable)
+          : std::max_element(mapping_order.begin(), mapping_order.end(), [&](auto a, auto b) {
+              return outermost_samples[a] < outermost_samples[b];
+            });
+  if (main_mapping != mapping_order.end() &&
+      (executable != no_index || outermost_samples[*main_mapping] != 0)) {
     std::rotate(mapping_order.begin(), main_mapping, main_mapping + 1);
   }
   std::vector<std::uint32_t> mapping_id(ranges.size());

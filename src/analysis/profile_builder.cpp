@@ -133,14 +133,15 @@ struct ProfileBuilder::State {
     return index;
   }
 
-  std::uint32_t intern_function(std::string_view name, std::uint32_t dso, bool resolved) {
+  std::uint32_t intern_function(std::string_view name, std::uint32_t dso, bool resolved,
+                                std::uint64_t start) {
     key.assign(name);
     key.push_back('\0');
     key.append(reinterpret_cast<const char*>(&dso), sizeof dso);
     auto found = function_index.find(key);
     if (found != function_index.end()) return found->second;
     auto index = static_cast<std::uint32_t>(profile.functions.size());
-    profile.functions.push_back(ProfileFunction{std::string(name), dso, resolved});
+    profile.functions.push_back(ProfileFunction{std::string(name), dso, resolved, start});
     function_passes.push_back(-1);
     function_index.emplace(key, index);
     return index;
@@ -223,7 +224,9 @@ struct ProfileBuilder::State {
       function_name = key;
     }
     std::string name_storage(function_name);
-    std::uint32_t function = intern_function(name_storage, dso, !symbol.symbol.empty());
+    std::uint64_t start = dso_address;
+    if (!symbol.symbol.empty()) start = dso_address - (ip.return_address ? 1 : 0) - symbol.offset;
+    std::uint32_t function = intern_function(name_storage, dso, !symbol.symbol.empty(), start);
     // A kernel module's code lies inside the kernel's mapping but is not the kernel image.
     std::uint32_t mapping_index = no_index;
     if (mapping && dso != no_index && (!kernel || profile.dsos[dso].path == *mapping->filename)) {
@@ -245,7 +248,7 @@ struct ProfileBuilder::State {
     for (std::size_t i = symbol.inlined.size(); i-- > 0;) {
       const InlinedCall& call = symbol.inlined[i];
       ProfileFrame frame;
-      frame.function = intern_function(call.function, dso, true);
+      frame.function = intern_function(call.function, dso, true, 0);
       frame.address = ip.ip;
       frame.dso_address = dso_address;
       frame.kernel = kernel;
@@ -291,7 +294,9 @@ struct ProfileBuilder::State {
       std::uint32_t dso = intern_dso(name, true, {});
       std::string function_name = symbol.symbol.empty() ? fmt::format("{:#018x}", frame.address)
                                                         : std::string(symbol.symbol);
-      frame.function = intern_function(function_name, dso, !symbol.symbol.empty());
+      frame.function =
+          intern_function(function_name, dso, !symbol.symbol.empty(),
+                          symbol.symbol.empty() ? frame.address : pending.lookup - symbol.offset);
       frame.source_file = std::string(symbol.source.file);
       frame.line = symbol.source.line;
       if (pending.mapping && profile.dsos[dso].path == pending.filename) {

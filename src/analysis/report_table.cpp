@@ -64,36 +64,55 @@ class TableBuilder {
 
   void add(const SampleGroup& group) {
     ++stamp_;
-    const ProfileStack* leaf = group.stack == no_index ? nullptr : &profile_.stacks[group.stack];
-    std::uint32_t self_row = row_of(group, leaf ? leaf->frame : no_index);
+    // The sample's own row is its real function's, as perf's: the calls inlined at the sampled
+    // address are entries of the chain above it (and rows of their own with children).
+    std::uint32_t real = group.stack;
+    while (real != no_index && profile_.frames[profile_.stacks[real].frame].inlined &&
+           profile_.stacks[real].parent != no_index) {
+      real = profile_.stacks[real].parent;
+    }
+    std::uint32_t self_row =
+        row_of(group, real == no_index ? no_index : profile_.stacks[real].frame);
     ReportRow& self = table_.rows[self_row];
     self.self_period += group.period;
     self.self_samples += group.samples;
     if (!table_.children) {
       self.total_period += group.period;
       self.total_samples += group.samples;
-      self.contributions.push_back({group.stack, group.stack, group.period});
+      self.contributions.push_back({group.stack, group.stack, group.period, true});
       return;
     }
-    // Every row the stack passes through gets the samples once, anchored at its outermost
-    // frame (recursion counts once).
+    // Every row the stack passes through gets the samples once (recursion counts once), as
+    // perf's cumulative entries do. The row of the sample's own frame is anchored at the leaf:
+    // its tree shows the whole chain. Any other row is anchored at the frame perf meets first
+    // walking the chain in the tree's order: the outermost for caller trees (which then show
+    // that frame's callees), the innermost for callee trees (which show its callers).
     touched_.clear();
-    for (std::uint32_t node = group.stack; node != no_index; node = profile_.stacks[node].parent) {
+    bool caller = table_.call_graph == ReportCallGraph::caller;
+    row_stamp_[self_row] = stamp_;
+    touched_.push_back({self_row, group.stack, 0});
+    std::uint32_t depth = 0;  // of the node below: 0 is the leaf
+    for (std::uint32_t node = group.stack; node != no_index;
+         node = profile_.stacks[node].parent, ++depth) {
       std::uint32_t row = row_of(group, profile_.stacks[node].frame);
       if (row_stamp_[row] != stamp_) {
         row_stamp_[row] = stamp_;
         row_slot_[row] = static_cast<std::uint32_t>(touched_.size());
-        touched_.push_back({row, node});
-      } else {
-        touched_[row_slot_[row]].second = node;
+        touched_.push_back({row, node, depth});
+      } else if (caller && row != self_row) {
+        touched_[row_slot_[row]].node = node;
+        touched_[row_slot_[row]].depth = depth;
       }
     }
-    if (group.stack == no_index) touched_.push_back({self_row, no_index});
-    for (auto [row, anchor] : touched_) {
-      ReportRow& r = table_.rows[row];
+    for (const Touched& t : touched_) {
+      ReportRow& r = table_.rows[t.row];
       r.total_period += group.period;
       r.total_samples += group.samples;
-      r.contributions.push_back({group.stack, anchor, group.period});
+      bool own = t.row == self_row;
+      r.contributions.push_back({group.stack, t.node, group.period, own});
+      // The length of the chain the row's tree gets from this stack (perf's max_depth).
+      std::uint32_t chain = t.node == no_index ? 0 : own || !caller ? depth - t.depth : t.depth + 1;
+      r.chain_depth = std::max(r.chain_depth, chain);
     }
   }
 
@@ -135,7 +154,9 @@ class TableBuilder {
           value = std::uint64_t{thread.tid} << 32 | comm_id(thread.comm);
           break;
         case ReportSortKey::dso: value = function ? function->dso : no_index; break;
-        case ReportSortKey::sym: value = frame ? frame->function : no_index; break;
+        case ReportSortKey::sym:
+          value = frame ? std::uint64_t{frame->function} << 1 | (frame->inlined ? 1 : 0) : no_index;
+          break;
         case ReportSortKey::cpu: value = group.cpu; break;
         case ReportSortKey::srcline: value = frame ? srcline_id(*frame) : no_index; break;
       }
@@ -164,8 +185,9 @@ class TableBuilder {
         }
         case ReportSortKey::sym:
           out.keys.push_back(fmt::format(
-              "[{}] {}", frame && frame->kernel ? 'k' : '.',
-              function ? std::string_view(function->name) : std::string_view("[unknown]")));
+              "[{}] {}{}", frame && frame->kernel ? 'k' : '.',
+              function ? std::string_view(function->name) : std::string_view("[unknown]"),
+              frame && frame->inlined ? " (inlined)" : ""));
           break;
         case ReportSortKey::cpu:
           out.keys.push_back(group.cpu == no_index ? std::string("-")
@@ -197,22 +219,31 @@ class TableBuilder {
   std::vector<std::uint64_t> row_stamp_;
   std::vector<std::uint32_t> row_slot_;
   std::uint64_t stamp_ = 0;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> touched_;
+  struct Touched {
+    std::uint32_t row, node, depth;
+  };
+  std::vector<Touched> touched_;
 };
+
+// A frame of a call tree: its function, and whether it is a call inlined there (perf keeps the two
+// apart and marks the inlined one).
+std::uint64_t tree_key(const ProfileFrame& frame) {
+  return std::uint64_t{frame.function} << 1 | (frame.inlined ? 1 : 0);
+}
 
 // A call tree below one row, merged by function as perf merges its call chains.
 struct CallTree {
   struct Node {
-    std::uint32_t function = no_index;
+    std::uint64_t function = no_index;  // tree_key()
     std::uint64_t period = 0;
     std::vector<std::uint32_t> children;
   };
   std::vector<Node> nodes{Node{}};  // 0: the root, above the row's own frame
 
-  void add(const std::vector<std::uint32_t>& path, std::uint64_t period) {
+  void add(const std::vector<std::uint64_t>& path, std::uint64_t period) {
     std::uint32_t node = 0;
     nodes[0].period += period;
-    for (std::uint32_t function : path) {
+    for (std::uint64_t function : path) {
       std::uint32_t next = no_index;
       for (std::uint32_t child : nodes[node].children) {
         if (nodes[child].function == function) {
@@ -230,10 +261,17 @@ struct CallTree {
     }
   }
 
-  void sort() {
+  void sort(const Profile& profile) {
     for (auto& node : nodes) {
+      // Equal branches as perf's callchain tree holds them: the later DSO first, then the
+      // function that starts higher.
       std::sort(node.children.begin(), node.children.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return nodes[a].period != nodes[b].period ? nodes[a].period > nodes[b].period : a < b;
+        if (nodes[a].period != nodes[b].period) return nodes[a].period > nodes[b].period;
+        const ProfileFunction& x = profile.functions[nodes[a].function >> 1];
+        const ProfileFunction& y = profile.functions[nodes[b].function >> 1];
+        if (x.dso != y.dso) return x.dso + 1 > y.dso + 1;
+        if (x.start != y.start) return x.start > y.start;
+        return a < b;
       });
     }
   }
@@ -243,34 +281,49 @@ struct CallTree {
 class GraphPrinter {
  public:
   GraphPrinter(const Profile& profile, const CallTree& tree, std::uint64_t total,
-               std::uint64_t min_period, fmt::memory_buffer& out)
-      : profile_(profile), tree_(tree), total_(total), min_period_(min_period), out_(out) {}
+               std::uint64_t min_period, std::uint64_t row_period, bool skip_first,
+               fmt::memory_buffer& out)
+      : profile_(profile),
+        tree_(tree),
+        total_(total),
+        row_period_(row_period),
+        min_period_(min_period),
+        skip_first_(skip_first),
+        out_(out) {}
 
   // False when no branch is large enough to show.
   bool print() {
     std::vector<std::uint32_t> top = visible(tree_.nodes[0].children);
     if (top.empty()) return false;
     std::size_t margin = 0;
-    if (top.size() == 1) {
+    std::size_t start = out_.size();
+    // One chain without percentages when one branch holds all of the row (perf's
+    // need_percent_display); otherwise branches with theirs.
+    if (top.size() == 1 && tree_.nodes[top[0]].period == row_period_) {
       std::vector<std::uint32_t> chain = compressed(top[0]);
+      bool printed = false;
       for (std::size_t i = 0; i < chain.size(); ++i) {
-        if (i == 0) {
+        // perf leaves the first frame out when the table is sorted by symbol first (it is
+        // usually the row's own symbol), whichever frame that is.
+        if (i == 0 && skip_first_) continue;
+        if (!printed) {
           left_margin(margin);
           out_.append(std::string_view("|\n"));
           left_margin(margin);
           out_.append(std::string_view("---"));
+          printed = true;
         } else {
           left_margin(margin + 3);
         }
         name(tree_.nodes[chain[i]].function);
         out_.push_back('\n');
       }
-      margin += 3;
+      if (printed) margin += 3;
       print_children(tree_.nodes[chain.back()].children, 1, 1, margin);
     } else {
       print_children(tree_.nodes[0].children, 1, 1, margin);
     }
-    return true;
+    return out_.size() != start;
   }
 
  private:
@@ -299,8 +352,9 @@ class GraphPrinter {
     for (std::size_t i = 0; i < 12 + margin; ++i) out_.push_back(' ');
   }
 
-  void name(std::uint32_t function) {
-    out_.append(std::string_view(profile_.functions[function].name));
+  void name(std::uint64_t key) {
+    out_.append(std::string_view(profile_.functions[key >> 1].name));
+    if (key & 1) out_.append(std::string_view(" (inlined)"));
   }
 
   void print_children(const std::vector<std::uint32_t>& all, int depth, std::uint64_t mask,
@@ -340,14 +394,15 @@ class GraphPrinter {
 
   const Profile& profile_;
   const CallTree& tree_;
-  std::uint64_t total_, min_period_;
+  std::uint64_t total_, row_period_, min_period_;
+  bool skip_first_;
   fmt::memory_buffer& out_;
 };
 
 CallTree call_tree(const Profile& profile, const ReportRow& row, ReportCallGraph order,
                    bool children) {
   CallTree tree;
-  std::vector<std::uint32_t> path;
+  std::vector<std::uint64_t> path;
   for (const auto& contribution : row.contributions) {
     path.clear();
     if (contribution.anchor == no_index) continue;
@@ -356,21 +411,23 @@ CallTree call_tree(const Profile& profile, const ReportRow& row, ReportCallGraph
       // The row's frame, then its callers out to the outermost.
       for (std::uint32_t node = contribution.anchor; node != no_index;
            node = profile.stacks[node].parent) {
-        path.push_back(profile.frames[profile.stacks[node].frame].function);
+        path.push_back(tree_key(profile.frames[profile.stacks[node].frame]));
       }
     } else {
-      // Caller order: without children the whole stack from the outermost down to the leaf;
-      // with children, from the row's frame down to the leaf.
-      std::uint32_t stop = children ? profile.stacks[contribution.anchor].parent : no_index;
+      // Caller order: the whole stack from the outermost down to the leaf for the samples of
+      // the row's own frame (perf's self entry); for the samples of its callees (children),
+      // from the row's frame down to the leaf.
+      bool whole = !children || contribution.self;
+      std::uint32_t stop = whole ? no_index : profile.stacks[contribution.anchor].parent;
       for (std::uint32_t node = contribution.leaf; node != stop;
            node = profile.stacks[node].parent) {
-        path.push_back(profile.frames[profile.stacks[node].frame].function);
+        path.push_back(tree_key(profile.frames[profile.stacks[node].frame]));
       }
       std::reverse(path.begin(), path.end());
     }
     tree.add(path, contribution.period);
   }
-  tree.sort();
+  tree.sort(profile);
   return tree;
 }
 
@@ -461,8 +518,16 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
     });
   }
   std::erase_if(table.rows, [&](const ReportRow& row) { return primary(row) == 0; });
+  // perf's order: the larger share first; with children, on equal shares the caller above
+  // its callee (the longer chain first in caller trees, the shorter in callee trees); then the
+  // larger self share, then the keys.
+  bool depth_order = table.children && table.call_graph != ReportCallGraph::none;
   std::sort(table.rows.begin(), table.rows.end(), [&](const ReportRow& a, const ReportRow& b) {
     if (primary(a) != primary(b)) return primary(a) > primary(b);
+    if (depth_order && a.chain_depth != b.chain_depth) {
+      return table.call_graph == ReportCallGraph::caller ? a.chain_depth > b.chain_depth
+                                                         : a.chain_depth < b.chain_depth;
+    }
     if (a.self_period != b.self_period) return a.self_period > b.self_period;
     return a.keys < b.keys;
   });
@@ -493,11 +558,11 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
   }
   if (summary.dwarf_unwinding) {
     const UnwindStatistics& u = summary.unwinding;
-    fmt::format_to(
-        std::back_inserter(out), "# DWARF unwinding: {} of {} stacks complete ({:.1f} %)\n",
-        u.complete, u.samples,
-        u.samples == 0 ? 0.0
-                       : 100.0 * static_cast<double>(u.complete) / static_cast<double>(u.samples));
+    // Rounded down: 35636 of 35637 is 99.9 %, never 100.0 % unless every stack is complete.
+    std::uint64_t tenths = u.samples == 0 ? 0 : u.complete * 1000 / u.samples;
+    fmt::format_to(std::back_inserter(out),
+                   "# DWARF unwinding: {} of {} stacks complete ({}.{} %)\n", u.complete, u.samples,
+                   tenths / 10, tenths % 10);
   }
   for (const auto& warning : summary.warnings) {
     fmt::format_to(std::back_inserter(out), "# {}\n", warning);
@@ -561,6 +626,7 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
     out.push_back('\n');
     line("#");
 
+    bool sym_first = !options.sort.empty() && options.sort.front() == ReportSortKey::sym;
     std::uint64_t min_period = static_cast<std::uint64_t>(options.call_graph_limit / 100.0 *
                                                           static_cast<double>(table.period));
     for (const auto& row : table.rows) {
@@ -581,7 +647,8 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
       out.push_back('\n');
       if (table.call_graph != ReportCallGraph::none) {
         CallTree tree = call_tree(profile, row, table.call_graph, table.children);
-        if (GraphPrinter(profile, tree, table.period, std::max<std::uint64_t>(min_period, 1), out)
+        if (GraphPrinter(profile, tree, table.period, std::max<std::uint64_t>(min_period, 1),
+                         table.children ? row.total_period : row.self_period, sym_first, out)
                 .print()) {
           out.push_back('\n');
         }

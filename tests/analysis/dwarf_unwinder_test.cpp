@@ -315,14 +315,15 @@ struct FileUnwinding {
   UnwindStatistics statistics;
 };
 
-FileUnwinding unwind_file(const std::string& path) {
+FileUnwinding unwind_file(const std::string& path,
+                          UnwindMethod method = UnwindMethod::cached_rules) {
   static const std::string target = std::filesystem::canonical(unwind_target).string();
   static const FunctionTable functions(target);
   EXPECT_FALSE(functions.empty()) << "no symbols in " << target;
   FileUnwinding out;
   PerfDataReader reader = PerfDataReader::open(path);
   TaskMaps maps;
-  DwarfUnwinder unwinder(maps);
+  DwarfUnwinder unwinder(maps, method);
   std::array<std::uint64_t, 127> ips{};
   SampleRecord sample;
   auto error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
@@ -416,6 +417,33 @@ void expect_perf_chains(const std::string& data, const FileUnwinding& unwinding,
   std::printf("unwind: %zu of %zu chains equal perf script's\n", same, chains.size());
 }
 
+// The cached CFI rules give every sample exactly libdwfl's frames and completeness, and walk
+// most of them without libdwfl.
+void expect_same_as_libdwfl(const std::string& data, const FileUnwinding& cached) {
+  FileUnwinding reference = unwind_file(data, UnwindMethod::libdwfl_only);
+  ASSERT_EQ(cached.samples.size(), reference.samples.size());
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < cached.samples.size(); ++i) {
+    const Unwound& a = cached.samples[i];
+    const Unwound& b = reference.samples[i];
+    if (a.relative != b.relative || a.complete != b.complete) {
+      if (differing++ < 5) {
+        ADD_FAILURE() << "sample " << i << ": " << a.relative.size() << " frames (complete "
+                      << a.complete << ") by cached rules, " << b.relative.size() << " (complete "
+                      << b.complete << ") by libdwfl";
+      }
+    }
+  }
+  EXPECT_EQ(differing, 0u);
+  EXPECT_EQ(cached.statistics.complete, reference.statistics.complete);
+  EXPECT_EQ(reference.statistics.by_cached_rules, 0u);
+  EXPECT_GE(cached.statistics.by_cached_rules * 10, cached.statistics.samples * 9)
+      << cached.statistics.by_cached_rules << " of " << cached.statistics.samples;
+  std::printf("unwind: %llu of %llu samples walked by cached rules, all as libdwfl walks them\n",
+              static_cast<unsigned long long>(cached.statistics.by_cached_rules),
+              static_cast<unsigned long long>(cached.statistics.samples));
+}
+
 bool perf_available() { return ::access(perf_path.c_str(), X_OK) == 0; }
 
 TEST(DwarfUnwinder, PerfscopeRecordingUnwindsThroughEveryCaller) {
@@ -425,8 +453,25 @@ TEST(DwarfUnwinder, PerfscopeRecordingUnwindsThroughEveryCaller) {
   ASSERT_EQ(result.exit_status, 0) << result.err;
   FileUnwinding unwinding = unwind_file(data);
   expect_known_chains(unwinding);
+  expect_same_as_libdwfl(data, unwinding);
   // perf unwinds our file too (it needs the data mappings recorded) and agrees.
   if (perf_available()) expect_perf_chains(data, unwinding, false);
+  std::filesystem::remove(data);
+}
+
+// System calls through the PLT: the linker's CFA expression for PLT entries is evaluated from
+// the cache too, and libc's syscall wrapper and the kernel entry leave user stacks the rules
+// walk exactly as libdwfl does.
+TEST(DwarfUnwinder, SystemCallsThroughThePltWalkAsLibdwflDoes) {
+  std::string data = temp_path("plt.data");
+  auto result =
+      pt::run_perfscope({"record", "--call-graph", "dwarf", "-e", "cpu-clock", "-F", "4000", "-o",
+                         data, "--", PERFSCOPE_WORK_HELPER_PATH, "getpid", "4000000"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  FileUnwinding unwinding = unwind_file(data);
+  ASSERT_GE(unwinding.statistics.samples, 200u);
+  expect_same_as_libdwfl(data, unwinding);
+  EXPECT_GE(unwinding.statistics.by_cached_rules * 100, unwinding.statistics.samples * 99);
   std::filesystem::remove(data);
 }
 
@@ -438,6 +483,7 @@ TEST(DwarfUnwinder, PerfRecordingUnwindsAsPerfDoes) {
   ASSERT_EQ(result.exit_status, 0) << result.err;
   FileUnwinding unwinding = unwind_file(data);
   expect_known_chains(unwinding);
+  expect_same_as_libdwfl(data, unwinding);
   expect_perf_chains(data, unwinding, true);
   std::filesystem::remove(data);
 }

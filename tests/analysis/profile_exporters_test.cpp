@@ -425,6 +425,28 @@ TEST(ProfileExporters, PprofParsesBack) {
   EXPECT_TRUE(found_inline);
 }
 
+// pprof's mapping[0] is the main binary: the executable of the most-sampled process (named by
+// its comm), even when every stack starts in libc, as glibc's __libc_start_call_main makes them.
+TEST(ProfileExporters, PprofFirstMappingIsTheExecutable) {
+  Profile p = make_profile();
+  p.functions.push_back({"__libc_start_call_main", 1, true});
+  p.frames.push_back({static_cast<std::uint32_t>(p.functions.size() - 1), 0x7f0000003000, 0x3000,
+                      "", 0, false, false});
+  p.frames.back().mapping = 1;
+  p.stacks.push_back({no_index, static_cast<std::uint32_t>(p.frames.size() - 1)});
+  p.stacks[s_main].parent = static_cast<std::uint32_t>(p.stacks.size() - 1);
+  auto first_mapping = [](const Profile& profile) {
+    perftools::profiles::Profile pb;
+    EXPECT_TRUE(pb.ParseFromString(gunzip(export_text(profile, ExportFormat::pprof))));
+    return pb.mapping_size() == 0 ? std::string()
+                                  : pb.string_table(static_cast<int>(pb.mapping(0).filename()));
+  };
+  EXPECT_EQ(first_mapping(p), "/usr/bin/demo");
+  // A process whose comm names no file it mapped: the DSO where most stacks start.
+  for (auto& thread : p.threads) thread.comm = "renamed";
+  EXPECT_EQ(first_mapping(p), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+}
+
 TEST(ProfileExporters, GoToolPprofReadsIt) {
   if (!program_runs({"go", "version"}))
     GTEST_SKIP() << "go is not installed (apt-get install golang-go)";

@@ -28,6 +28,7 @@ namespace pt = perfscope::testing;
 const std::string known_answer_fp = PERFSCOPE_KNOWN_ANSWER_FP_PATH;
 const std::string known_answer_nofp = PERFSCOPE_KNOWN_ANSWER_NOFP_PATH;
 const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
+const std::string call_tree_workload = PERFSCOPE_CALL_TREE_WORKLOAD_PATH;
 const std::string perf_path = "/usr/bin/perf";
 
 bool perf_available() { return ::access(perf_path.c_str(), X_OK) == 0; }
@@ -195,6 +196,89 @@ TEST(ReportCliTest, MatchesPerfReport) {
     }
     std::filesystem::remove(path);
   }
+}
+
+// The rows of at least 1 % (children and self shares, symbol) and the call trees below them,
+// trailing blanks dropped: what two reports of one file must agree on whatever their other
+// columns (ours has Samples) and however they name unresolved addresses.
+std::vector<std::string> rows_and_trees(const std::string& text) {
+  static const std::regex row_pattern(
+      R"(^\s+([0-9.]+)%\s+(?:([0-9.]+)%\s+)?(?:[0-9]+\s+)?.*?(\[[.k]\] .*?)\s*$)");
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  bool keep = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line.starts_with('#')) continue;
+    std::smatch match;
+    if (line.find("--") == std::string::npos && std::regex_match(line, match, row_pattern)) {
+      keep = std::stod(match[1]) >= 1.0;
+      if (keep)
+        out.push_back(fmt::format("{}% {}% {}", match[1].str(), match[2].str(), match[3].str()));
+      continue;
+    }
+    if (!keep) continue;
+    line.erase(line.find_last_not_of(' ') + 1);
+    out.push_back(line);
+  }
+  return out;
+}
+
+// --children and -g caller/callee trees against perf report on the same file: a function with
+// self time and a callee (outer), a recursion (recurse), an untyped local assembly label
+// (call_tree_label, named as perf names it), sorted by comm,dso,sym and by sym first.
+TEST(ReportCliTest, CallTreesHavePerfReportsShape) {
+  std::string path = record("call_tree", {"-g"}, {call_tree_workload, "150"});
+  auto ours = pt::run_perfscope({"report", "--stdio", "--children", "-g", "caller", "-i", path});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  auto shares = by_symbol(table_rows(ours.out));
+  EXPECT_GT(shares["[.] call_tree_label"], 3.0) << ours.out;
+  // A sample or two may land where nothing is named (the dynamic loader's start-up).
+  EXPECT_LT(shares.count("[.] [unknown]") ? shares["[.] [unknown]"] : 0.0, 0.5) << ours.out;
+  // outer has self time and a callee: its tree has the whole chain of its own samples and the
+  // callee branch of its children time, in the order of their shares (nearly equal here), each
+  // branch's first line carrying its share.
+  std::string outer_tree;
+  static const std::regex share_prefix(R"(^[0-9.]+%--)");
+  for (const auto& line : tree_below(ours.out, "[.] outer")) {
+    std::string frame = std::regex_replace(trimmed(line), share_prefix, "");
+    if (!frame.empty()) outer_tree += frame + "\n";
+  }
+  EXPECT_NE(outer_tree.find("main\nouter\n"), std::string::npos) << outer_tree;
+  EXPECT_NE(outer_tree.find("outer\ninner\n"), std::string::npos) << outer_tree;
+  // A leaf's row shows the chain from the outermost frame down to it.
+  auto inner_tree = tree_below(ours.out, "[.] inner");
+  ASSERT_GE(inner_tree.size(), 4u) << ours.out;
+  EXPECT_EQ(trimmed(inner_tree.back()), "inner");
+  EXPECT_EQ(trimmed(inner_tree[inner_tree.size() - 2]), "outer");
+
+  if (!perf_available()) {
+    std::filesystem::remove(path);
+    GTEST_SKIP() << "Linux perf is not installed at " << perf_path
+                 << ": the trees were not compared with perf report's";
+  }
+  for (std::string graph : {"caller", "callee"}) {
+    for (std::string children : {"--children", "--no-children"}) {
+      for (std::string sort : {"comm,dso,sym", "sym"}) {
+        std::vector<std::string> options{"--stdio", children, "-g", graph,
+                                         "--sort",  sort,     "-i", path};
+        std::vector<std::string> perf_argv{perf_path, "report"};
+        perf_argv.insert(perf_argv.end(), options.begin(), options.end());
+        auto theirs = pt::run_command(perf_argv);
+        ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+        std::vector<std::string> our_argv{"report"};
+        our_argv.insert(our_argv.end(), options.begin(), options.end());
+        auto mine = pt::run_perfscope(our_argv);
+        ASSERT_EQ(mine.exit_status, 0) << mine.err;
+        auto expected = rows_and_trees(theirs.out);
+        ASSERT_GE(expected.size(), 10u) << theirs.out;
+        EXPECT_EQ(rows_and_trees(mine.out), expected)
+            << children << " -g " << graph << " --sort " << sort << "\nours:\n"
+            << mine.out << "\nperf:\n"
+            << theirs.out;
+      }
+    }
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(ReportCliTest, ExportsAndFilters) {

@@ -1,7 +1,9 @@
 // DwarfUnwinder: turns a `--call-graph dwarf` sample (the user registers and a copy of the user
 // stack) into a call chain, with libdw's unwinder (CFI from .eh_frame / .debug_frame) running
 // over the recorded bytes instead of a live process. One Dwfl per process, rebuilt only when its
-// mappings change, so consecutive samples of a process reuse the loaded unwind tables.
+// mappings change, so consecutive samples of a process reuse the loaded unwind tables. On x86-64
+// the CFI row of each pc is read once through libdw and kept in a per-file table; samples whose
+// frames all have simple rows are walked from that table without libdwfl (about 5x faster).
 #pragma once
 
 #include <cstdint>
@@ -28,14 +30,21 @@ struct UnwindStatistics {
   std::uint64_t complete = 0;      // of them, unwound to the outermost frame
   std::uint64_t no_user_regs = 0;  // samples without user registers (kernel threads, errors)
   std::uint64_t unreadable_registers = 0;  // of `samples`: a needed register missing, or 32-bit
-  std::uint64_t truncated = 0;  // of `samples`: more frames than the ips given could hold
-  std::uint64_t frames = 0;     // ips written over all samples
+  std::uint64_t truncated = 0;        // of `samples`: more frames than the ips given could hold
+  std::uint64_t frames = 0;           // ips written over all samples
+  std::uint64_t by_cached_rules = 0;  // of `samples`: walked by cached CFI rules, not libdwfl
 };
+
+// How stacks are walked. `cached_rules` (x86-64) first tries the CFI rows of the pcs seen, kept
+// in a per-file table, and hands a sample to libdwfl only when a frame needs more (expressions,
+// signal frames, unreadable return addresses); it gives the same frames as `libdwfl_only`,
+// several times faster. `libdwfl_only` is there to check that.
+enum class UnwindMethod { cached_rules, libdwfl_only };
 
 class DwarfUnwinder {
  public:
   // `maps` is the replayed process state (the caller keeps feeding it records in time order).
-  explicit DwarfUnwinder(const TaskMaps& maps);
+  explicit DwarfUnwinder(const TaskMaps& maps, UnwindMethod method = UnwindMethod::cached_rules);
   ~DwarfUnwinder();
   DwarfUnwinder(const DwarfUnwinder&) = delete;
   DwarfUnwinder& operator=(const DwarfUnwinder&) = delete;

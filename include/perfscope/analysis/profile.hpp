@@ -34,6 +34,9 @@ struct ProfileFunction {
   std::string name;
   std::uint32_t dso = no_index;  // into Profile::dsos; no_index when unknown
   bool resolved = false;
+  // Where the function starts in its DSO (as ProfileFrame::dso_address counts); for an unresolved
+  // one its address, for an inlined one 0. perf orders equal branches of a call tree by it.
+  std::uint64_t start = 0;
 };
 
 // One place in the code: an address and, with inline frames, one of the calls inlined there.

@@ -42,12 +42,18 @@ struct ReportRow {
   std::uint64_t self_period = 0, self_samples = 0;
   std::uint64_t total_period = 0, total_samples = 0;  // inclusive: with the callees' samples
   // The sample stacks behind the row: `leaf` is the sample's stack, `anchor` the node of it
-  // that holds the row's frame (the leaf itself for self samples).
+  // that holds the row's frame. `self`: the row is the sample's own (its function, below any
+  // calls inlined at the sampled address); its caller tree shows the whole chain, as perf's.
   struct Contribution {
     std::uint32_t leaf = no_index, anchor = no_index;
     std::uint64_t period = 0;
+    bool self = false;
   };
   std::vector<Contribution> contributions;
+  // The longest chain of frames the row's call tree holds: with children, perf puts the row
+  // with the longer one first among rows of equal share in caller trees (the shorter in callee
+  // trees), so that callers come above their callees.
+  std::uint32_t chain_depth = 0;
 };
 
 struct ReportTable {
