@@ -513,7 +513,9 @@ const Dwfl_Thread_Callbacks thread_callbacks = {
     .thread_detach = nullptr,
 };
 
-bool has_debug_frame(int fd) noexcept {
+bool has_debug_frame(const char* path) noexcept {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   std::size_t names = 0;
   bool found = false;
@@ -528,22 +530,34 @@ bool has_debug_frame(int fd) noexcept {
     }
   }
   if (elf) elf_end(elf);
+  ::close(fd);
   return found;
 }
 
-// Separate debug files are looked up the standard way, and kept only when they hold
-// .debug_frame, the one thing unwinding wants of them: libdwfl asks for them when .eh_frame has
-// no row for a pc (ld.so's _start), and opening one inflates all its compressed DWARF sections.
+// Separate debug files are looked up the standard way, and only when they hold .debug_frame,
+// the one thing unwinding wants of them: libdwfl asks for them when .eh_frame has no row for a
+// pc (ld.so's _start), and taking one makes it inflate all its compressed DWARF sections. The
+// check comes first because the standard lookup by build id hands the file to the module
+// itself, whatever this callback then returns.
 int find_debug_frame_file(Dwfl_Module* module, void** userdata, const char* module_name,
                           Dwarf_Addr base, const char* file_name, const char* debuglink_file,
                           GElf_Word debuglink_crc, char** debuginfo_file_name) {
-  int fd = dwfl_standard_find_debuginfo(module, userdata, module_name, base, file_name,
-                                        debuglink_file, debuglink_crc, debuginfo_file_name);
-  if (fd < 0 || has_debug_frame(fd)) return fd;
-  ::close(fd);
-  std::free(*debuginfo_file_name);
-  *debuginfo_file_name = nullptr;
-  return -1;
+  const unsigned char* bits = nullptr;
+  GElf_Addr build_id_address = 0;
+  int length = dwfl_module_build_id(module, &bits, &build_id_address);
+  if (length > 1) {
+    std::string path = "/usr/lib/debug/.build-id/";
+    constexpr char digits[] = "0123456789abcdef";
+    for (int i = 0; i < length; ++i) {
+      path.push_back(digits[bits[i] >> 4]);
+      path.push_back(digits[bits[i] & 15]);
+      if (i == 0) path.push_back('/');
+    }
+    path += ".debug";
+    if (::access(path.c_str(), R_OK) == 0 && !has_debug_frame(path.c_str())) return -1;
+  }
+  return dwfl_standard_find_debuginfo(module, userdata, module_name, base, file_name,
+                                      debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
 // Every module is reported with its ELF already open, so no find_elf is needed.

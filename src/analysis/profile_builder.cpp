@@ -97,6 +97,15 @@ struct ProfileBuilder::State {
   // The last answers per thread (by tid, direct-mapped): its thread entry and its process's
   // mappings generation, good until the next COMM, FORK or MMAP record (task_epoch).
   std::uint64_t task_epoch = 0;
+  // The group of the last leaf-only sample of a thread at an ip (see observe_sample).
+  struct LeafGroupEntry {
+    std::uint64_t ip = 0, epoch = 0;
+    std::uint32_t pid = 0, tid = 0, cpu = 0, event = 0;
+    std::uint32_t group = no_index;
+    std::uint16_t cpumode = 0;
+  };
+  static constexpr unsigned leaf_group_bits = 12;
+  std::vector<LeafGroupEntry> leaf_groups = std::vector<LeafGroupEntry>(1u << leaf_group_bits);
   struct TaskCacheEntry {
     std::uint64_t epoch = ~std::uint64_t{0};
     std::uint32_t pid = 0, tid = 0;
@@ -348,14 +357,15 @@ struct ProfileBuilder::State {
     }
   }
 
-  void add_to_group(std::uint32_t stack, std::uint32_t thread, std::uint32_t event,
-                    std::uint32_t cpu, std::uint64_t samples, std::uint64_t period) {
+  std::uint32_t add_to_group(std::uint32_t stack, std::uint32_t thread, std::uint32_t event,
+                             std::uint32_t cpu, std::uint64_t samples, std::uint64_t period) {
     auto index = static_cast<std::uint32_t>(profile.sample_groups.size());
     std::uint32_t found = group_index.insert(std::uint64_t{stack} << 32 | thread,
                                              std::uint64_t{event} << 32 | cpu, index);
     if (found == index) profile.sample_groups.push_back({stack, thread, event, cpu, 0, 0});
     profile.sample_groups[found].samples += samples;
     profile.sample_groups[found].period += period;
+    return found;
   }
 
   TaskCacheEntry& task_of(const SampleRecord& sample) {
@@ -496,6 +506,28 @@ struct ProfileBuilder::State {
     if (!thread_passes(sample)) return;
     std::uint16_t cpumode = view.header.misc & misc::cpumode_mask;
     bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
+    std::uint32_t cpu = sample.has(sf::cpu) ? sample.cpu : no_index;
+    std::uint64_t period = sample.has(sf::period) ? sample.period : 1;
+    std::uint64_t time = sample.has(sf::time) ? sample.time : 0;
+    // A sample that is its ip alone, folded into groups: the group of the last sample of this
+    // thread at this ip, while no COMM, FORK or MMAP came between, is its group again.
+    LeafGroupEntry* leaf_entry = nullptr;
+    if (!options.keep_samples && !dwarf && options.filter.dsos.empty() &&
+        options.filter.symbols.empty() &&
+        !(options.callchains && sample.has(sf::callchain) && !sample.callchain.empty())) {
+      std::uint64_t hash = (sample.ip ^ std::uint64_t{sample.tid} << 40) * 0x9e3779b97f4a7c15ULL;
+      leaf_entry = &leaf_groups[hash >> (64 - leaf_group_bits)];
+      if (leaf_entry->group != no_index && leaf_entry->ip == sample.ip &&
+          leaf_entry->epoch == task_epoch && leaf_entry->tid == sample.tid &&
+          leaf_entry->pid == sample.pid && leaf_entry->cpu == cpu &&
+          leaf_entry->event == event_index && leaf_entry->cpumode == cpumode) {
+        ProfileSampleGroup& group = profile.sample_groups[leaf_entry->group];
+        ++group.samples;
+        group.period += period;
+        count_sample(event_index, period, time);
+        return;
+      }
+    }
     collect_ips(sample, cpumode, dwarf);
 
     // Frames leaf first: within one ip's run the innermost inlined call is the leaf.
@@ -521,21 +553,28 @@ struct ProfileBuilder::State {
     if (task.thread == no_index) task.thread = thread_of(sample);
     out.thread = task.thread;
     out.event = event_index;
-    out.cpu = sample.has(sf::cpu) ? sample.cpu : no_index;
-    out.time = sample.has(sf::time) ? sample.time : 0;
-    out.period = sample.has(sf::period) ? sample.period : 1;
+    out.cpu = cpu;
+    out.time = time;
+    out.period = period;
     if (options.keep_samples) {
       profile.samples.push_back(out);
     } else {
-      add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period);
+      std::uint32_t group = add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period);
+      if (leaf_entry) {
+        *leaf_entry = {sample.ip, task_epoch,  sample.pid, sample.tid,
+                       cpu,       event_index, group,      cpumode};
+      }
     }
+    count_sample(event_index, period, time);
+  }
 
+  void count_sample(std::uint32_t event_index, std::uint64_t period, std::uint64_t time) {
     ProfileEvent& summary_event = profile.events[event_index];
     ++summary_event.samples;
-    summary_event.period += out.period;
+    summary_event.period += period;
     ProfileSummary& summary = profile.summary;
-    if (summary.samples == 0 || out.time < summary.first_time) summary.first_time = out.time;
-    summary.last_time = std::max(summary.last_time, out.time);
+    if (summary.samples == 0 || time < summary.first_time) summary.first_time = time;
+    summary.last_time = std::max(summary.last_time, time);
     ++summary.samples;
   }
 

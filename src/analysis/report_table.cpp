@@ -542,8 +542,11 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
   };
   const ProfileSummary& summary = profile.summary;
   line("#");
+  // LOST records count what the kernel could not write as it happened; LOST_SAMPLES records
+  // (perf record writes one per event and CPU at the end, from PERF_FORMAT_LOST) count the
+  // kernel's whole total, those included: adding the two counted most losses twice.
   fmt::format_to(std::back_inserter(out), "# Total Lost Samples: {}\n",
-                 summary.lost + summary.lost_samples);
+                 std::max(summary.lost, summary.lost_samples));
   if (summary.lost != 0) {
     fmt::format_to(std::back_inserter(out),
                    "# Lost: {} records the kernel could not write (raise --mmap-pages or lower "

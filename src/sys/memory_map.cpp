@@ -84,4 +84,18 @@ int MemoryMap::drop_pages(std::size_t offset, std::size_t length) const noexcept
                                                                                          : 0;
 }
 
+int MemoryMap::populate_pages(std::size_t offset, std::size_t length) const noexcept {
+  // Not in every libc's headers yet.
+  constexpr int madv_populate_read = 22;
+  if (!address_ || offset >= length_) return 0;
+  length = std::min(length, length_ - offset);
+  std::size_t page = page_size();
+  std::size_t begin = offset / page * page;
+  std::size_t end = std::min(length_, (offset + length + page - 1) / page * page);
+  if (end <= begin) return 0;
+  return ::madvise(static_cast<char*>(address_) + begin, end - begin, madv_populate_read) < 0
+             ? -errno
+             : 0;
+}
+
 }  // namespace perfscope::sys

@@ -40,6 +40,10 @@ class MemoryMap {
   // large file keeps only its unread part resident. The bytes stay readable: the next access
   // reads them again from the page cache. Returns 0 or -errno.
   int drop_pages(std::size_t offset, std::size_t length) const noexcept;
+  // Maps the pages of [offset, offset + length) in one call (MADV_POPULATE_READ, Linux 5.14)
+  // instead of a page fault per few pages as they are first read. 0, or -errno (-EINVAL on
+  // older kernels, which then fault them in as before).
+  int populate_pages(std::size_t offset, std::size_t length) const noexcept;
 
   bool mapped() const noexcept { return address_ != nullptr; }
   void* data() const noexcept { return address_; }
