@@ -1,5 +1,6 @@
 // Unwinding rate of `--call-graph dwarf` samples: every sample of a recording unwound by one
-// DwarfUnwinder that keeps its per-process state (the report's case), a fresh unwinder per pass
+// DwarfUnwinder that keeps its per-process state (the report's case; with its cached CFI rules
+// and with libdwfl alone), a fresh unwinder per pass
 // (the cost of loading unwind tables), and perf script unwinding the same file as the peer.
 // The recording is PERFSCOPE_UNWIND_DATA when set, else one made at start with
 // `perfscope record --call-graph dwarf` of a program without frame pointers.
@@ -95,13 +96,16 @@ std::uint64_t unwind_all(Recording& data, DwarfUnwinder& unwinder) {
   return complete;
 }
 
+// Arg 0: the cached CFI rules with libdwfl behind them (what report and script use); 1: libdwfl
+// for every sample (the same frames, for comparison).
 void BM_UnwindWarm(benchmark::State& state) {
   Recording& data = recording();
   if (!data.ok) {
     state.SkipWithError("no dwarf recording to unwind");
     return;
   }
-  DwarfUnwinder unwinder(data.maps);
+  DwarfUnwinder unwinder(
+      data.maps, state.range(0) == 0 ? UnwindMethod::cached_rules : UnwindMethod::libdwfl_only);
   unwind_all(data, unwinder);  // tables loaded before timing
   std::uint64_t complete = 0;
   for (auto _ : state) complete = unwind_all(data, unwinder);
@@ -112,7 +116,7 @@ void BM_UnwindWarm(benchmark::State& state) {
   state.counters["frames_per_sample"] = static_cast<double>(unwinder.statistics().frames) /
                                         static_cast<double>(unwinder.statistics().samples);
 }
-BENCHMARK(BM_UnwindWarm)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_UnwindWarm)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_UnwindCold(benchmark::State& state) {
   Recording& data = recording();

@@ -225,11 +225,28 @@ class TableBuilder {
   std::vector<Touched> touched_;
 };
 
-// A frame of a call tree: its function, and whether it is a call inlined there (perf keeps the two
-// apart and marks the inlined one).
-std::uint64_t tree_key(const ProfileFrame& frame) {
-  return std::uint64_t{frame.function} << 1 | (frame.inlined ? 1 : 0);
+// The source lines call-graph entries name ("file.cpp:42"), numbered from 1 in first-seen order.
+struct CallGraphLines {
+  bool enabled = false;
+  std::unordered_map<std::string, std::uint32_t> ids;
+  std::vector<std::string> texts;
+
+  std::uint32_t id_of(const ProfileFrame& frame) {
+    if (!enabled || frame.source_file.empty()) return 0;
+    std::string text = fmt::format("{}:{}", file_name_of(frame.source_file), frame.line);
+    auto [found, inserted] = ids.try_emplace(text, static_cast<std::uint32_t>(texts.size() + 1));
+    if (inserted) texts.push_back(std::move(text));
+    return found->second;
+  }
+};
+
+// A frame of a call tree: its function, whether it is a call inlined there (perf keeps the two
+// apart and marks the inlined one), and with source lines its line (bits 33 and up).
+std::uint64_t tree_key(const ProfileFrame& frame, CallGraphLines& lines) {
+  return std::uint64_t{lines.id_of(frame)} << 33 | std::uint64_t{frame.function} << 1 |
+         (frame.inlined ? 1 : 0);
 }
+std::uint32_t function_of_key(std::uint64_t key) { return static_cast<std::uint32_t>(key >> 1); }
 
 // A call tree below one row, merged by function as perf merges its call chains.
 struct CallTree {
@@ -267,8 +284,8 @@ struct CallTree {
       // function that starts higher.
       std::sort(node.children.begin(), node.children.end(), [&](std::uint32_t a, std::uint32_t b) {
         if (nodes[a].period != nodes[b].period) return nodes[a].period > nodes[b].period;
-        const ProfileFunction& x = profile.functions[nodes[a].function >> 1];
-        const ProfileFunction& y = profile.functions[nodes[b].function >> 1];
+        const ProfileFunction& x = profile.functions[function_of_key(nodes[a].function)];
+        const ProfileFunction& y = profile.functions[function_of_key(nodes[b].function)];
         if (x.dso != y.dso) return x.dso + 1 > y.dso + 1;
         if (x.start != y.start) return x.start > y.start;
         return a < b;
@@ -280,11 +297,12 @@ struct CallTree {
 // perf's stdio call graph ("graph" mode: each branch's share of the event's whole period).
 class GraphPrinter {
  public:
-  GraphPrinter(const Profile& profile, const CallTree& tree, std::uint64_t total,
-               std::uint64_t min_period, std::uint64_t row_period, bool skip_first,
-               fmt::memory_buffer& out)
+  GraphPrinter(const Profile& profile, const CallTree& tree, const CallGraphLines& lines,
+               std::uint64_t total, std::uint64_t min_period, std::uint64_t row_period,
+               bool skip_first, fmt::memory_buffer& out)
       : profile_(profile),
         tree_(tree),
+        lines_(lines),
         total_(total),
         row_period_(row_period),
         min_period_(min_period),
@@ -353,7 +371,11 @@ class GraphPrinter {
   }
 
   void name(std::uint64_t key) {
-    out_.append(std::string_view(profile_.functions[key >> 1].name));
+    out_.append(std::string_view(profile_.functions[function_of_key(key)].name));
+    if (std::uint64_t line = key >> 33; line != 0) {
+      out_.push_back(' ');
+      out_.append(std::string_view(lines_.texts[line - 1]));
+    }
     if (key & 1) out_.append(std::string_view(" (inlined)"));
   }
 
@@ -394,13 +416,14 @@ class GraphPrinter {
 
   const Profile& profile_;
   const CallTree& tree_;
+  const CallGraphLines& lines_;
   std::uint64_t total_, row_period_, min_period_;
   bool skip_first_;
   fmt::memory_buffer& out_;
 };
 
 CallTree call_tree(const Profile& profile, const ReportRow& row, ReportCallGraph order,
-                   bool children) {
+                   bool children, CallGraphLines& lines) {
   CallTree tree;
   std::vector<std::uint64_t> path;
   for (const auto& contribution : row.contributions) {
@@ -411,7 +434,7 @@ CallTree call_tree(const Profile& profile, const ReportRow& row, ReportCallGraph
       // The row's frame, then its callers out to the outermost.
       for (std::uint32_t node = contribution.anchor; node != no_index;
            node = profile.stacks[node].parent) {
-        path.push_back(tree_key(profile.frames[profile.stacks[node].frame]));
+        path.push_back(tree_key(profile.frames[profile.stacks[node].frame], lines));
       }
     } else {
       // Caller order: the whole stack from the outermost down to the leaf for the samples of
@@ -421,7 +444,7 @@ CallTree call_tree(const Profile& profile, const ReportRow& row, ReportCallGraph
       std::uint32_t stop = whole ? no_index : profile.stacks[contribution.anchor].parent;
       for (std::uint32_t node = contribution.leaf; node != stop;
            node = profile.stacks[node].parent) {
-        path.push_back(tree_key(profile.frames[profile.stacks[node].frame]));
+        path.push_back(tree_key(profile.frames[profile.stacks[node].frame], lines));
       }
       std::reverse(path.begin(), path.end());
     }
@@ -572,6 +595,8 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
   }
   line("#");
 
+  CallGraphLines lines;
+  lines.enabled = options.source_lines_in_call_graph;
   for (std::uint32_t event = 0; event < profile.events.size(); ++event) {
     ReportTable table = build_report_table(profile, event, options);
     if (table.samples == 0 && profile.events.size() > 1) continue;
@@ -649,8 +674,8 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
       }
       out.push_back('\n');
       if (table.call_graph != ReportCallGraph::none) {
-        CallTree tree = call_tree(profile, row, table.call_graph, table.children);
-        if (GraphPrinter(profile, tree, table.period, std::max<std::uint64_t>(min_period, 1),
+        CallTree tree = call_tree(profile, row, table.call_graph, table.children, lines);
+        if (GraphPrinter(profile, tree, lines, table.period, std::max<std::uint64_t>(min_period, 1),
                          table.children ? row.total_period : row.self_period, sym_first, out)
                 .print()) {
           out.push_back('\n');

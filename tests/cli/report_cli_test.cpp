@@ -281,6 +281,26 @@ TEST(ReportCliTest, CallTreesHavePerfReportsShape) {
   std::filesystem::remove(path);
 }
 
+// --srcline alone: each call-graph entry names its line, as perf's -g ...,address does.
+TEST(ReportCliTest, SourceLinesInCallGraphs) {
+  std::string path = record("srcline", {"-g"}, {known_answer_fp, "100"});
+  auto result = pt::run_perfscope({"report", "--stdio", "--no-children", "--srcline", "-i", path});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  auto tree = tree_below(result.out, "[.] leaf_60");
+  ASSERT_GE(tree.size(), 4u) << result.out.substr(0, 3000);
+  static const std::regex leaf(R"(---leaf_60 known_answer\.cpp:[0-9]+)");
+  static const std::regex caller(R"(work_60 known_answer\.cpp:[0-9]+)");
+  EXPECT_TRUE(std::regex_search(tree[1], leaf)) << tree[1];
+  EXPECT_TRUE(std::regex_search(tree[2], caller)) << tree[2];
+  // Without it the entries are functions alone.
+  auto plain = pt::run_perfscope({"report", "--stdio", "--no-children", "-i", path});
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+  auto plain_tree = tree_below(plain.out, "[.] leaf_60");
+  ASSERT_GE(plain_tree.size(), 2u) << plain.out.substr(0, 3000);
+  EXPECT_EQ(plain_tree[1], "            ---leaf_60");
+  std::filesystem::remove(path);
+}
+
 TEST(ReportCliTest, ExportsAndFilters) {
   std::string path = record("export", {"-g"}, {known_answer_fp, "100"});
   auto folded = pt::run_perfscope({"report", "-i", path, "--format", "folded"});

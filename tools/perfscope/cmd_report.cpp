@@ -57,7 +57,8 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_->add_option("--symbol,--symbols", options_.symbol_list,
                    "Only samples in these functions (comma-separated)");
   app_->add_flag("--stdio", options_.stdio, "Text output (the only interactive-free one)");
-  app_->add_flag("--srcline", options_.srcline, "Source lines of each address (DWARF)");
+  app_->add_flag("--srcline", options_.srcline,
+                 "Source lines (DWARF): in call-graph entries, the srcline sort key and exports");
   app_->add_flag("--inline", options_.inline_frames, "Inlined calls as frames (DWARF)");
   app_->add_flag("--full-names", options_.full_names,
                  "C++ names with parameter lists and return types (perf shows them with -v)");
@@ -89,6 +90,7 @@ int ReportCommand::run() {
     }
   }
   report.percent_limit = o.percent_limit;
+  report.source_lines_in_call_graph = o.srcline;
 
   std::optional<ExportFormat> format;
   if (!o.format.empty()) {
@@ -118,8 +120,9 @@ int ReportCommand::run() {
   options.filter.tids = o.tids;
   options.filter.dsos = comma_separated(o.dso_list);
   options.filter.symbols = comma_separated(o.symbol_list);
-  // The table needs the samples folded only; the exporters want each one.
-  options.keep_samples = format.has_value();
+  // The table and the aggregating exporters need the samples folded only: their memory stays
+  // bounded by the distinct stacks, whatever the length of the recording.
+  options.keep_samples = format && export_needs_each_sample(*format);
 
   PerfDataReader reader = PerfDataReader::open(o.input);
   Profile profile = build_profile(reader, options);
