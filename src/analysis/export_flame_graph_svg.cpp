@@ -211,13 +211,13 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
   std::vector<std::uint64_t> count_keys;
   std::size_t event_count = std::max<std::size_t>(profile.events.size(), 1);
   std::size_t thread_events = profile.threads.size() * event_count;
-  for (const auto& sample : profile.samples) {
-    std::uint64_t thread_event = sample.thread * event_count + (event_roots ? sample.event : 0);
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    std::uint64_t thread_event = group.thread * event_count + (event_roots ? group.event : 0);
     std::uint64_t key =
-        std::uint64_t{sample.stack == no_index ? 0u : sample.stack + 1} * thread_events +
+        std::uint64_t{group.stack == no_index ? 0u : group.stack + 1} * thread_events +
         thread_event;
-    ++counts[key];
-  }
+    counts[key] += group.samples;
+  });
 
   Labels labels;
   std::vector<Node> nodes(1);

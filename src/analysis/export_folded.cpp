@@ -80,9 +80,9 @@ void write_folded(const Profile& profile, std::ostream& out) {
   bool event_roots = export_detail::events_with_samples(profile) > 1;
 
   std::unordered_map<StackKey, std::uint64_t, StackKeyHash> counts;
-  for (const auto& sample : profile.samples) {
-    ++counts[StackKey{sample.stack, sample.thread, event_roots ? sample.event : 0u}];
-  }
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    counts[StackKey{group.stack, group.thread, event_roots ? group.event : 0u}] += group.samples;
+  });
 
   std::vector<std::string> frame_names(profile.frames.size());
   std::vector<bool> frame_named(profile.frames.size(), false);

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
@@ -279,6 +280,12 @@ void write_libs(const Profile& profile, std::uint32_t pid, std::vector<bool>& li
 
 void write_gecko(const Profile& profile, std::ostream& out) {
   using export_detail::TextSink;
+  if (profile.samples.empty() && !profile.sample_groups.empty()) {
+    throw std::invalid_argument(
+        "the Firefox Profiler (gecko) format places every sample in time, but this profile holds "
+        "its samples folded without their times (ProfileOptions::keep_samples was false): build "
+        "it with keep_samples = true, or export it as folded, json, svg, pprof or speedscope");
+  }
   TextSink sink(out);
 
   // Samples of each (thread, event), in time order.

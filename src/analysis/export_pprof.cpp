@@ -200,10 +200,9 @@ void write_pprof(const Profile& profile, std::ostream& out) {
   std::uint32_t executable = no_index;
   {
     std::unordered_map<std::uint32_t, std::uint64_t> pid_samples;
-    for (const auto& sample : profile.samples) ++pid_samples[profile.threads[sample.thread].pid];
-    for (const auto& group : profile.sample_groups) {
+    export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
       pid_samples[profile.threads[group.thread].pid] += group.samples;
-    }
+    });
     std::uint32_t main_pid = no_index;
     std::uint64_t most = 0;
     for (auto [pid, count] : pid_samples) {
@@ -236,14 +235,14 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     }
   }
   std::vector<std::uint64_t> outermost_samples(ranges.size(), 0);
-  for (const auto& sample : profile.samples) {
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
     std::uint32_t outermost = no_index;
-    for (std::uint32_t s = sample.stack; s != no_index; s = profile.stacks[s].parent) {
+    for (std::uint32_t s = group.stack; s != no_index; s = profile.stacks[s].parent) {
       std::uint32_t f = profile.stacks[s].frame;
       if (!profile.frames[f].kernel && frame_mapping[f] != no_index) outermost = frame_mapping[f];
     }
-    if (outermost != no_index) ++outermost_samples[outermost];
-  }
+    if (outermost != no_index) outermost_samples[outermost] += group.samples;
+  });
   std::vector<std::uint32_t> mapping_order(ranges.size());
   for (std::uint32_t m = 0; m < ranges.size(); ++m) mapping_order[m] = m;
   auto is_kernel = [&](std::uint32_t m) { return profile.dsos[ranges[m].dso].kernel; };
@@ -303,19 +302,19 @@ void write_pprof(const Profile& profile, std::ostream& out) {
   std::unordered_map<std::uint64_t, std::uint32_t> entry_of;
   std::vector<std::uint64_t> entry_keys;
   std::vector<std::int64_t> values;
-  for (const auto& sample : profile.samples) {
-    std::uint64_t key = (std::uint64_t{sample.stack} << 32) | sample.thread;
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    std::uint64_t key = (std::uint64_t{group.stack} << 32) | group.thread;
     auto [it, added] = entry_of.try_emplace(key, static_cast<std::uint32_t>(entry_keys.size()));
     if (added) {
       entry_keys.push_back(key);
       values.resize(values.size() + columns, 0);
     }
     std::int64_t* row = &values[it->second * columns];
-    row[0] += 1;
-    if (sample.event < profile.events.size()) {
-      row[1 + sample.event] += static_cast<std::int64_t>(sample.period);
+    row[0] += static_cast<std::int64_t>(group.samples);
+    if (group.event < profile.events.size()) {
+      row[1 + group.event] += static_cast<std::int64_t>(group.period);
     }
-  }
+  });
 
   // Locations: a real frame with the inlined calls above it (leaf-first order puts them
   // just before it), keyed by that run of frames.

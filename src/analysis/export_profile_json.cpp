@@ -166,11 +166,11 @@ void write_profile_json(const Profile& profile, std::ostream& out) {
   }
 
   std::unordered_map<SampleKey, SampleTotals, SampleKeyHash> totals;
-  for (const auto& sample : profile.samples) {
-    SampleTotals& entry = totals[SampleKey{sample.stack, sample.thread, sample.event}];
-    ++entry.count;
-    entry.period += sample.period;
-  }
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    SampleTotals& entry = totals[SampleKey{group.stack, group.thread, group.event}];
+    entry.count += group.samples;
+    entry.period += group.period;
+  });
   std::vector<std::pair<SampleKey, SampleTotals>> rows(totals.begin(), totals.end());
   std::sort(rows.begin(), rows.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

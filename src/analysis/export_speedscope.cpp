@@ -2,7 +2,8 @@
 // event whose samples list frame indices from the outermost caller to the leaf. Weights are
 // sample periods: nanoseconds for the software clocks, event counts ("none") otherwise.
 // Streamed: the only memory beyond the Profile is an index of samples by profile and a table
-// of frame numbers.
+// of frame numbers. A profile of sample groups (built without keep_samples) has no times: each
+// group is one sample of its summed period, in the order the groups were first seen.
 #include <numeric>
 #include <unordered_map>
 #include <vector>
@@ -74,21 +75,25 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
   }
   sink.append("]},\"profiles\":[");
 
-  // Samples grouped by (thread, event) with a counting sort, keeping time order inside a group.
+  // Samples (or, in a profile built without keep_samples, the sample groups) grouped by
+  // (thread, event) with a counting sort, keeping time order inside a group.
+  struct Weighted {
+    std::uint32_t stack;
+    std::uint64_t weight;
+  };
   std::size_t event_count = std::max<std::size_t>(profile.events.size(), 1);
   std::size_t group_count = profile.threads.size() * event_count;
   std::vector<std::uint32_t> group_start(group_count + 1, 0);
-  for (const auto& sample : profile.samples) {
-    ++group_start[sample.thread * event_count + sample.event + 1];
-  }
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    ++group_start[group.thread * event_count + group.event + 1];
+  });
   std::partial_sum(group_start.begin(), group_start.end(), group_start.begin());
-  std::vector<std::uint32_t> order(profile.samples.size());
+  std::vector<Weighted> ordered(group_start.back());
   {
     std::vector<std::uint32_t> next(group_start.begin(), group_start.end() - 1);
-    for (std::uint32_t i = 0; i < profile.samples.size(); ++i) {
-      const auto& sample = profile.samples[i];
-      order[next[sample.thread * event_count + sample.event]++] = i;
-    }
+    export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+      ordered[next[group.thread * event_count + group.event]++] = {group.stack, group.period};
+    });
   }
 
   std::vector<std::uint32_t> chain;
@@ -114,9 +119,9 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     sink.append("\"samples\":[");
     bool first_sample = true;
     for (std::uint32_t i = begin; i < end;) {
-      std::uint32_t stack = profile.samples[order[i]].stack;
+      std::uint32_t stack = ordered[i].stack;
       std::uint32_t j = i;
-      while (j < end && profile.samples[order[j]].stack == stack) ++j;
+      while (j < end && ordered[j].stack == stack) ++j;
       chain.clear();
       for (std::uint32_t s = stack; s != no_index; s = profile.stacks[s].parent) {
         chain.push_back(frame_index[profile.stacks[s].frame]);
@@ -133,11 +138,9 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     sink.append("],\"weights\":[");
     first_sample = true;
     for (std::uint32_t i = begin; i < end;) {
-      std::uint32_t stack = profile.samples[order[i]].stack;
+      std::uint32_t stack = ordered[i].stack;
       std::uint64_t weight = 0;
-      for (; i < end && profile.samples[order[i]].stack == stack; ++i) {
-        weight += profile.samples[order[i]].period;
-      }
+      for (; i < end && ordered[i].stack == stack; ++i) weight += ordered[i].weight;
       total += weight;
       if (!first_sample) sink.put(',');
       first_sample = false;

@@ -171,18 +171,30 @@ inline std::string readable_frame_name(const Profile& profile, const ProfileFram
   return name;
 }
 
+// Visits the profile's samples as groups: each kept sample as a group of one, then the folded
+// groups of a profile built with ProfileOptions::keep_samples false. Exporters that need no
+// sample times read either kind of profile through this.
+template <typename Visit>
+void for_each_sample_group(const Profile& profile, Visit&& visit) {
+  for (const ProfileSample& sample : profile.samples) {
+    visit(ProfileSampleGroup{sample.stack, sample.thread, sample.event, sample.cpu, 1,
+                             sample.period});
+  }
+  for (const ProfileSampleGroup& group : profile.sample_groups) visit(group);
+}
+
 // How many of the profile's events have samples: with more than one, outputs that cannot hold
 // several sample types keep them apart.
 inline std::size_t events_with_samples(const Profile& profile) {
   std::vector<bool> seen(profile.events.size() + 1, false);
   std::size_t count = 0;
-  for (const auto& sample : profile.samples) {
-    std::size_t event = std::min<std::size_t>(sample.event, profile.events.size());
+  for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    std::size_t event = std::min<std::size_t>(group.event, profile.events.size());
     if (!seen[event]) {
       seen[event] = true;
       ++count;
     }
-  }
+  });
   return count;
 }
 

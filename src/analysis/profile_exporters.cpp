@@ -32,6 +32,18 @@ std::string_view export_format_name(ExportFormat format) noexcept {
   return "unknown";
 }
 
+bool export_needs_each_sample(ExportFormat format) noexcept {
+  switch (format) {
+    case ExportFormat::speedscope:
+    case ExportFormat::gecko: return true;
+    case ExportFormat::pprof:
+    case ExportFormat::folded:
+    case ExportFormat::json:
+    case ExportFormat::svg: return false;
+  }
+  return true;
+}
+
 void write_profile(const Profile& profile, ExportFormat format, std::ostream& out) {
   switch (format) {
     case ExportFormat::folded: write_folded(profile, out); return;

@@ -324,6 +324,12 @@ std::string user_space_only_notice() {
       paranoid ? std::to_string(*paranoid) : std::string("2 or more"));
 }
 
+std::string user_space_only_name(std::string_view name) {
+  bool has_modifiers =
+      name.find('/') != std::string_view::npos || name.find(':') != std::string_view::npos;
+  return fmt::format("{}{}u", name, has_modifiers ? "" : ":");
+}
+
 void throw_open_error(int errnum, const EventAttr& attr, const OpenContext& context) {
   std::string what = context.event_name.empty()
                          ? fmt::format("type {} config {:#x}", attr.type(), attr.config())

@@ -263,6 +263,15 @@ void Profiler::start() {
   auto run =
       std::make_unique<Run>(std::move(groups), std::move(target), sampling, options_.profile);
   SamplingSession& session = run->session;
+  if (auto misfit = session.sample_that_cannot_fit()) {
+    throw Error(EINVAL, misfit->summary(),
+                fmt::format("Fix: ProfilerOptions::buffer_pages = {} or more (at least {}: a "
+                            "buffer that holds one sample loses the next while it is read){}.",
+                            misfit->pages_advised, misfit->pages_needed,
+                            misfit->sample.stack_dump != 0
+                                ? ", or a smaller ProfilerOptions::dwarf_stack_size"
+                                : ""));
+  }
   session.open();
   notices_.resize(base_notices_);
   for (const auto& notice : session.notices()) notices_.push_back(notice);

@@ -158,6 +158,18 @@ void CountingSession::open() {
     throw Error(ESRCH,
                 fmt::format("process {} exited before it could be attached to", target_.pid()));
   }
+  if (user_space_only_) {
+    // Named as perf names them: the label says what was counted.
+    std::size_t index = 0;
+    for (const auto& group : groups_) {
+      for (const auto& spec : group.events) {
+        EventCount& count = counts_[index++];
+        if (!spec.attr.has(flag::exclude_kernel)) {
+          count.name = user_space_only_name(count.name);
+        }
+      }
+    }
+  }
   std::size_t largest = 0;
   for (const auto& group : groups_) largest = std::max(largest, group.events.size());
   read_buffer_.assign(read_size_bytes(counting_read_format, largest) / sizeof(std::uint64_t), 0);

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/core/error.hpp"
+#include "perfscope/core/sample_size.hpp"
 #include "perfscope/engine/target_units.hpp"
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/event_poll.hpp"
@@ -45,6 +47,19 @@ std::uint64_t read_u64(const RecordView& view, std::size_t offset) noexcept {
 }
 
 }  // namespace
+
+std::string SampleMisfit::summary() const {
+  std::string parts;
+  if (sample.stack_dump != 0) parts = fmt::format("{} bytes of user stack dump", sample.stack_dump);
+  if (sample.registers != 0) {
+    parts += fmt::format("{}{} bytes of registers", parts.empty() ? "" : ", ", sample.registers);
+  }
+  return fmt::format(
+      "event '{}': each sample takes at least {} bytes{}, but a ring buffer of {} page{} ({} "
+      "bytes) holds records of at most {} bytes: the kernel would drop every sample",
+      event, sample.bytes, parts.empty() ? "" : " (" + parts + ")", data_pages,
+      data_pages == 1 ? "" : "s", data_bytes, largest_record);
+}
 
 BufferStats& BufferStats::operator+=(const BufferStats& other) noexcept {
   records += other.records;
@@ -131,8 +146,37 @@ EventAttr SamplingSession::prepare_attr(const EventSpec& spec, bool leader,
   return attr;
 }
 
+// The kernel writes a sample whole or not at all: a ring buffer too small for the smallest sample
+// an event writes records nothing but LOST records (perf then says "lost 100.00%" at the end).
+std::optional<SampleMisfit> SamplingSession::sample_that_cannot_fit() const {
+  SampleMisfit misfit;
+  misfit.data_pages = options_.data_pages ? options_.data_pages : RingBuffer::default_data_pages();
+  const std::size_t page = sys::page_size();
+  misfit.data_bytes = misfit.data_pages * page;
+  misfit.largest_record = largest_record_for(misfit.data_bytes);
+  for (const auto& group : groups_) {
+    for (const auto& spec : group.events) {
+      misfit.sample = smallest_user_sample(spec.attr.raw(), group.events.size());
+      if (misfit.sample.bytes <= misfit.largest_record) continue;
+      misfit.event = spec.name;
+      misfit.pages_needed = std::bit_ceil((misfit.sample.bytes + 8 + page - 1) / page);
+      misfit.pages_advised = std::max<std::size_t>(misfit.pages_needed * 4, 16);
+      return misfit;
+    }
+  }
+  return std::nullopt;
+}
+
 void SamplingSession::open() {
   if (opened_) return;
+  if (auto misfit = sample_that_cannot_fit()) {
+    throw Error(
+        EINVAL, misfit->summary(),
+        fmt::format("Fix: ring buffers of {} data pages or more (at least {}: one that "
+                    "holds a single sample loses the next while it is read){}.",
+                    misfit->pages_advised, misfit->pages_needed,
+                    misfit->sample.stack_dump != 0 ? ", or a smaller user stack dump" : ""));
+  }
   if (target_.has_command()) {
     child_ = std::make_unique<sys::GatedChild>(target_.argv());
     if (child_->pid() < 0) {
@@ -251,6 +295,12 @@ void SamplingSession::open() {
     throw;
   }
   std::sort(id_to_event_.begin(), id_to_event_.end());
+  if (user_space_only_) {
+    // Named as perf names them (in the recording too): the label says what was sampled.
+    for (auto& spec : events_) {
+      if (!spec.attr.has(flag::exclude_kernel)) spec.name = user_space_only_name(spec.name);
+    }
+  }
   if (child_) {
     pidfd_ = sys::open_pidfd(child_->pid());
     if (pidfd_ >= 0) poll_->add(pidfd_, command_token);

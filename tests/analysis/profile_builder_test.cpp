@@ -253,4 +253,22 @@ TEST(ReportTableTest, SortKeysParseAndUnknownOnesAreNamed) {
   }
 }
 
+// The header's DWARF completeness is rounded down: "100.0 %" only when every stack is complete.
+TEST(ReportTableTest, DwarfCompletenessIsNeverRoundedUpToAWholeHundred) {
+  auto header = [](std::uint64_t complete, std::uint64_t samples) {
+    perfscope::Profile profile;
+    profile.events = {{"cpu-clock", 0, 0, false, 0}};
+    profile.summary.dwarf_unwinding = true;
+    profile.summary.unwinding.samples = samples;
+    profile.summary.unwinding.complete = complete;
+    std::string text = perfscope::render_report(profile, {});
+    auto at = text.find("# DWARF unwinding: ");
+    return at == std::string::npos ? text : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_EQ(header(35636, 35637), "# DWARF unwinding: 35636 of 35637 stacks complete (99.9 %)");
+  EXPECT_EQ(header(35637, 35637), "# DWARF unwinding: 35637 of 35637 stacks complete (100.0 %)");
+  EXPECT_EQ(header(2, 3), "# DWARF unwinding: 2 of 3 stacks complete (66.6 %)");
+  EXPECT_EQ(header(0, 0), "# DWARF unwinding: 0 of 0 stacks complete (0.0 %)");
+}
+
 }  // namespace

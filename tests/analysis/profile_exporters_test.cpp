@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "profile.pb.h"
 #include "support/test_support.hpp"
@@ -620,6 +622,58 @@ TEST(ProfileExporters, EmptyProfileGivesValidFiles) {
   EXPECT_TRUE(pb.ParseFromString(gunzip(export_text(empty, ExportFormat::pprof))));
   EXPECT_EQ(pb.sample_size(), 0);
   EXPECT_NE(export_text(empty, ExportFormat::svg).find("all (0 samples"), std::string::npos);
+}
+
+// A profile built without keep_samples (samples folded into groups, as `report` builds it for
+// every format but speedscope and gecko): the aggregated formats write the same file as from
+// each sample, speedscope the same weights per stack, and gecko, which needs each sample's time,
+// refuses with the fix rather than writing an empty profile.
+TEST(ProfileExporters, FoldedSampleGroupsExportLikeTheirSamples) {
+  Profile each = make_profile();
+  Profile folded = make_profile();
+  folded.samples.clear();
+  for (const auto& sample : each.samples) {
+    auto same = std::find_if(folded.sample_groups.begin(), folded.sample_groups.end(),
+                             [&](const perfscope::ProfileSampleGroup& group) {
+                               return group.stack == sample.stack && group.thread == sample.thread;
+                             });
+    if (same == folded.sample_groups.end()) {
+      folded.sample_groups.push_back({sample.stack, sample.thread, sample.event, sample.cpu, 0, 0});
+      same = folded.sample_groups.end() - 1;
+    }
+    same->samples += 1;
+    same->period += sample.period;
+  }
+  ASSERT_EQ(folded.sample_groups.size(), 8u);
+  for (auto format : {ExportFormat::folded, ExportFormat::json, ExportFormat::svg}) {
+    EXPECT_EQ(export_text(folded, format), export_text(each, format))
+        << perfscope::export_format_name(format);
+  }
+  EXPECT_EQ(gunzip(export_text(folded, ExportFormat::pprof)),
+            gunzip(export_text(each, ExportFormat::pprof)));
+
+  auto weights_by_stack = [](const std::string& text) {
+    json file = json::parse(text);
+    std::map<std::string, double> weights;
+    for (const auto& profile : file.at("profiles")) {
+      for (std::size_t i = 0; i < profile.at("samples").size(); ++i) {
+        weights[profile["name"].get<std::string>() + profile["samples"][i].dump()] +=
+            profile["weights"][i].get<double>();
+      }
+    }
+    return weights;
+  };
+  auto folded_weights = weights_by_stack(export_text(folded, ExportFormat::speedscope));
+  EXPECT_EQ(folded_weights, weights_by_stack(export_text(each, ExportFormat::speedscope)));
+  EXPECT_EQ(folded_weights.size(), 8u);
+
+  try {
+    export_text(folded, ExportFormat::gecko);
+    ADD_FAILURE() << "gecko exported a profile without sample times";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("keep_samples = true"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(ProfileExporters, NamesThatAreNotUtf8OrXmlSafeStayValid) {

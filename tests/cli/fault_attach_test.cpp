@@ -23,25 +23,13 @@
 namespace {
 
 namespace pt = perfscope::testing;
+using perfscope::testing::expect_no_crash;
+using perfscope::testing::temp_path;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
 const std::string thread_churn = PERFSCOPE_THREAD_CHURN_PATH;
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("perfscope_fault_attach_" + name + "_" + std::to_string(::getpid())))
-      .string();
-}
-
-// What a crash or a sanitizer report leaves on stderr.
-void expect_no_crash(const pt::CommandResult& result) {
-  EXPECT_LT(result.exit_status, 128) << result.err;
-  EXPECT_THAT(result.err, Not(HasSubstr("Sanitizer")));
-  EXPECT_THAT(result.err, Not(HasSubstr("runtime error")));
-  EXPECT_THAT(result.err, Not(HasSubstr("terminate called")));
-}
 
 // Exit 0 with a result, or 1 with an error that says the process is gone.
 void expect_result_or_gone(const pt::CommandResult& result, const std::string& result_text) {

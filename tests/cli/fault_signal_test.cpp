@@ -28,24 +28,13 @@
 namespace {
 
 namespace pt = perfscope::testing;
+using perfscope::testing::expect_no_crash;
+using perfscope::testing::temp_path;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
 const std::string thread_churn = PERFSCOPE_THREAD_CHURN_PATH;
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("perfscope_fault_signal_" + name + "_" + std::to_string(::getpid())))
-      .string();
-}
-
-void expect_no_crash(const pt::CommandResult& result) {
-  EXPECT_LT(result.exit_status, 128) << result.err;
-  EXPECT_THAT(result.err, Not(HasSubstr("Sanitizer")));
-  EXPECT_THAT(result.err, Not(HasSubstr("runtime error")));
-  EXPECT_THAT(result.err, Not(HasSubstr("terminate called")));
-}
 
 // perfscope with SIGUSR1 ignored (an ignored disposition survives exec), as a service manager or
 // a shell with `trap '' USR1` would start it.

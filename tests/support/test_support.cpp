@@ -1,11 +1,14 @@
 #include "support/test_support.hpp"
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 
 #include "perfscope/core/event.hpp"
 #include "perfscope/sys/child_process.hpp"
@@ -14,6 +17,21 @@
 namespace perfscope::testing {
 
 bool running_as_root() { return ::geteuid() == 0; }
+
+void expect_no_crash(const CommandResult& result) {
+  using ::testing::HasSubstr;
+  using ::testing::Not;
+  EXPECT_LT(result.exit_status, 128) << result.err;
+  EXPECT_THAT(result.err, Not(HasSubstr("Sanitizer")));
+  EXPECT_THAT(result.err, Not(HasSubstr("runtime error")));
+  EXPECT_THAT(result.err, Not(HasSubstr("terminate called")));
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("perfscope_" + name + "_" + std::to_string(::getpid())))
+      .string();
+}
 
 bool hardware_counters_available() {
   int errnum = 0;

@@ -6,6 +6,20 @@
 
 namespace perfscope::testing {
 
+// True in the AddressSanitizer build (PERFSCOPE_SANITIZE, gcc or clang): its shadow memory, its
+// quarantine and its frame-pointer-less runtime change memory figures and call chains.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool sanitized_build = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool sanitized_build = true;
+#else
+inline constexpr bool sanitized_build = false;
+#endif
+#else
+inline constexpr bool sanitized_build = false;
+#endif
+
 bool running_as_root();
 // True when a hardware instructions counter opens for this process (real PMU present).
 bool hardware_counters_available();
@@ -21,6 +35,12 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv);
 // Runs the built perfscope CLI with these arguments.
 CommandResult run_perfscope(const std::vector<std::string>& arguments);
+// Fails the test on what a crash or a sanitizer report leaves: death by a signal, ASan/UBSan
+// reports, an uncaught exception.
+void expect_no_crash(const CommandResult& result);
+
+// TMPDIR/perfscope_NAME_PID: a path of this test process's own (nothing is created).
+std::string temp_path(const std::string& name);
 
 // Checks the JSON file `document` against the JSON Schema file `schema` with python3's jsonschema
 // (Debian python3-jsonschema), strictly: every object the schema lists properties for may hold

@@ -336,6 +336,16 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   // As perf record does for --call-graph dwarf, so that perf can unwind our files too.
   sampling.data_mmaps = dwarf_graph;
   SamplingSession session(std::move(groups), target, sampling);
+  if (auto misfit = session.sample_that_cannot_fit()) {
+    throw Error(EINVAL, misfit->summary(),
+                fmt::format("Fix: a larger buffer, at least {} pages and better {} (perfscope "
+                            "record -m {}: a buffer that holds one sample loses the next while it "
+                            "is read){}.",
+                            misfit->pages_needed, misfit->pages_advised, misfit->pages_advised,
+                            misfit->sample.stack_dump != 0
+                                ? ", or dump less of the stack (--call-graph dwarf,SIZE)"
+                                : ""));
+  }
   install_stop_handlers();
   auto wall_start = std::chrono::steady_clock::now();
   // With -o - the stream owns standard output: the command (forked by open) writes its own to

@@ -38,4 +38,9 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out);
 
 void write_profile(const Profile& profile, ExportFormat format, std::ostream& out);
 
+// Whether `format` needs each sample (ProfileOptions::keep_samples): speedscope and gecko lay
+// samples out in time. folded, json, svg and pprof take the folded sample groups too, so that
+// their memory does not grow with the recording.
+bool export_needs_each_sample(ExportFormat format) noexcept;
+
 }  // namespace perfscope

@@ -60,6 +60,9 @@ std::string_view errno_name(int errnum) noexcept;
 // give user_space_only_notice().
 bool user_space_only_fallback(int errnum, const EventAttr& attr, const OpenContext& context);
 std::string user_space_only_notice();
+// perf's label for an event the fallback made user-space only: a "u" modifier added to the name
+// (cycles -> cycles:u, cycles:p -> cycles:pu, cpu/event=0x76/ -> cpu/event=0x76/u).
+std::string user_space_only_name(std::string_view name);
 
 // True when an open failed because this machine lacks the event (no such PMU, event or
 // hardware: ENOENT, EOPNOTSUPP, ENODEV, ENXIO, ENOSYS, or EINVAL for hardware-type events),

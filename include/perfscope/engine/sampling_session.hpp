@@ -18,6 +18,7 @@
 #include "perfscope/core/parse_config.hpp"
 #include "perfscope/core/records.hpp"
 #include "perfscope/core/ring_buffer.hpp"
+#include "perfscope/core/sample_size.hpp"
 #include "perfscope/engine/target.hpp"
 
 namespace perfscope {
@@ -57,6 +58,21 @@ struct BufferStats {
   BufferStats& operator+=(const BufferStats& other) noexcept;
 };
 
+// An event whose smallest sample (for a user task) is larger than the largest record the
+// session's ring buffers take: the kernel would drop every such sample.
+struct SampleMisfit {
+  std::string event;
+  SampleSizeBound sample;
+  std::size_t data_pages = 0;      // of each buffer
+  std::size_t data_bytes = 0;      // data_pages * page size
+  std::size_t largest_record = 0;  // the largest record such a buffer takes
+  std::size_t pages_needed = 0;    // the fewest data pages (a power of two) that take the sample
+  std::size_t pages_advised = 0;   // room for several samples: fewer loses them while it is read
+  // "event 'E': each sample takes at least N bytes (…), but a ring buffer of P pages (B bytes)
+  // holds records of at most L bytes: the kernel would drop every sample"
+  std::string summary() const;
+};
+
 // One record as a session delivers it.
 struct SessionRecord {
   const RecordView& view;
@@ -84,6 +100,8 @@ class SamplingSession {
   SamplingSession(const SamplingSession&) = delete;
   SamplingSession& operator=(const SamplingSession&) = delete;
 
+  // Throws Error (EINVAL, with sample_that_cannot_fit()'s description) before starting anything
+  // when a sample cannot fit the buffers.
   void open();
   void start();
   void stop() noexcept;
@@ -115,9 +133,14 @@ class SamplingSession {
   // counts them per event (PERF_FORMAT_LOST, Linux 6.0; nullopt before). LOST records report
   // the same losses, but only at the buffer's next successful write: what a buffer still full
   // when the events stop has lost, no LOST record ever says. After stop() and drain(), the
-  // difference to total_stats().lost is that unreported loss. Events that sample READ, and the
-  // inherited copies of an event (threads created later), are not in this count.
+  // difference to total_stats().lost is that unreported loss. The inherited copies of an event
+  // (threads and processes created later) are in this count: the kernel writes their output,
+  // and counts its loss, through the event they were copied from. Events that sample READ are
+  // not (the count would change their sample layout).
   std::optional<std::uint64_t> kernel_lost() const noexcept;
+  // The first event whose smallest sample cannot fit the buffers, if any (see SampleMisfit):
+  // callers that can name their own options for the fix check this before open().
+  std::optional<SampleMisfit> sample_that_cannot_fit() const;
   // Events this machine could not open (with skip_unsupported), with why.
   const std::vector<std::string>& unsupported() const noexcept { return unsupported_; }
   // What open() changed that the user should know: a raised open-files limit, user space only
