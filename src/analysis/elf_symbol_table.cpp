@@ -13,13 +13,21 @@ namespace perfscope {
 
 namespace {
 
-// Which of two symbols at one address names it: functions before untyped labels, sized before
-// size-0 aliases, global and weak before local.
+// Which of two symbols at one address names it, the higher rank first: functions before untyped
+// labels, then perf's order (choose_best_symbol): sized before size-0 aliases, not weak before
+// weak, global before local; finish() then takes fewer leading underscores, then the longer name.
 std::uint8_t symbol_rank(const GElf_Sym& symbol) {
   int type = GELF_ST_TYPE(symbol.st_info);
+  int binding = GELF_ST_BIND(symbol.st_info);
   bool function = type == STT_FUNC || type == STT_GNU_IFUNC;
-  return static_cast<std::uint8_t>((function ? 4 : 0) + (symbol.st_size > 0 ? 2 : 0) +
-                                   (GELF_ST_BIND(symbol.st_info) != STB_LOCAL ? 1 : 0));
+  return static_cast<std::uint8_t>((function ? 8 : 0) + (symbol.st_size > 0 ? 4 : 0) +
+                                   (binding != STB_WEAK ? 2 : 0) + (binding == STB_GLOBAL ? 1 : 0));
+}
+
+std::size_t leading_underscores(std::string_view name) noexcept {
+  std::size_t count = 0;
+  while (count < name.size() && name[count] == '_') ++count;
+  return count;
 }
 
 }  // namespace
@@ -71,16 +79,97 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
     const char* name = elf_strptr(elf, table_header.sh_link, symbol.st_name);
     // '$' starts the ARM and AArch64 mapping symbols ($x, $d), which mark code and data runs.
     if (!name || name[0] == '\0' || name[0] == '$') continue;
-    Entry entry;
-    entry.start = symbol.st_value;
-    entry.end = symbol.st_size > 0 ? symbol.st_value + symbol.st_size : 0;
-    entry.section_end = holder.sh_addr + holder.sh_size;
-    std::size_t length = std::strlen(name);
-    entry.name_offset = static_cast<std::uint32_t>(names_.size());
-    entry.name_size = static_cast<std::uint32_t>(length);
-    entry.rank = symbol_rank(symbol);
-    names_.append(name, length + 1);  // with its NUL, for the demangler
-    entries_.push_back(entry);
+    push(symbol.st_value, symbol.st_size > 0 ? symbol.st_value + symbol.st_size : 0,
+         holder.sh_addr + holder.sh_size, name, symbol_rank(symbol), false);
+    ++added;
+  }
+  return added;
+}
+
+void ElfSymbolTable::push(std::uint64_t start, std::uint64_t end, std::uint64_t section_end,
+                          std::string_view name, std::uint8_t rank, bool plt) {
+  Entry entry;
+  entry.start = start;
+  entry.end = end;
+  entry.section_end = section_end;
+  entry.name_offset = static_cast<std::uint32_t>(names_.size());
+  entry.name_size = static_cast<std::uint32_t>(name.size());
+  entry.rank = rank;
+  entry.plt = plt;
+  names_.append(name);
+  names_.push_back('\0');  // for the demangler
+  entries_.push_back(entry);
+}
+
+std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
+  Elf* elf = image.elf();
+  GElf_Ehdr file_header;
+  if (!gelf_getehdr(elf, &file_header)) return 0;
+  // Where entry i starts: after a header of one entry (x86) or 32 bytes (AArch64) in .plt, or
+  // at i * 16 in .plt.sec (x86-64 with IBT, where .plt holds only the lazy-binding trampolines).
+  std::uint64_t header = 0, entry_size = 16;
+  Elf_Scn* plt = image.section(".plt.sec");
+  GElf_Shdr plt_header;
+  if (plt && gelf_getshdr(plt, &plt_header) && file_header.e_machine == EM_X86_64) {
+    header = 0;
+  } else {
+    plt = image.section(".plt");
+    if (!plt || !gelf_getshdr(plt, &plt_header)) return 0;
+    switch (file_header.e_machine) {
+      case EM_X86_64:
+      case EM_386:
+        entry_size = plt_header.sh_entsize != 0 ? plt_header.sh_entsize : 16;
+        header = entry_size;
+        break;
+      case EM_AARCH64: header = 32; break;
+      default: return 0;
+    }
+  }
+  bool rela = true;
+  Elf_Scn* relocations = image.section(".rela.plt");
+  if (!relocations) {
+    relocations = image.section(".rel.plt");
+    rela = false;
+  }
+  GElf_Shdr relocations_header;
+  if (!relocations || !gelf_getshdr(relocations, &relocations_header) ||
+      relocations_header.sh_entsize == 0) {
+    return 0;
+  }
+  Elf_Data* data = elf_getdata(relocations, nullptr);
+  Elf_Scn* symbols = elf_getscn(elf, relocations_header.sh_link);
+  GElf_Shdr symbols_header;
+  if (!data || !symbols || !gelf_getshdr(symbols, &symbols_header)) return 0;
+  Elf_Data* symbol_data = elf_getdata(symbols, nullptr);
+  if (!symbol_data) return 0;
+  const std::uint64_t plt_end = plt_header.sh_addr + plt_header.sh_size;
+  const std::size_t count = relocations_header.sh_size / relocations_header.sh_entsize;
+  std::size_t added = 0;
+  std::string name;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t start = plt_header.sh_addr + header + i * entry_size;
+    if (start + entry_size > plt_end) break;
+    std::uint64_t info = 0;
+    if (rela) {
+      GElf_Rela relocation;
+      if (!gelf_getrela(data, static_cast<int>(i), &relocation)) continue;
+      info = relocation.r_info;
+    } else {
+      GElf_Rel relocation;
+      if (!gelf_getrel(data, static_cast<int>(i), &relocation)) continue;
+      info = relocation.r_info;
+    }
+    // IRELATIVE slots name no symbol: their stubs stay unnamed.
+    std::size_t symbol_index = GELF_R_SYM(info);
+    GElf_Sym symbol;
+    if (symbol_index == 0 || !gelf_getsym(symbol_data, static_cast<int>(symbol_index), &symbol)) {
+      continue;
+    }
+    const char* target = elf_strptr(elf, symbols_header.sh_link, symbol.st_name);
+    if (!target || target[0] == '\0') continue;
+    name.assign(target);
+    name += "@plt";
+    push(start, start + entry_size, plt_end, name, 8 + 4 + 2, true);
     ++added;
   }
   return added;
@@ -88,9 +177,15 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
 
 void ElfSymbolTable::finish() {
   // Stable: among equals the table added first (.symtab before .dynsym) wins.
-  std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+  std::stable_sort(entries_.begin(), entries_.end(), [this](const Entry& a, const Entry& b) {
     if (a.start != b.start) return a.start < b.start;
-    return a.rank > b.rank;
+    if (a.rank != b.rank) return a.rank > b.rank;
+    std::string_view name_a(names_.data() + a.name_offset, a.name_size);
+    std::string_view name_b(names_.data() + b.name_offset, b.name_size);
+    std::size_t underscores_a = leading_underscores(name_a);
+    std::size_t underscores_b = leading_underscores(name_b);
+    if (underscores_a != underscores_b) return underscores_a < underscores_b;
+    return name_a.size() > name_b.size();
   });
   auto same_start = [](const Entry& a, const Entry& b) { return a.start == b.start; };
   entries_.erase(std::unique(entries_.begin(), entries_.end(), same_start), entries_.end());
@@ -123,7 +218,14 @@ std::string_view ElfSymbolTable::name(std::uint32_t index, bool demangle) {
   std::string_view raw(names_.data() + entry.name_offset, entry.name_size);
   if (!demangle || entry.demangled == no_demangling) return raw;
   if (entry.demangled == unset) {
-    std::string text = demangle_symbol(raw.data());
+    std::string text;
+    if (entry.plt) {
+      // Demangled before the suffix, as perf does: "operator new(unsigned long)@plt".
+      text = demangle_symbol(std::string(raw.substr(0, raw.size() - 4)).c_str());
+      if (!text.empty()) text += "@plt";
+    } else {
+      text = demangle_symbol(raw.data());
+    }
     if (text.empty()) {
       entry.demangled = no_demangling;
       return raw;

@@ -18,6 +18,10 @@ class ElfSymbolTable {
   // Adds the function symbols of the first section of `section_type` (SHT_SYMTAB or
   // SHT_DYNSYM) of `image`; returns how many were added. Call finish() after the last add().
   std::size_t add(const ElfImage& image, std::uint32_t section_type);
+  // Adds a "NAME@plt" symbol for each PLT entry of `image` whose relocation (.rela.plt or
+  // .rel.plt) names a symbol, as perf names the stubs that calls to shared libraries go through
+  // (x86-64 .plt or .plt.sec, i386, AArch64); returns how many were added.
+  std::size_t add_plt(const ElfImage& image);
   // Sorts, keeps one symbol per address (a function over a plain label, sized over unsized,
   // global over local) and extends each size-0 symbol to the next symbol or its section's end.
   void finish();
@@ -29,7 +33,8 @@ class ElfSymbolTable {
   // The symbol covering `address`, or not_found.
   std::uint32_t find(std::uint64_t address) const noexcept;
   std::uint64_t start(std::uint32_t index) const noexcept { return entries_[index].start; }
-  // The symbol's name, demangled (and the demangling remembered) when `demangle` is set.
+  // The symbol's name, demangled (and the demangling remembered) when `demangle` is set; a PLT
+  // entry's is its target's, demangled, then "@plt".
   std::string_view name(std::uint32_t index, bool demangle);
 
  private:
@@ -40,7 +45,10 @@ class ElfSymbolTable {
     std::uint32_t name_offset = 0, name_size = 0;
     std::uint32_t demangled = unset;  // index into demangled_, or unset / no_demangling
     std::uint8_t rank = 0;
+    bool plt = false;  // synthesized by add_plt(): the name ends in "@plt"
   };
+  void push(std::uint64_t start, std::uint64_t end, std::uint64_t section_end,
+            std::string_view name, std::uint8_t rank, bool plt);
   static constexpr std::uint32_t unset = 0xffffffffu;
   static constexpr std::uint32_t no_demangling = 0xfffffffeu;
 

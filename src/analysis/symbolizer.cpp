@@ -12,6 +12,7 @@
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "debug_file_locator.hpp"
 #include "dwarf_source_lines.hpp"
@@ -57,6 +58,7 @@ struct FileSymbols {
   std::vector<std::uint8_t> build_id;
   ElfSymbolTable symbols;
   bool has_symtab = false;  // more than the exported symbols of .dynsym
+  bool stripped = false;    // no symbol table at all (PLT stubs are named all the same)
   std::string debug_path;   // the separate debug file, when one was found
   bool debug_searched = false;
   std::unique_ptr<DwarfSourceLines> dwarf;
@@ -210,6 +212,7 @@ struct Symbolizer::State {
   std::unordered_map<std::uint32_t, std::unique_ptr<JitState>> jit;
   std::vector<std::string> warnings;
   SymbolizerStatistics statistics;
+  std::unordered_set<std::string> short_plt_names;  // node-based: views into it stay valid
 
   void warn(std::string text) { warnings.push_back(std::move(text)); }
 
@@ -247,10 +250,12 @@ struct Symbolizer::State {
     file.build_id.assign(id.begin(), id.end());
     file.has_symtab = file.symbols.add(*image, SHT_SYMTAB) > 0;
     if (!file.has_symtab) load_debug_symbols(file, *image);
-    file.symbols.add(*image, SHT_DYNSYM);
+    std::size_t symbols = file.symbols.size() + file.symbols.add(*image, SHT_DYNSYM);
+    file.stripped = symbols == 0;  // PLT stubs alone name no code of the file's own
+    file.symbols.add_plt(*image);
     file.symbols.finish();
     statistics.symbols_loaded += file.symbols.size();
-    if (file.symbols.empty()) {
+    if (file.stripped) {
       warn(fmt::format(
           "{} has no symbol table (stripped): install its -dbgsym (Debian, Ubuntu) "
           "or -debuginfo (Fedora) package, or point --debug-root at a directory "
@@ -342,9 +347,9 @@ struct Symbolizer::State {
     }
     std::uint32_t index = file.symbols.find(*address);
     if (index == ElfSymbolTable::not_found) {
-      result.unresolved_reason = file.symbols.empty() ? stripped_reason
-                                 : file.has_symtab    ? outside_reason
-                                                      : only_dynamic_reason;
+      result.unresolved_reason = file.stripped     ? stripped_reason
+                                 : file.has_symtab ? outside_reason
+                                                   : only_dynamic_reason;
     } else {
       result.symbol = display_name(file.symbols.name(index, options.demangle));
       result.offset = *address - file.symbols.start(index);
@@ -361,9 +366,17 @@ struct Symbolizer::State {
     }
   }
 
-  // A demangled name as the options want it shown (views into the caches either way).
-  std::string_view display_name(std::string_view name) const noexcept {
-    return options.demangle && !options.parameter_lists ? short_function_name(name) : name;
+  // A demangled name as the options want it shown (views into the caches either way). A PLT
+  // stub's short name is its target's, then "@plt": kept once, the one form not inside the
+  // demangled name.
+  std::string_view display_name(std::string_view name) {
+    if (!options.demangle || options.parameter_lists) return name;
+    constexpr std::string_view plt_suffix = "@plt";
+    if (!name.ends_with(plt_suffix)) return short_function_name(name);
+    std::string_view target = name.substr(0, name.size() - plt_suffix.size());
+    std::string_view shorter = short_function_name(target);
+    if (shorter.size() == target.size()) return name;
+    return *short_plt_names.insert(fmt::format("{}{}", shorter, plt_suffix)).first;
   }
 
   KernelSource kernel_source() const {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -179,6 +180,47 @@ TEST(Symbolizer, ShortNamesLikePerfWhenParameterListsAreOff) {
   NmSymbol compute = symbol("_ZN7symtest7computeEi");
   at = symbolizer.resolve_file(target_path, file_offset(target_path, compute.address));
   EXPECT_EQ(at.symbol, "symtest::compute");
+}
+
+// PLT stubs, named as perf names them: the target's name, then "@plt"; C++ targets demangled
+// before the suffix. objdump lists the stubs (its own reading of .rela.plt).
+TEST(Symbolizer, NamesPltStubsAsPerfDoes) {
+  auto listing = perfscope::testing::run_command(
+      {PERFSCOPE_OBJDUMP, "-d", "-j", ".plt", "-j", ".plt.sec", target_path});
+  std::istringstream lines(listing.out);
+  static const std::regex stub(R"(^([0-9a-f]+) <(.+)@plt>:$)");
+  SymbolizerOptions mangled;
+  mangled.demangle = false;
+  Symbolizer raw(mangled);
+  std::size_t stubs = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (!std::regex_match(line, match, stub)) continue;
+    std::uint64_t address = std::stoull(match[1].str(), nullptr, 16);
+    auto at = raw.resolve_file(target_path, file_offset(target_path, address) + 2);
+    EXPECT_EQ(at.symbol, match[2].str() + "@plt") << line;
+    EXPECT_EQ(at.offset, 2u) << line;
+    ++stubs;
+  }
+  EXPECT_GE(stubs, 4u) << listing.out << listing.err;  // printf, strtol, the exception's three
+
+  std::uint64_t constructor_stub = 0;
+  std::istringstream again(listing.out);
+  for (std::string line; std::getline(again, line);) {
+    if (line.ends_with(" <_ZNSt13runtime_errorC1EPKc@plt>:")) {
+      constructor_stub = std::stoull(line, nullptr, 16);
+    }
+  }
+  ASSERT_NE(constructor_stub, 0u) << listing.out;
+  std::uint64_t offset = file_offset(target_path, constructor_stub);
+  SymbolizerOptions brief;
+  brief.parameter_lists = false;
+  Symbolizer short_names(brief);
+  EXPECT_EQ(short_names.resolve_file(target_path, offset).symbol,
+            "std::runtime_error::runtime_error@plt");
+  Symbolizer full_names{SymbolizerOptions{}};
+  EXPECT_EQ(full_names.resolve_file(target_path, offset).symbol,
+            "std::runtime_error::runtime_error(char const*)@plt");
 }
 
 TEST(Symbolizer, KeepsMangledNamesWhenAsked) {

@@ -29,12 +29,12 @@ namespace cc = abi::callchain_context;
 
 struct Fields {
   bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true, event = true,
-       ip = true, sym = true, dso = true;
+       ip = true, sym = true, symoff = true, dso = true;
 };
 
 Fields parse_fields(const std::string& text) {
   if (text.empty()) return {};
-  Fields fields{false, false, false, false, false, false, false, false, false, false};
+  Fields fields{false, false, false, false, false, false, false, false, false, false, false};
   std::size_t start = 0;
   while (start <= text.size()) {
     auto comma = text.find(',', start);
@@ -58,12 +58,15 @@ Fields parse_fields(const std::string& text) {
       fields.ip = true;
     else if (name == "sym")
       fields.sym = true;
+    else if (name == "symoff")
+      fields.symoff = true;
     else if (name == "dso")
       fields.dso = true;
     else {
-      throw std::invalid_argument(fmt::format(
-          "-F: unknown field '{}'; the fields are comm,pid,tid,cpu,time,period,event,ip,sym,dso",
-          name));
+      throw std::invalid_argument(
+          fmt::format("-F: unknown field '{}'; the fields are "
+                      "comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso",
+                      name));
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -333,19 +336,36 @@ class TextPrinter {
  private:
   void chain_line(std::uint64_t ip, std::uint16_t cpumode, bool return_address) {
     append(output_.buffer, "\t");
-    frame(ip, cpumode, return_address);
+    frame(ip, cpumode, return_address, true);
     output_.buffer.push_back('\n');
   }
 
+  // The address perf script prints for a call-chain entry: in a user file's mapping (and the
+  // vDSO's) the address within the file, as the map gives it (ip - start + pgoff); kernel and
+  // anonymous memory as recorded.
+  std::uint64_t chain_address(std::uint64_t ip, std::uint16_t cpumode) const {
+    if (cpumode != abi::record_misc::user) return ip;
+    auto mapping = maps_.mapping_of(sample_.pid, ip, cpumode);
+    if (!mapping) return ip;
+    const std::string& file = *mapping->filename;
+    bool in_file =
+        (file.starts_with('/') && !file.starts_with("//anon") && !file.starts_with("/dev/zero") &&
+         !file.starts_with("/anon_hugepage") && !file.starts_with("/SYSV")) ||
+        file == "[vdso]";
+    return in_file ? mapping->file_offset(ip) : ip;
+  }
+
   // "    55d0c8a5b139 main+0x19 (/usr/bin/prog)": perf script's ip, sym and dso fields.
-  void frame(std::uint64_t ip, std::uint16_t cpumode, bool return_address) {
+  void frame(std::uint64_t ip, std::uint16_t cpumode, bool return_address, bool in_chain = false) {
     fmt::memory_buffer& out = output_.buffer;
-    if (fields_.ip) append_number(out, ip, 16, true, 16);
+    if (fields_.ip) append_number(out, in_chain ? chain_address(ip, cpumode) : ip, 16, true, 16);
     if (!fields_.sym && !fields_.dso) return;
     const AddressNames::Name& name = addresses_.name(sample_.pid, ip, cpumode, return_address);
     if (fields_.sym) {
       if (fields_.ip) out.push_back(' ');
-      append(out, name.symbol);
+      // "leaf+0x19" with symoff (perf's default), "leaf" without; "[unknown]" either way.
+      append(out, fields_.symoff || name.function.empty() ? std::string_view(name.symbol)
+                                                          : std::string_view(name.function));
     }
     if (fields_.dso) {
       if (fields_.ip || fields_.sym) out.push_back(' ');
@@ -587,7 +607,8 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_ = app.add_subcommand("script", "Print the records of a perf.data file");
   app_->add_option("-i,--input", input_, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-F,--fields", fields_,
-                   "Sample fields: comm,pid,tid,cpu,time,period,event,ip,sym,dso");
+                   "Sample fields: comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso (sym "
+                   "alone names the function, symoff adds +0xOFFSET, as in perf script)");
   app_->add_flag("--full-names", full_names_,
                  "C++ names with parameter lists and return types (perf shows them with -v)");
   app_->add_flag("--json", json_, "Every record with every decoded field, one JSON object a line");

@@ -2,6 +2,7 @@
 # the functions not already in .dynsym, kept in an otherwise empty ELF file, xz-compressed into
 # the .gnu_debugdata section of the stripped program.
 # cmake -DINPUT=prog -DOUTPUT=prog.mini -DWORK=dir -DNM=nm -DOBJCOPY=objcopy -DXZ=xz -P this
+cmake_policy(SET CMP0007 NEW)  # empty list elements (the last line of a listing) count
 file(MAKE_DIRECTORY ${WORK})
 execute_process(COMMAND ${NM} -D --format=posix --defined-only ${INPUT}
                 OUTPUT_VARIABLE dynamic_listing COMMAND_ERROR_IS_FATAL ANY)

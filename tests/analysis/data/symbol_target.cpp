@@ -1,8 +1,10 @@
 // The program the symbolizer tests read (never run by them): C++ functions in a namespace, a
 // template, and an always-inlined function called from a noinline one, built -O2 -g. Comments
 // with "marker:" name lines the tests look up in this file to know the exact lines to expect.
+// The exception thrown in main calls a C++ library function through the PLT.
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace symtest {
 
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   int value = argc > 1 ? std::atoi(argv[1]) : 5;
   long total = symtest::compute(value) + symtest::scaled<long>(value, 9) + symtest::outer(value);
   total += symtest::first_line(value);
+  if (argc > 3) throw std::runtime_error("symbol_target takes one argument");
   std::printf("%ld\n", total);
   return 0;
 }
