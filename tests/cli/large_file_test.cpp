@@ -1,6 +1,6 @@
-// A 1 GiB perf.data reported in bounded memory: `perfscope report --stdio` and a folded export of
-// a synthetic recording (call chains over a bounded set of stacks through real libc functions,
-// with the COMM and MMAP2 records of this process so that they symbolize) run as child
+// A 1 GiB perf.data reported in bounded memory: `perfscope report --stdio`, a folded and a pprof
+// export of a synthetic recording (call chains over a bounded set of stacks through real libc
+// functions, with the COMM and MMAP2 records of this process so that they symbolize) run as child
 // processes, their peak RSS taken from wait4's rusage. The bound is stated as a number, and the
 // same reports of a file an eighth the size show that nothing grows with the file.
 #include <fcntl.h>
@@ -39,9 +39,9 @@ using perfscope::testing::temp_path;
 
 constexpr std::uint64_t mib = 1024 * 1024;
 constexpr std::uint64_t large_size = 1024 * mib;
-// The stated bound: `report --stdio` and `report --format folded` of a recording of any length
-// with these stacks stay under it (measured: 20 MiB, the mapped file's resident pages included;
-// docs/RELIABILITY.md).
+// The stated bound: `report --stdio`, `--format folded` and `--format pprof` of a recording of any
+// length with these stacks stay under it (measured: 20 MiB, the mapped file's resident pages
+// included; docs/RELIABILITY.md).
 constexpr std::uint64_t rss_bound_mib = 48;
 // What the 1 GiB file (5.8M samples) may cost beyond the one of an eighth its size (0.73M): one
 // byte per sample would be 4.8 MiB, a kept ProfileSample 32 bytes. Measured: 0.5 MiB (the reader
@@ -200,12 +200,13 @@ Measured run_measured(const std::vector<std::string>& arguments) {
 }
 
 struct Reports {
-  Measured table, folded;
+  Measured table, folded, pprof;
 };
 
 Reports report(const std::string& path) {
   return {run_measured({"report", "--stdio", "-i", path}),
-          run_measured({"report", "--format", "folded", "-i", path})};
+          run_measured({"report", "--format", "folded", "-i", path}),
+          run_measured({"report", "--format", "pprof", "-i", path})};
 }
 
 // "# Event count (approx.): N"
@@ -242,6 +243,9 @@ void check_reports(const Reports& reports, const Written& written, const std::st
   EXPECT_LE(lines, static_cast<std::size_t>(distinct_stacks)) << label;
   EXPECT_EQ(reports.folded.out.find("[unknown]"), std::string::npos)
       << reports.folded.out.substr(0, 2000);
+  ASSERT_EQ(reports.pprof.exit_status, 0) << label << ": " << reports.pprof.err;
+  ASSERT_GT(reports.pprof.out.size(), 2u) << label;
+  EXPECT_EQ(reports.pprof.out.substr(0, 2), "\x1f\x8b") << label << ": not gzip";
 }
 
 TEST(LargeRecording, ReportsInMemoryThatDoesNotGrowWithTheFile) {
@@ -277,7 +281,8 @@ TEST(LargeRecording, ReportsInMemoryThatDoesNotGrowWithTheFile) {
 
   std::printf(
       "[ %llu and %llu samples: report --stdio peak RSS %llu / %llu KiB (%.1f / %.1f s), "
-      "--format folded %llu / %llu KiB (%.1f / %.1f s); %.1f s in all ]\n",
+      "--format folded %llu / %llu KiB (%.1f / %.1f s), --format pprof %llu / %llu KiB (%.1f / "
+      "%.1f s); %.1f s in all ]\n",
       static_cast<unsigned long long>(small.samples),
       static_cast<unsigned long long>(large.samples),
       static_cast<unsigned long long>(small_reports.table.peak_rss_kib),
@@ -285,8 +290,11 @@ TEST(LargeRecording, ReportsInMemoryThatDoesNotGrowWithTheFile) {
       small_reports.table.seconds, large_reports.table.seconds,
       static_cast<unsigned long long>(small_reports.folded.peak_rss_kib),
       static_cast<unsigned long long>(large_reports.folded.peak_rss_kib),
-      small_reports.folded.seconds, large_reports.folded.seconds, seconds);
-  for (const Measured* run : {&large_reports.table, &large_reports.folded}) {
+      small_reports.folded.seconds, large_reports.folded.seconds,
+      static_cast<unsigned long long>(small_reports.pprof.peak_rss_kib),
+      static_cast<unsigned long long>(large_reports.pprof.peak_rss_kib),
+      small_reports.pprof.seconds, large_reports.pprof.seconds, seconds);
+  for (const Measured* run : {&large_reports.table, &large_reports.folded, &large_reports.pprof}) {
     EXPECT_LE(run->peak_rss_kib, rss_bound_mib * 1024) << "KiB peak RSS for 1 GiB";
   }
   EXPECT_LE(large_reports.table.peak_rss_kib,
@@ -295,6 +303,9 @@ TEST(LargeRecording, ReportsInMemoryThatDoesNotGrowWithTheFile) {
   EXPECT_LE(large_reports.folded.peak_rss_kib,
             small_reports.folded.peak_rss_kib + growth_bound_mib * 1024)
       << "report --format folded: KiB peak RSS grew with the file";
+  EXPECT_LE(large_reports.pprof.peak_rss_kib,
+            small_reports.pprof.peak_rss_kib + growth_bound_mib * 1024)
+      << "report --format pprof: KiB peak RSS grew with the file";
 }
 
 }  // namespace
