@@ -6,6 +6,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
@@ -394,8 +395,12 @@ bool SamplingSession::load_next(Buffer& buffer) noexcept {
 }
 
 std::size_t SamplingSession::drain(RecordConsumer& consumer) {
+  return drain_passes(consumer, std::numeric_limits<std::size_t>::max());
+}
+
+std::size_t SamplingSession::drain_passes(RecordConsumer& consumer, std::size_t passes) {
   std::size_t delivered = 0;
-  for (bool more = true; more;) {
+  for (bool more = true; more && passes != 0; --passes) {
     more = false;
     for (auto& buffer : buffers_) {
       if (buffer.ring.begin_batch()) {
@@ -456,7 +461,7 @@ std::size_t SamplingSession::poll(RecordConsumer& consumer, int timeout_ms) {
       buffer.fd = -1;
     }
   }
-  return drain(consumer);
+  return drain_passes(consumer, 1);
 }
 
 void SamplingSession::interrupt_poll() noexcept {

@@ -112,14 +112,27 @@ TEST(ReportCliTest, KnownSharesAndCallersFromFramePointers) {
   EXPECT_NEAR(shares["[.] leaf_60"], 60.0, 5.0) << out.substr(0, 2000);
   EXPECT_NEAR(shares["[.] leaf_30"], 30.0, 5.0);
   EXPECT_NEAR(shares["[.] leaf_10"], 10.0, 5.0);
-  // Callee order (perf's default without children): the leaf, then its caller, then main.
+  // Callee order (perf's default without children): the leaf, then its caller, then main. A
+  // sample on the leaf's first instruction (before it pushes its frame pointer, as cpu-clock's
+  // timer can hit) skips the caller: perf draws that as a small second branch, so the first
+  // branch is checked, and that it holds nearly all of the leaf's samples.
   for (std::string share : {"60", "30", "10"}) {
     auto tree = tree_below(out, "[.] leaf_" + share);
     ASSERT_GE(tree.size(), 4u) << "leaf_" << share << "\n" << out.substr(0, 3000);
     EXPECT_EQ(tree[0], "            |");
     EXPECT_EQ(tree[1], "            ---leaf_" + share);
-    EXPECT_EQ(trimmed(tree[2]), "work_" + share);
-    EXPECT_EQ(trimmed(tree[3]), "main");
+    std::vector<std::string> callers;
+    for (std::size_t i = 2; i < tree.size() && callers.size() < 2; ++i) {
+      if (!trimmed(tree[i]).empty()) callers.push_back(trimmed(tree[i]));
+    }
+    ASSERT_EQ(callers.size(), 2u) << out.substr(0, 3000);
+    std::smatch branch;
+    if (std::regex_match(callers[0], branch, std::regex(R"(([0-9.]+)%--(.*))"))) {
+      EXPECT_GT(std::stod(branch[1]), 0.95 * shares["[.] leaf_" + share]) << out.substr(0, 3000);
+      callers[0] = branch[2];
+    }
+    EXPECT_EQ(callers[0], "work_" + share) << out.substr(0, 3000);
+    EXPECT_EQ(callers[1], "main") << out.substr(0, 3000);
   }
   // Caller order with children: main holds everything, then the work_N branches by share.
   auto children = pt::run_perfscope({"report", "--stdio", "--sort", "sym", "-i", path});

@@ -107,9 +107,12 @@ class SamplingSession {
   void stop() noexcept;
 
   // Waits up to timeout_ms for a buffer to fill past its watermark (or for the command to exit),
-  // then drains every buffer into `consumer`. Returns the number of records delivered.
+  // then drains what every buffer held at that moment into `consumer` (one pass: what the
+  // events write meanwhile waits for the next poll, so that a recording that feeds itself, the
+  // recorder sampled system-wide, still returns to notice the command's exit or a stop).
+  // Returns the number of records delivered.
   std::size_t poll(RecordConsumer& consumer, int timeout_ms);
-  // Drains what is there now, without waiting.
+  // Drains until every buffer is empty, without waiting: after stop(), everything there is.
   std::size_t drain(RecordConsumer& consumer);
   // Makes a poll() waiting in another thread return now (after its drain), or the next one
   // return at once: how a drain thread is told to stop. Any thread may call it after open().
@@ -166,6 +169,8 @@ class SamplingSession {
   void resolve_units();
   EventAttr prepare_attr(const EventSpec& spec, bool leader, bool tracks_tasks) const;
   bool load_next(Buffer& buffer) noexcept;
+  // Up to `passes` rounds of taking each buffer's new records (each round to the head it had).
+  std::size_t drain_passes(RecordConsumer& consumer, std::size_t passes);
   void account(Buffer& buffer, const RecordView& view) noexcept;
   std::size_t event_for_record(const RecordView& view) const noexcept;
   std::uint64_t time_of(const RecordView& view, std::size_t event) const noexcept;
