@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -309,11 +310,15 @@ void write_pprof(const Profile& profile, std::ostream& out) {
       entry_keys.push_back(key);
       values.resize(values.size() + columns, 0);
     }
+    // pprof's values are int64: sums of a damaged file's periods stop at its maximum.
+    auto add = [](std::int64_t& total, std::uint64_t value) {
+      auto room = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() - total);
+      total = value >= room ? std::numeric_limits<std::int64_t>::max()
+                            : total + static_cast<std::int64_t>(value);
+    };
     std::int64_t* row = &values[it->second * columns];
-    row[0] += static_cast<std::int64_t>(group.samples);
-    if (group.event < profile.events.size()) {
-      row[1 + group.event] += static_cast<std::int64_t>(group.period);
-    }
+    add(row[0], group.samples);
+    if (group.event < profile.events.size()) add(row[1 + group.event], group.period);
   });
 
   // Locations: a real frame with the inlined calls above it (leaf-first order puts them

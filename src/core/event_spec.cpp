@@ -995,6 +995,13 @@ class Parser {
         fail("the offset after '+' must be a number (decimal or 0x hex)", where_at + plus + 1);
       }
       if (function.empty()) fail("a function name is missing before '+'", where_at);
+      // A symbol never starts with a digit: "2+4" would read as a function named "2".
+      if (function.front() >= '0' && function.front() <= '9') {
+        fail(fmt::format("'{}' is not a function name (they never start with a digit); an "
+                         "address alone is {}:0xADDRESS, without an offset",
+                         function, head.second),
+             where_at);
+      }
       spec.probe_target = std::make_shared<const std::string>(function);
       spec.attr.set_config1(reinterpret_cast<std::uintptr_t>(spec.probe_target->c_str()))
           .set_config2(offset);

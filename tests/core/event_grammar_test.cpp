@@ -317,6 +317,11 @@ TEST_F(Grammar, Kprobes) {
   EXPECT_STREQ(reinterpret_cast<const char*>(copy.attr.raw().config1), "second_function");
 
   EXPECT_THAT(error("kprobe").what(), HasSubstr("needs a place"));
+  // "2+0" is no function (the fuzzer's find: its canonical "kprobe:2" read back as an address).
+  auto digits = error("kprobe:2+0");
+  EXPECT_EQ(digits.position(), 7u);
+  EXPECT_THAT(digits.what(), HasSubstr("'2' is not a function name"));
+  EXPECT_THAT(error("kprobe:0x10+4").what(), HasSubstr("kprobe:0xADDRESS, without an offset"));
   use(hybrid);
   auto no_pmu = error("cycles,kprobe:f");
   EXPECT_EQ(no_pmu.position(), 7u);
