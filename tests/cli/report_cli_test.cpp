@@ -580,6 +580,7 @@ TEST(ReportCliTest, RecordSavesKallsymsInTheBuildIdCacheAndReportReadsIt) {
   EXPECT_EQ(unwritable.err.find("error"), std::string::npos) << unwritable.err;
   fs::remove_all(home);
   fs::remove(path);
+  fs::remove(path + ".old");  // record keeps the previous recording there, as perf does
 }
 
 }  // namespace
