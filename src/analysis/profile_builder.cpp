@@ -30,14 +30,6 @@ bool kernel_mode(std::uint16_t cpumode) {
   return cpumode == misc::kernel || cpumode == misc::guest_kernel;
 }
 
-// Mappings that hold no file a symbol table could come from: code there is JIT output (named by
-// /tmp/perf-PID.map, if anything). Addresses outside every mapping are not looked up there.
-bool anonymous_mapping(std::string_view name) {
-  return name.empty() || name == "//anon" || name.starts_with("[anon") ||
-         name.starts_with("/memfd:") || name == "[heap]" || name == "[stack]" ||
-         name.starts_with("[stack:");
-}
-
 std::string_view file_name_of(std::string_view path) {
   auto slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -207,12 +199,12 @@ struct ProfileBuilder::State {
       dso = intern_dso(name, true, {});
     } else if (ip.cpumode == misc::user || ip.cpumode == misc::cpumode_unknown) {
       std::string_view name = mapping ? std::string_view(*mapping->filename) : std::string_view();
-      if (mapping && !anonymous_mapping(name) && name.front() != '[') {
+      if (mapping && !is_anonymous_mapping(name) && name.front() != '[') {
         symbol =
             symbolizer.resolve_file(name, mapping->file_offset(lookup), build_id_for(*mapping));
         dso_address = mapping->file_offset(ip.ip);
         dso = intern_dso(name, false, build_id_for(*mapping));
-      } else if (mapping && anonymous_mapping(name)) {
+      } else if (mapping && is_anonymous_mapping(name)) {
         symbol = symbolizer.resolve_jit(pid, lookup);
         if (!symbol.dso.empty()) {
           dso = intern_dso(symbol.dso, false, {});

@@ -188,4 +188,11 @@ std::vector<TaskMaps::Hit> TaskMaps::hit_files() const {
   return hits;
 }
 
+bool is_anonymous_mapping(std::string_view filename) noexcept {
+  return filename.empty() || filename == "//anon" || filename.starts_with("[anon") ||
+         filename.starts_with("/memfd:") || filename == "[heap]" || filename == "[stack]" ||
+         filename.starts_with("[stack:") || filename.starts_with("/dev/zero") ||
+         filename.starts_with("/anon_hugepage") || filename.starts_with("/SYSV");
+}
+
 }  // namespace perfscope

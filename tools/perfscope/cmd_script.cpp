@@ -180,7 +180,7 @@ class AddressNames {
       symbol = symbolizer_.resolve_kernel(lookup);
       out.dso = symbol.dso.empty() ? "[kernel.kallsyms]" : std::string(symbol.dso);
     } else if (mapping && mapping->filename->starts_with('/') &&
-               !mapping->filename->starts_with("/memfd:")) {
+               !is_anonymous_mapping(*mapping->filename)) {
       symbol = symbolizer_.resolve_file(*mapping->filename, mapping->file_offset(lookup),
                                         mapping->build_id);
       out.dso = *mapping->filename;
@@ -348,10 +348,7 @@ class TextPrinter {
     auto mapping = maps_.mapping_of(sample_.pid, ip, cpumode);
     if (!mapping) return ip;
     const std::string& file = *mapping->filename;
-    bool in_file =
-        (file.starts_with('/') && !file.starts_with("//anon") && !file.starts_with("/dev/zero") &&
-         !file.starts_with("/anon_hugepage") && !file.starts_with("/SYSV")) ||
-        file == "[vdso]";
+    bool in_file = (file.starts_with('/') && !is_anonymous_mapping(file)) || file == "[vdso]";
     return in_file ? mapping->file_offset(ip) : ip;
   }
 

@@ -85,4 +85,9 @@ class TaskMaps {
   mutable std::vector<std::uint8_t> name_hit_;  // 1: user hit, 2: kernel hit
 };
 
+// Mappings that hold no file a symbol table could come from (//anon, [heap], [stack], memfd,
+// /dev/zero, SysV shared memory, ...): code there is JIT output, named by /tmp/perf-PID.map if
+// anything, and its addresses are not offsets into a file.
+bool is_anonymous_mapping(std::string_view filename) noexcept;
+
 }  // namespace perfscope
