@@ -76,10 +76,16 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
   sink.append("]},\"profiles\":[");
 
   // Samples (or, in a profile built without keep_samples, the sample groups) grouped by
-  // (thread, event) with a counting sort, keeping time order inside a group.
-  struct Weighted {
-    std::uint32_t stack;
-    std::uint64_t weight;
+  // (thread, event) with a counting sort, keeping time order inside a group: 4 bytes an item,
+  // its index in samples followed by sample_groups.
+  const std::size_t sample_count = profile.samples.size();
+  auto stack_of = [&](std::uint32_t item) {
+    return item < sample_count ? profile.samples[item].stack
+                               : profile.sample_groups[item - sample_count].stack;
+  };
+  auto weight_of = [&](std::uint32_t item) {
+    return item < sample_count ? profile.samples[item].period
+                               : profile.sample_groups[item - sample_count].period;
   };
   std::size_t event_count = std::max<std::size_t>(profile.events.size(), 1);
   std::size_t group_count = profile.threads.size() * event_count;
@@ -88,11 +94,12 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     ++group_start[group.thread * event_count + group.event + 1];
   });
   std::partial_sum(group_start.begin(), group_start.end(), group_start.begin());
-  std::vector<Weighted> ordered(group_start.back());
+  std::vector<std::uint32_t> ordered(group_start.back());
   {
     std::vector<std::uint32_t> next(group_start.begin(), group_start.end() - 1);
+    std::uint32_t item = 0;
     export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
-      ordered[next[group.thread * event_count + group.event]++] = {group.stack, group.period};
+      ordered[next[group.thread * event_count + group.event]++] = item++;
     });
   }
 
@@ -119,9 +126,9 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     sink.append("\"samples\":[");
     bool first_sample = true;
     for (std::uint32_t i = begin; i < end;) {
-      std::uint32_t stack = ordered[i].stack;
+      std::uint32_t stack = stack_of(ordered[i]);
       std::uint32_t j = i;
-      while (j < end && ordered[j].stack == stack) ++j;
+      while (j < end && stack_of(ordered[j]) == stack) ++j;
       chain.clear();
       for (std::uint32_t s = stack; s != no_index; s = profile.stacks[s].parent) {
         chain.push_back(frame_index[profile.stacks[s].frame]);
@@ -138,9 +145,9 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     sink.append("],\"weights\":[");
     first_sample = true;
     for (std::uint32_t i = begin; i < end;) {
-      std::uint32_t stack = ordered[i].stack;
+      std::uint32_t stack = stack_of(ordered[i]);
       std::uint64_t weight = 0;
-      for (; i < end && ordered[i].stack == stack; ++i) weight += ordered[i].weight;
+      for (; i < end && stack_of(ordered[i]) == stack; ++i) weight += weight_of(ordered[i]);
       total += weight;
       if (!first_sample) sink.put(',');
       first_sample = false;
