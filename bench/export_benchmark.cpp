@@ -11,7 +11,7 @@
 #include <streambuf>
 #include <string>
 
-#include "perfscope/analysis/profile_exporters.hpp"
+#include "perfscope/analysis/exporters/profile_exporters.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "perfscope/analysis/symbolizer.hpp"
+#include "perfscope/analysis/symbols/symbolizer.hpp"
 
 namespace {
 

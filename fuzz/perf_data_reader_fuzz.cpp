@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::byte> bytes(size);

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <vector>
 
-#include "perfscope/analysis/perf_data_reader.hpp"
-#include "perfscope/analysis/profile.hpp"
-#include "perfscope/analysis/profile_exporters.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/analysis/exporters/profile_exporters.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::byte> bytes(size);

@@ -15,8 +15,8 @@
 
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/host_description.hpp"
-#include "perfscope/analysis/synthesized_records.hpp"
+#include "perfscope/analysis/perf_data/host_description.hpp"
+#include "perfscope/analysis/perf_data/synthesized_records.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"

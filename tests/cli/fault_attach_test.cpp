@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "support/background_command.hpp"
 #include "support/test_support.hpp"
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "perfscope/abi/record_type.hpp"
-#include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/core/sample_size.hpp"
 #include "support/test_support.hpp"
 

@@ -26,9 +26,9 @@
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/host_description.hpp"
-#include "perfscope/analysis/perf_data_writer.hpp"
-#include "perfscope/analysis/synthesized_records.hpp"
+#include "perfscope/analysis/perf_data/host_description.hpp"
+#include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+#include "perfscope/analysis/perf_data/synthesized_records.hpp"
 #include "support/test_support.hpp"
 
 namespace {

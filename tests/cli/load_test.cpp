@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "perfscope/abi/record_type.hpp"
-#include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/core/records.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "support/background_command.hpp"

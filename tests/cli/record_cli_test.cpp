@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "support/test_support.hpp"
 
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "perfscope/analysis/build_id.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "support/test_support.hpp"
 

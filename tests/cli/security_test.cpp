@@ -24,8 +24,8 @@
 
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/perf_data_reader.hpp"
-#include "perfscope/analysis/perf_data_writer.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/perf_data_writer.hpp"
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "support/background_command.hpp"

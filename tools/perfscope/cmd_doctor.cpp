@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "perfscope/analysis/frame_pointer_check.hpp"
+#include "perfscope/analysis/symbols/frame_pointer_check.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/engine/machine_check.hpp"
 

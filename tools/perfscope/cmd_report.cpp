@@ -13,10 +13,10 @@
 #include <stdexcept>
 
 #include "commands.hpp"
-#include "perfscope/analysis/perf_data_reader.hpp"
-#include "perfscope/analysis/profile.hpp"
-#include "perfscope/analysis/profile_exporters.hpp"
-#include "perfscope/analysis/report_table.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/analysis/exporters/profile_exporters.hpp"
+#include "perfscope/analysis/profile/report_table.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope::cli {

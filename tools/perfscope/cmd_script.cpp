@@ -14,10 +14,10 @@
 
 #include "commands.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/dwarf_unwinder.hpp"
-#include "perfscope/analysis/perf_data_reader.hpp"
-#include "perfscope/analysis/symbolizer.hpp"
-#include "perfscope/analysis/task_maps.hpp"
+#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/symbols/symbolizer.hpp"
+#include "perfscope/analysis/symbols/task_maps.hpp"
 #include "perfscope/core/event_attr.hpp"
 
 namespace perfscope::cli {

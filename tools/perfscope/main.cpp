@@ -8,10 +8,10 @@
 #include <exception>
 
 #include "commands.hpp"
-#include "perfscope/analysis/elf_symbol_resolver.hpp"
-#include "perfscope/analysis/perf_data_reader.hpp"
+#include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #ifdef PERFSCOPE_HAVE_LIBPFM
-#include "perfscope/analysis/libpfm_event_resolver.hpp"
+#include "perfscope/analysis/event_resolvers/libpfm_event_resolver.hpp"
 #endif
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"

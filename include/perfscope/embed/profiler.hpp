@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "perfscope/analysis/profile.hpp"
-#include "perfscope/analysis/profile_exporters.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/analysis/exporters/profile_exporters.hpp"
 #include "perfscope/core/event_spec.hpp"
 
 namespace perfscope {

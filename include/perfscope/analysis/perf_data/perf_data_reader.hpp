@@ -1,0 +1,200 @@
+// PerfDataReader: reads perf.data files, those Linux perf writes (file and pipe mode) and ours:
+// the header, the events with their ids, every feature section perfscope writes, and the data
+// records, in file order or in time order the way perf sorts them (by FINISHED_ROUND rounds).
+// A recording whose header was never finished (a recorder killed by SIGKILL) is read up to its
+// last whole record; a corrupt record stops the walk with an error naming its offset, after every
+// record before it was delivered. Files are mapped, not copied: the heap holds the events, the
+// features and the walk's own state, however large the file. The records of `perf record -z`
+// (COMPRESSED, COMPRESSED2: one zstd stream across them) are decompressed as the walk meets them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "perfscope/analysis/perf_data/perf_data_format.hpp"
+#include "perfscope/core/parse_config.hpp"
+#include "perfscope/core/records.hpp"
+#include "perfscope/sys/memory_map.hpp"
+
+namespace perfscope {
+
+// Malformed input: what is wrong and at which byte offset of the file.
+class PerfDataError : public std::runtime_error {
+ public:
+  PerfDataError(std::uint64_t offset, const std::string& what);
+  std::uint64_t offset() const noexcept { return offset_; }
+
+ private:
+  std::uint64_t offset_;
+};
+
+struct PerfDataEventInfo {
+  abi::PerfEventAttr attr{};         // zero-extended when the file's attr is shorter
+  std::uint32_t file_attr_size = 0;  // attr.size as written in the file
+  ParseConfig config;
+  std::vector<std::uint64_t> ids;
+  std::string name;  // from EVENT_DESC (or EVENT_UPDATE in pipe mode); empty when absent
+  // From EVENT_UPDATE records: the unit and scale of its counts, and the CPUs it was opened on
+  // (-1: any CPU). Empty when no record said.
+  std::string unit;
+  std::optional<double> scale;
+  std::optional<std::vector<int>> cpus;
+};
+
+// PERF_RECORD_TIME_CONV: how the perf clock relates to the TSC (the user page's time_* fields).
+struct TimeConversion {
+  std::uint64_t time_shift = 0, time_mult = 0, time_zero = 0;
+  // Newer perf adds these; absent in older records.
+  std::optional<std::uint64_t> time_cycles, time_mask;
+  bool cap_user_time_zero = false, cap_user_time_short = false;
+};
+
+// The HEADER_COMPRESSED feature of a `perf record -z` file.
+struct CompressionInfo {
+  static constexpr std::uint32_t zstd = 1;  // type: PERF_COMP_ZSTD
+  std::uint32_t version = 0, type = 0, level = 0, ratio = 0, mmap_len = 0;
+};
+
+// The CLOCK_DATA feature (perf record -k, and every perfscope recording): one reading of the
+// wall clock and one of the events' clock taken together, which ties sample times to dates.
+struct ClockData {
+  static constexpr std::uint32_t version = 1;  // the only layout perf defines
+  std::uint32_t clockid = 0;                   // the events' clock (attr.clockid)
+  std::uint64_t wall_clock_ns = 0;             // CLOCK_REALTIME, ns since the epoch
+  std::uint64_t clockid_time_ns = 0;           // the events' clock at the same moment
+
+  // CLOCK_REALTIME at time 0 of the events' clock: sample time t happened at this + t.
+  std::uint64_t wall_clock_at_zero() const noexcept { return wall_clock_ns - clockid_time_ns; }
+};
+
+struct BuildIdEntry {
+  std::uint16_t misc = 0;  // cpumode: abi::record_misc::kernel or user
+  std::int32_t pid = perf_data::host_kernel_pid;
+  std::vector<std::uint8_t> build_id;
+  std::string filename;
+};
+
+struct CpuTopology {
+  std::vector<std::string> core_siblings;    // CPUs of one package, as list strings ("0-3")
+  std::vector<std::string> thread_siblings;  // CPUs of one core
+  struct Cpu {
+    std::uint32_t core_id = 0, socket_id = 0, die_id = 0;
+  };
+  std::vector<Cpu> cpus;                  // by CPU number
+  std::vector<std::string> die_siblings;  // empty in files without die information
+};
+
+struct PerfDataFeatures {
+  std::optional<std::string> hostname, osrelease, version, arch, cpudesc, cpuid;
+  std::optional<std::uint32_t> nr_cpus_available, nr_cpus_online;
+  std::optional<std::uint64_t> total_mem_kb;
+  std::optional<std::vector<std::string>> cmdline;
+  std::optional<CpuTopology> cpu_topology;
+  std::optional<std::uint64_t> clockid_res_ns;
+  std::vector<BuildIdEntry> build_ids;
+  std::optional<std::vector<std::byte>> tracing_data;  // the raw TRACING_DATA section
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
+  std::optional<CompressionInfo> compression;
+  std::optional<ClockData> clock_data;
+  std::vector<unsigned> present;  // every feature bit the file has, decoded or not
+};
+
+// One data record as the reader delivers it.
+struct PerfDataRecord {
+  RecordView view;  // valid during the visit only
+  // Of its header in the file; of the COMPRESSED record that carried it for a decompressed one.
+  std::uint64_t offset = 0;
+  std::size_t event = 0;   // index into events() of the event that wrote it
+  std::uint64_t time = 0;  // its timestamp; 0 for records without one
+};
+
+class PerfDataReader {
+ public:
+  // Maps a regular file; "-" (or a FIFO) reads standard input into memory (pipe mode, or a file
+  // piped in).
+  static PerfDataReader open(const std::string& path);
+  static PerfDataReader from_bytes(std::vector<std::byte> bytes);
+
+  bool pipe_mode() const noexcept { return pipe_mode_; }
+  const perf_data::FileHeader& header() const noexcept { return header_; }
+  const std::vector<PerfDataEventInfo>& events() const noexcept { return events_; }
+  const PerfDataFeatures& features() const noexcept { return features_; }
+  // What the reader had to work around (an unfinished header, a torn last record), one sentence
+  // each.
+  const std::vector<std::string>& notes() const noexcept { return notes_; }
+  // The byte range of the data records.
+  std::uint64_t data_offset() const noexcept { return data_begin_; }
+  std::uint64_t data_end() const noexcept { return data_end_; }
+  // An error in the data section found while opening (pipe mode, or a torn recovered tail):
+  // records before it are readable.
+  const std::optional<PerfDataError>& data_error() const noexcept { return data_error_; }
+  // The user-space records perf writes into the data itself (ID_INDEX, EVENT_UPDATE, TIME_CONV,
+  // HEADER_BUILD_ID, THREAD_MAP, ...) are read while opening: in pipe mode every one of the stream;
+  // in file mode those before the first sample or compressed record, where perf writes them
+  // (the build ids then join features().build_ids).
+  const std::vector<perf_data::IdIndexEntry>& id_index() const noexcept { return id_index_; }
+  const std::optional<TimeConversion>& time_conversion() const noexcept { return time_conv_; }
+  // How many records of a user-space type (64 and up) that reading met.
+  std::uint64_t user_records_seen(abi::UserRecordType type) const noexcept;
+
+  using Visitor = std::function<void(const PerfDataRecord&)>;
+  // Every record in file order, the contents of COMPRESSED records in place of them. Returns the
+  // error that stopped the walk, if any.
+  std::optional<PerfDataError> for_each_record(const Visitor& visit) const;
+  // Records with a timestamp sorted as perf sorts them: queued, and at each FINISHED_ROUND
+  // delivered up to the latest time of the round before; records without one (user-space types,
+  // synthesized records) go out as they are met.
+  std::optional<PerfDataError> for_each_record_ordered(const Visitor& visit) const;
+
+  // The event of a record (by its IDENTIFIER or ID field; the first event when there is none).
+  std::size_t event_of(const RecordView& view) const noexcept;
+  std::uint64_t time_of(const RecordView& view, std::size_t event) const noexcept;
+
+ private:
+  PerfDataReader() = default;
+  void parse();
+  void parse_file_header();
+  void parse_attrs();
+  void parse_features();
+  void parse_feature(unsigned bit, std::uint64_t offset, std::uint64_t size);
+  void parse_pipe();
+  void parse_leading_records();
+  // A user-space record met while opening; false (data_error_ set) when it is malformed.
+  bool take_user_record(std::uint64_t offset, const abi::RecordHeader& header);
+  bool take_event_update(std::uint64_t offset, std::span<const std::byte> record);
+  void finish_events();
+  // The walk behind both for_each_record*: `visit(record, stable)`, where stable says whether the
+  // record's bytes outlive the call (a mapped record does; a decompressed or realigned one not).
+  // `held()` gives the lowest file offset whose bytes the caller still holds (UINT64_MAX: none):
+  // the mapped pages before it and before the walk's position are given back as the walk goes.
+  template <class Visit, class Held>
+  std::optional<PerfDataError> walk(Visit&& visit, Held&& held) const;
+  // The record at `offset` (checked against `end`), or an error.
+  std::optional<PerfDataError> record_at(std::uint64_t offset, std::uint64_t end, RecordView& view,
+                                         std::uint64_t& next) const noexcept;
+
+  std::vector<std::byte> owned_;  // from_bytes and standard input
+  sys::MemoryMap map_;            // a file
+  std::span<const std::byte> bytes_;
+  bool pipe_mode_ = false;
+  perf_data::FileHeader header_{};
+  std::vector<PerfDataEventInfo> events_;
+  PerfDataFeatures features_;
+  std::vector<std::string> notes_;
+  std::uint64_t data_begin_ = 0, data_end_ = 0;
+  std::optional<PerfDataError> data_error_;
+  std::vector<std::pair<std::uint64_t, std::size_t>> id_to_event_;  // sorted
+  bool all_identifier_ = false;
+  bool truncated_ = false;
+  std::vector<perf_data::IdIndexEntry> id_index_;
+  std::optional<TimeConversion> time_conv_;
+  std::vector<std::uint64_t> user_records_ = std::vector<std::uint64_t>(64);  // by type - 64
+};
+
+}  // namespace perfscope

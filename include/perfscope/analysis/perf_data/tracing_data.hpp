@@ -1,0 +1,34 @@
+// perf.data's tracing data (the TRACING_DATA feature, in the layout trace-cmd calls version
+// 0.6): the tracefs format files of the recorded tracepoints. Linux perf builds its tracepoint
+// decoder from it alone, and refuses a file with tracepoint events but no tracing data.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+
+namespace perfscope {
+
+struct TracingSystem {
+  std::string name;                  // "syscalls"
+  std::vector<std::string> formats;  // events/<system>/<event>/format of each recorded event
+};
+
+struct TracingData {
+  std::string header_page;   // events/header_page
+  std::string header_event;  // events/header_event
+  std::vector<TracingSystem> systems;
+};
+
+// The bytes of the TRACING_DATA section, for this machine's endianness, long and page size.
+std::vector<std::byte> encode_tracing_data(const TracingData& data);
+
+// The tracing data of the tracepoint events among `events` (found by their attr.config ids),
+// read from tracefs; nullopt when none is a tracepoint. Throws perfscope::Error when tracefs or a
+// format file cannot be read.
+std::optional<TracingData> collect_tracing_data(const std::vector<PerfDataEvent>& events);
+
+}  // namespace perfscope

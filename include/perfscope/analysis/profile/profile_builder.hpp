@@ -1,0 +1,65 @@
+// ProfileBuilder: records in, a Profile out. It resolves each sample's stack (the call chain's
+// context markers, DWARF unwinding of recorded stacks, symbols) and aggregates; `report`, every
+// exporter's input and the embedded Profiler are built by it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfscope/analysis/profile/profile.hpp"
+#include "perfscope/analysis/symbols/symbolizer.hpp"
+#include "perfscope/core/parse_config.hpp"
+#include "perfscope/core/records.hpp"
+
+namespace perfscope {
+
+class PerfDataReader;
+
+// Which samples go into the profile; empty lists match everything.
+struct ProfileFilter {
+  std::vector<std::string> comms;
+  std::vector<std::uint32_t> pids, tids;
+  std::vector<std::string> dsos;       // of the sampled (leaf) frame: full path or file name
+  std::vector<std::string> symbols;    // of the sampled (leaf) frame
+  std::optional<std::uint32_t> event;  // index into the recording's events
+};
+
+struct ProfileOptions {
+  SymbolizerOptions symbols;
+  bool callchains = true;  // keep call chains (else every stack is its leaf alone)
+  // Every sample in Profile::samples (the exporters want their times); false folds them into
+  // Profile::sample_groups instead, all a report table needs, in a fraction of the memory.
+  bool keep_samples = true;
+  ProfileFilter filter;
+};
+
+// Builds a Profile from records fed one at a time, in time order: the recording's events first
+// (add_event), then every record. `perfscope report` feeds it a PerfDataReader; the in-process
+// profiler feeds it the records of a live SamplingSession.
+class ProfileBuilder {
+ public:
+  explicit ProfileBuilder(ProfileOptions options = {});
+  ~ProfileBuilder();
+  ProfileBuilder(const ProfileBuilder&) = delete;
+  ProfileBuilder& operator=(const ProfileBuilder&) = delete;
+
+  // Declares event number `index` (in add order) with its name and how its records parse.
+  void add_event(std::string name, const ParseConfig& config);
+  // One record of event `event`. Never throws on malformed records (they are counted).
+  void observe(const RecordView& view, std::uint32_t event);
+  // The finished profile; the builder is spent.
+  Profile finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Reads every record of `reader` in time order into a Profile (header features into the
+// summary, the reader's notes into its warnings).
+Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options = {});
+
+}  // namespace perfscope

@@ -1,0 +1,188 @@
+// perfscope's own JSON of the aggregated profile; docs/PROFILE_JSON.md is its schema. The tables
+// are the Profile's own (indices stay valid across them); samples are aggregated per (stack,
+// thread, event). Addresses are hex strings: kernel addresses exceed the 2^53 that JSON
+// numbers hold exactly in JavaScript.
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/exporters/exporter_common.hpp"
+#include "perfscope/analysis/exporters/profile_exporters.hpp"
+
+namespace perfscope {
+
+namespace {
+
+using export_detail::TextSink;
+
+void write_index(TextSink& sink, std::uint32_t index) {
+  if (index == no_index) {
+    sink.append("null");
+  } else {
+    sink.format("{}", index);
+  }
+}
+
+void write_bool(TextSink& sink, bool value) { sink.append(value ? "true" : "false"); }
+
+void write_summary(const ProfileSummary& summary, TextSink& sink) {
+  sink.format(
+      "\"summary\":{{\"samples\":{},\"samples_read\":{},\"lost\":{},\"lost_samples\":{},"
+      "\"throttle\":{},\"unthrottle\":{},\"first_time\":{},\"last_time\":{},\"dwarf_unwinding\":",
+      summary.samples, summary.samples_read, summary.lost, summary.lost_samples, summary.throttle,
+      summary.unthrottle, summary.first_time, summary.last_time);
+  write_bool(sink, summary.dwarf_unwinding);
+  if (summary.clockid) {
+    sink.format(",\"clockid\":{}", *summary.clockid);
+  } else {
+    sink.append(",\"clockid\":null");
+  }
+  if (summary.wall_clock_ns) {
+    sink.format(",\"wall_clock_ns\":{}", *summary.wall_clock_ns);
+  } else {
+    sink.append(",\"wall_clock_ns\":null");
+  }
+  sink.format(",\"unwinding\":{{\"samples\":{},\"complete\":{},\"no_user_regs\":{}}}",
+              summary.unwinding.samples, summary.unwinding.complete,
+              summary.unwinding.no_user_regs);
+  const std::pair<std::string_view, const std::string*> texts[] = {
+      {"hostname", &summary.hostname},
+      {"os_release", &summary.os_release},
+      {"arch", &summary.arch},
+      {"cpu_description", &summary.cpu_description},
+      {"command_line", &summary.command_line}};
+  for (const auto& [key, value] : texts) {
+    sink.format(",\"{}\":", key);
+    sink.json_string(*value);
+  }
+  sink.append(",\"warnings\":[");
+  for (std::size_t i = 0; i < summary.warnings.size(); ++i) {
+    if (i != 0) sink.put(',');
+    sink.json_string(summary.warnings[i]);
+  }
+  sink.append("]}");
+}
+
+struct SampleKey {
+  std::uint32_t stack, thread, event;
+  bool operator==(const SampleKey&) const = default;
+  bool operator<(const SampleKey& other) const {
+    return std::tie(stack, thread, event) < std::tie(other.stack, other.thread, other.event);
+  }
+};
+struct SampleKeyHash {
+  std::size_t operator()(const SampleKey& key) const noexcept {
+    std::uint64_t h =
+        (std::uint64_t{key.stack} << 32) ^ (std::uint64_t{key.thread} << 8) ^ key.event;
+    return std::hash<std::uint64_t>{}(h * 0x9e3779b97f4a7c15ull);
+  }
+};
+struct SampleTotals {
+  std::uint64_t count = 0, period = 0;
+};
+
+}  // namespace
+
+void write_profile_json(const Profile& profile, std::ostream& out) {
+  TextSink sink(out);
+  sink.append("{\"format\":\"perfscope-profile\",\"version\":1,");
+  write_summary(profile.summary, sink);
+
+  sink.append(",\"events\":[");
+  for (std::size_t i = 0; i < profile.events.size(); ++i) {
+    const ProfileEvent& event = profile.events[i];
+    sink.append(i == 0 ? "{\"name\":" : ",{\"name\":");
+    sink.json_string(event.name);
+    sink.format(",\"samples\":{},\"period\":{},\"has_callchains\":", event.samples, event.period);
+    write_bool(sink, event.has_callchains);
+    sink.put('}');
+  }
+
+  sink.append("],\"dsos\":[");
+  for (std::size_t i = 0; i < profile.dsos.size(); ++i) {
+    const ProfileDso& dso = profile.dsos[i];
+    sink.append(i == 0 ? "{\"path\":" : ",{\"path\":");
+    sink.json_string(dso.path);
+    sink.append(",\"build_id\":");
+    sink.json_string(dso.build_id);
+    sink.append(",\"kernel\":");
+    write_bool(sink, dso.kernel);
+    sink.put('}');
+  }
+
+  sink.append("],\"functions\":[");
+  for (std::size_t i = 0; i < profile.functions.size(); ++i) {
+    const ProfileFunction& function = profile.functions[i];
+    sink.append(i == 0 ? "{\"name\":" : ",{\"name\":");
+    sink.json_string(function.name);
+    sink.append(",\"dso\":");
+    write_index(sink, function.dso);
+    sink.append(",\"resolved\":");
+    write_bool(sink, function.resolved);
+    sink.put('}');
+  }
+
+  sink.append("],\"frames\":[");
+  for (std::size_t i = 0; i < profile.frames.size(); ++i) {
+    const ProfileFrame& frame = profile.frames[i];
+    sink.format("{}{{\"function\":{},\"address\":\"{:#x}\",\"dso_address\":\"{:#x}\",",
+                i == 0 ? "" : ",", frame.function, frame.address, frame.dso_address);
+    sink.append("\"source_file\":");
+    sink.json_string(frame.source_file);
+    sink.format(",\"line\":{},\"inlined\":", frame.line);
+    write_bool(sink, frame.inlined);
+    sink.append(",\"kernel\":");
+    write_bool(sink, frame.kernel);
+    sink.append(",\"mapping\":");
+    write_index(sink, frame.mapping);
+    sink.put('}');
+  }
+
+  sink.append("],\"mappings\":[");
+  for (std::size_t i = 0; i < profile.mappings.size(); ++i) {
+    const ProfileMapping& mapping = profile.mappings[i];
+    sink.append(i == 0 ? "{\"pid\":" : ",{\"pid\":");
+    write_index(sink, mapping.pid);
+    sink.append(",\"dso\":");
+    write_index(sink, mapping.dso);
+    sink.format(",\"start\":\"{:#x}\",\"end\":\"{:#x}\",\"pgoff\":\"{:#x}\"}}", mapping.start,
+                mapping.end, mapping.pgoff);
+  }
+
+  sink.append("],\"stacks\":[");
+  for (std::size_t i = 0; i < profile.stacks.size(); ++i) {
+    sink.append(i == 0 ? "[" : ",[");
+    write_index(sink, profile.stacks[i].parent);
+    sink.format(",{}]", profile.stacks[i].frame);
+  }
+
+  sink.append("],\"threads\":[");
+  for (std::size_t i = 0; i < profile.threads.size(); ++i) {
+    const ProfileThread& thread = profile.threads[i];
+    sink.format("{}{{\"pid\":{},\"tid\":{},\"comm\":", i == 0 ? "" : ",", thread.pid, thread.tid);
+    sink.json_string(thread.comm);
+    sink.put('}');
+  }
+
+  std::unordered_map<SampleKey, SampleTotals, SampleKeyHash> totals;
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    SampleTotals& entry = totals[SampleKey{group.stack, group.thread, group.event}];
+    entry.count += group.samples;
+    entry.period += group.period;
+  });
+  std::vector<std::pair<SampleKey, SampleTotals>> rows(totals.begin(), totals.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  sink.append("],\"samples\":[");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& [key, entry] = rows[i];
+    sink.append(i == 0 ? "[" : ",[");
+    write_index(sink, key.stack);
+    sink.format(",{},{},{},{}]", key.thread, key.event, entry.count, entry.period);
+  }
+  sink.append("]}\n");
+  sink.finish();
+}
+
+}  // namespace perfscope

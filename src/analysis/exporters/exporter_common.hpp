@@ -1,0 +1,207 @@
+// Internal to the exporters: a buffered text sink over an ostream with the escaping JSON and XML
+// need, and the names frames get in text formats. Every text exporter streams through it so
+// that memory stays bounded by the buffer, not by the output.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfscope/analysis/profile/profile_builder.hpp"
+
+namespace perfscope::export_detail {
+
+// The length of the well-formed UTF-8 sequence starting at text[at], or 0 when the bytes there
+// are not one (a lone continuation byte, an overlong form, a truncated sequence).
+inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(at);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  std::uint32_t min_code = 0;
+  if ((lead & 0xe0) == 0xc0) {
+    length = 2;
+    min_code = 0x80;
+  } else if ((lead & 0xf0) == 0xe0) {
+    length = 3;
+    min_code = 0x800;
+  } else if ((lead & 0xf8) == 0xf0) {
+    length = 4;
+    min_code = 0x10000;
+  } else {
+    return 0;
+  }
+  if (at + length > text.size()) return 0;
+  std::uint32_t code = lead & (0x7f >> length);
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (byte(at + i) & 0x3f);
+  }
+  if (code < min_code || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
+  return length;
+}
+
+class TextSink {
+ public:
+  explicit TextSink(std::ostream& out) : out_(out) { text_.reserve(flush_at + 4096); }
+  TextSink(const TextSink&) = delete;
+  TextSink& operator=(const TextSink&) = delete;
+
+  std::string& text() noexcept { return text_; }
+
+  void put(char c) {
+    text_.push_back(c);
+    maybe_flush();
+  }
+  void append(std::string_view s) {
+    text_.append(s);
+    maybe_flush();
+  }
+  template <typename... Args>
+  void format(fmt::format_string<Args...> pattern, Args&&... args) {
+    fmt::format_to(std::back_inserter(text_), pattern, std::forward<Args>(args)...);
+    maybe_flush();
+  }
+
+  // A quoted JSON string. Bytes that are not UTF-8 (symbol names are raw bytes from ELF files)
+  // become U+FFFD so that every JSON parser accepts the output.
+  void json_string(std::string_view s) {
+    text_.push_back('"');
+    utf8_escaped(s, "\xef\xbf\xbd", [this](unsigned char c) {
+      switch (c) {
+        case '"': text_.append("\\\""); break;
+        case '\\': text_.append("\\\\"); break;
+        case '\n': text_.append("\\n"); break;
+        case '\t': text_.append("\\t"); break;
+        case '\r': text_.append("\\r"); break;
+        default:
+          if (c < 0x20) {
+            fmt::format_to(std::back_inserter(text_), "\\u{:04x}", c);
+          } else {
+            text_.push_back(static_cast<char>(c));
+          }
+      }
+    });
+    text_.push_back('"');
+    maybe_flush();
+  }
+
+  // Text for XML content or a quoted attribute. Control characters XML 1.0 forbids and bytes
+  // that are not UTF-8 become '?'.
+  void xml_text(std::string_view s) {
+    utf8_escaped(s, "?", [this](unsigned char c) {
+      switch (c) {
+        case '&': text_.append("&amp;"); break;
+        case '<': text_.append("&lt;"); break;
+        case '>': text_.append("&gt;"); break;
+        case '"': text_.append("&quot;"); break;
+        case '\'': text_.append("&apos;"); break;
+        default: text_.push_back(c < 0x20 && c != '\t' && c != '\n' ? '?' : static_cast<char>(c));
+      }
+    });
+    maybe_flush();
+  }
+
+ private:
+  // Copies the valid UTF-8 sequences of `s`, writes `invalid` for each byte that starts none,
+  // and hands every ASCII byte to `ascii` to escape.
+  template <typename Ascii>
+  void utf8_escaped(std::string_view s, std::string_view invalid, Ascii&& ascii) {
+    for (std::size_t i = 0; i < s.size();) {
+      auto c = static_cast<unsigned char>(s[i]);
+      if (c < 0x80) {
+        ascii(c);
+        ++i;
+        continue;
+      }
+      std::size_t length = utf8_sequence_length(s, i);
+      if (length == 0) {
+        text_.append(invalid);
+        ++i;
+      } else {
+        text_.append(s.substr(i, length));
+        i += length;
+      }
+    }
+  }
+
+ public:
+  // Writes what is buffered and checks the stream; call once at the end.
+  void finish() { flush(); }
+
+ private:
+  static constexpr std::size_t flush_at = 1 << 16;
+
+  void maybe_flush() {
+    if (text_.size() >= flush_at) flush();
+  }
+  void flush() {
+    out_.write(text_.data(), static_cast<std::streamsize>(text_.size()));
+    text_.clear();
+    if (!out_) {
+      throw std::runtime_error(
+          "writing the exported profile failed (disk full, or the output closed?)");
+    }
+  }
+
+  std::ostream& out_;
+  std::string text_;
+};
+
+inline std::string_view file_name_of(std::string_view path) noexcept {
+  auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// A frame's name for people: the function, or for an unresolved address its DSO and the
+// address in it ("[libc.so.6]+0x1139"), or "[unknown]".
+inline std::string readable_frame_name(const Profile& profile, const ProfileFrame& frame) {
+  const ProfileFunction& function = profile.functions[frame.function];
+  if (function.resolved || function.dso == no_index) return function.name;
+  std::string name = "[";
+  name += file_name_of(profile.dsos[function.dso].path);
+  name += "]+";
+  name += function.name;
+  return name;
+}
+
+// Visits the profile's samples as groups: each kept sample as a group of one, then the folded
+// groups of a profile built with ProfileOptions::keep_samples false. Exporters that need no
+// sample times read either kind of profile through this.
+template <typename Visit>
+void for_each_sample_group(const Profile& profile, Visit&& visit) {
+  for (const ProfileSample& sample : profile.samples) {
+    visit(ProfileSampleGroup{sample.stack, sample.thread, sample.event, sample.cpu, 1,
+                             sample.period});
+  }
+  for (const ProfileSampleGroup& group : profile.sample_groups) visit(group);
+}
+
+// How many of the profile's events have samples: with more than one, outputs that cannot hold
+// several sample types keep them apart.
+inline std::size_t events_with_samples(const Profile& profile) {
+  std::vector<bool> seen(profile.events.size() + 1, false);
+  std::size_t count = 0;
+  for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    std::size_t event = std::min<std::size_t>(group.event, profile.events.size());
+    if (!seen[event]) {
+      seen[event] = true;
+      ++count;
+    }
+  });
+  return count;
+}
+
+// The unit of an event's periods: nanoseconds for the software clocks, event counts otherwise.
+inline bool is_clock_event(std::string_view event_name) noexcept {
+  return event_name == "cpu-clock" || event_name == "task-clock" ||
+         event_name.starts_with("cpu-clock:") || event_name.starts_with("task-clock:");
+}
+
+}  // namespace perfscope::export_detail

@@ -1,0 +1,43 @@
+#include "perfscope/analysis/perf_data/perf_data_format.hpp"
+
+#include <array>
+
+namespace perfscope::perf_data {
+
+std::string_view feature_name(unsigned bit) noexcept {
+  static constexpr std::array<std::string_view, feature_last_known + 1> names = {"",
+                                                                                 "TRACING_DATA",
+                                                                                 "BUILD_ID",
+                                                                                 "HOSTNAME",
+                                                                                 "OSRELEASE",
+                                                                                 "VERSION",
+                                                                                 "ARCH",
+                                                                                 "NRCPUS",
+                                                                                 "CPUDESC",
+                                                                                 "CPUID",
+                                                                                 "TOTAL_MEM",
+                                                                                 "CMDLINE",
+                                                                                 "EVENT_DESC",
+                                                                                 "CPU_TOPOLOGY",
+                                                                                 "NUMA_TOPOLOGY",
+                                                                                 "BRANCH_STACK",
+                                                                                 "PMU_MAPPINGS",
+                                                                                 "GROUP_DESC",
+                                                                                 "AUXTRACE",
+                                                                                 "STAT",
+                                                                                 "CACHE",
+                                                                                 "SAMPLE_TIME",
+                                                                                 "MEM_TOPOLOGY",
+                                                                                 "CLOCKID",
+                                                                                 "DIR_FORMAT",
+                                                                                 "BPF_PROG_INFO",
+                                                                                 "BPF_BTF",
+                                                                                 "COMPRESSED",
+                                                                                 "CPU_PMU_CAPS",
+                                                                                 "CLOCK_DATA",
+                                                                                 "HYBRID_TOPOLOGY",
+                                                                                 "PMU_CAPS"};
+  return bit < names.size() ? names[bit] : std::string_view();
+}
+
+}  // namespace perfscope::perf_data

@@ -1,0 +1,1095 @@
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+
+#include <fmt/format.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <new>
+
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/core/error.hpp"
+
+namespace perfscope {
+
+namespace {
+
+namespace sf = abi::sample_format;
+using perf_data::Feature;
+
+constexpr std::size_t record_header_size = sizeof(abi::RecordHeader);
+// The largest record: its size is a u16.
+constexpr std::size_t record_size_max = 0xffff;
+// How much of a mapped file a walk reads before giving the pages behind it back.
+constexpr std::uint64_t drop_step = 8 << 20;
+
+constexpr std::uint32_t type_of(abi::UserRecordType type) {
+  return static_cast<std::uint32_t>(type);
+}
+
+std::string_view feature_label(unsigned bit) {
+  std::string_view name = perf_data::feature_name(bit);
+  return name.empty() ? std::string_view("unknown feature") : name;
+}
+
+// Bounds-checked reads from a byte range: every accessor fails (sets `ok` false) instead of
+// reading past `end`.
+class ByteCursor {
+ public:
+  ByteCursor(std::span<const std::byte> bytes, std::uint64_t begin, std::uint64_t end)
+      : bytes_(bytes), position_(begin), end_(std::min<std::uint64_t>(end, bytes.size())) {}
+  bool ok() const noexcept { return ok_; }
+  std::uint64_t position() const noexcept { return position_; }
+  std::uint64_t left() const noexcept { return position_ < end_ ? end_ - position_ : 0; }
+  bool take(void* out, std::size_t size) noexcept {
+    if (!ok_ || left() < size) {
+      ok_ = false;
+      return false;
+    }
+    if (size == 0) return true;  // an empty file has no data pointer to copy from
+    std::memcpy(out, bytes_.data() + position_, size);
+    position_ += size;
+    return true;
+  }
+  std::uint32_t u32() noexcept {
+    std::uint32_t value = 0;
+    take(&value, sizeof value);
+    return value;
+  }
+  std::uint64_t u64() noexcept {
+    std::uint64_t value = 0;
+    take(&value, sizeof value);
+    return value;
+  }
+  // perf_header_string: u32 length (NUL and padding included), then the bytes.
+  std::string string() noexcept {
+    std::uint32_t length = u32();
+    if (!ok_ || left() < length) {
+      ok_ = false;
+      return {};
+    }
+    const char* text = reinterpret_cast<const char*>(bytes_.data() + position_);
+    position_ += length;
+    return std::string(text, strnlen(text, length));
+  }
+  std::vector<std::string> string_list() {
+    std::uint32_t count = u32();
+    std::vector<std::string> out;
+    // Each string takes at least its 4-byte length: a count beyond that is corrupt.
+    if (!ok_ || count > left() / sizeof(std::uint32_t)) {
+      ok_ = false;
+      return out;
+    }
+    out.reserve(count);
+    for (std::uint32_t i = 0; i < count && ok_; ++i) out.push_back(string());
+    return out;
+  }
+
+ private:
+  std::span<const std::byte> bytes_;
+  std::uint64_t position_;
+  std::uint64_t end_;
+  bool ok_ = true;
+};
+
+std::uint64_t load_u64(const std::byte* at) noexcept {
+  std::uint64_t value;
+  std::memcpy(&value, at, sizeof value);
+  return value;
+}
+
+template <class T>
+T load(const std::byte* at) noexcept {
+  T value;
+  std::memcpy(&value, at, sizeof value);
+  return value;
+}
+
+// perf_record_cpu_map_data (packed: a u16 type, then its encoding at offset 2), as CPU numbers;
+// -1 stands for "any CPU". Empty optional when the encoding is unknown or does not fit.
+std::optional<std::vector<int>> decode_cpu_map(std::span<const std::byte> data) {
+  constexpr std::uint16_t cpus_list = 0, cpus_mask = 1, cpus_range = 2;
+  if (data.size() < 4) return std::nullopt;
+  auto type = load<std::uint16_t>(data.data());
+  std::vector<int> cpus;
+  if (type == cpus_list) {
+    auto count = load<std::uint16_t>(data.data() + 2);
+    if (4 + std::size_t{count} * 2 > data.size()) return std::nullopt;
+    for (std::size_t i = 0; i < count; ++i) {
+      auto cpu = load<std::uint16_t>(data.data() + 4 + i * 2);
+      cpus.push_back(cpu == 0xffff ? -1 : cpu);
+    }
+  } else if (type == cpus_mask) {
+    if (data.size() < 6) return std::nullopt;
+    auto words = load<std::uint16_t>(data.data() + 2);
+    auto word_size = load<std::uint16_t>(data.data() + 4);
+    // 32-bit words follow at once; 64-bit ones after 4 bytes of padding.
+    std::size_t first = word_size == 4 ? 6 : 10;
+    if ((word_size != 4 && word_size != 8) || first + std::size_t{words} * word_size > data.size())
+      return std::nullopt;
+    for (std::size_t word = 0; word < words; ++word) {
+      std::uint64_t bits = word_size == 4 ? load<std::uint32_t>(data.data() + first + word * 4)
+                                          : load<std::uint64_t>(data.data() + first + word * 8);
+      for (unsigned bit = 0; bit < word_size * 8u; ++bit) {
+        if ((bits >> bit) & 1) cpus.push_back(static_cast<int>(word * word_size * 8 + bit));
+      }
+    }
+  } else if (type == cpus_range) {
+    if (data.size() < 8) return std::nullopt;
+    bool any_cpu = std::to_integer<std::uint8_t>(data[2]) != 0;
+    auto start = load<std::uint16_t>(data.data() + 4);
+    auto end = load<std::uint16_t>(data.data() + 6);
+    if (any_cpu) cpus.push_back(-1);
+    for (unsigned cpu = start; cpu <= end; ++cpu) cpus.push_back(static_cast<int>(cpu));
+  } else {
+    return std::nullopt;
+  }
+  return cpus;
+}
+
+// The zstd stream `perf record -z` writes: one stream across the data of every COMPRESSED
+// record, flushed at each, holding whole records that may straddle two COMPRESSED records. The
+// output buffer is reused: whole records go out as soon as they are decompressed, and only a
+// straddling record's start is carried over, so memory stays bounded however much the stream
+// expands.
+class ZstdRecordStream {
+ public:
+  ZstdRecordStream() : stream_(ZSTD_createDStream()), buffer_(buffer_size) {
+    if (!stream_) throw std::bad_alloc();
+    ZSTD_initDStream(stream_);
+  }
+  ~ZstdRecordStream() { ZSTD_freeDStream(stream_); }
+  ZstdRecordStream(const ZstdRecordStream&) = delete;
+  ZstdRecordStream& operator=(const ZstdRecordStream&) = delete;
+
+  // Decompresses `input` and calls `deliver(bytes)` for every whole record. Returns what went
+  // wrong, if anything.
+  template <class Deliver>
+  std::optional<std::string> feed(std::span<const std::byte> input, Deliver&& deliver) {
+    ZSTD_inBuffer in{input.data(), input.size(), 0};
+    for (;;) {
+      ZSTD_outBuffer out{buffer_.data(), buffer_.size(), used_};
+      std::size_t in_before = in.pos;
+      std::size_t result = ZSTD_decompressStream(stream_, &out, &in);
+      if (ZSTD_isError(result)) {
+        return fmt::format("zstd cannot decompress the data: {}", ZSTD_getErrorName(result));
+      }
+      bool progress = out.pos != used_ || in.pos != in_before;
+      bool output_full = out.pos == out.size;
+      used_ = out.pos;
+      std::size_t position = 0;
+      while (used_ - position >= record_header_size) {
+        auto header = load<abi::RecordHeader>(buffer_.data() + position);
+        if (header.size < record_header_size) {
+          return fmt::format("a decompressed record (type {}) is {} bytes, less than its header",
+                             header.type, header.size);
+        }
+        if (header.size > used_ - position) break;
+        deliver(std::span<const std::byte>(buffer_.data() + position, header.size));
+        position += header.size;
+      }
+      if (position != 0) {
+        std::memmove(buffer_.data(), buffer_.data() + position, used_ - position);
+        used_ -= position;
+      }
+      if (in.pos == in.size && !output_full) return std::nullopt;
+      if (!progress) return std::string("the zstd stream stopped making progress");
+    }
+  }
+  // Bytes of a record whose end has not been decompressed yet.
+  std::size_t pending() const noexcept { return used_; }
+
+ private:
+  // A carried-over record start (under 64 KiB) leaves at least ZSTD_DStreamOutSize() (128 KiB)
+  // free for each call.
+  static constexpr std::size_t buffer_size = 256 * 1024;
+  ZSTD_DStream* stream_;
+  std::vector<std::byte> buffer_;
+  std::size_t used_ = 0;
+};
+
+std::vector<std::byte> read_stream(std::FILE* file, const std::string& path) {
+  std::vector<std::byte> bytes;
+  std::size_t used = 0;
+  // A regular file is read in one piece: growing by doubling copied and cleared the bytes of a
+  // large file several times over.
+  std::size_t initial = 1 << 20;
+  if (std::fseek(file, 0, SEEK_END) == 0) {  // fails on pipes
+    long size = std::ftell(file);
+    if (size > 0) initial = static_cast<std::size_t>(size) + 1;  // + 1: sees the end at once
+    std::fseek(file, 0, SEEK_SET);
+  }
+  bytes.resize(initial);
+  for (;;) {
+    std::size_t got = std::fread(bytes.data() + used, 1, bytes.size() - used, file);
+    used += got;
+    if (got == 0) break;
+    if (used == bytes.size()) bytes.resize(bytes.size() * 2);
+  }
+  if (std::ferror(file)) throw Error(errno, fmt::format("cannot read {}", path));
+  bytes.resize(used);
+  return bytes;
+}
+
+}  // namespace
+
+PerfDataError::PerfDataError(std::uint64_t offset, const std::string& what)
+    : std::runtime_error(fmt::format("perf.data offset {:#x}: {}", offset, what)),
+      offset_(offset) {}
+
+PerfDataReader PerfDataReader::open(const std::string& path) {
+  if (path == "-") return from_bytes(read_stream(stdin, "standard input"));
+  PerfDataReader reader;
+  int result = reader.map_.map_file(path.c_str());
+  if (result == -ENODEV) {
+    // A FIFO or a device: its bytes can only be read as they come.
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                         &std::fclose);
+    if (file) return from_bytes(read_stream(file.get(), path));
+    result = -errno;
+  }
+  if (result < 0) {
+    int errnum = -result;
+    throw Error(errnum, fmt::format("cannot open {}: {}", path, std::strerror(errnum)),
+                errnum == ENOENT ? "record one first (perfscope record -- COMMAND), or give the "
+                                   "file with -i FILE."
+                                 : "");
+  }
+  reader.bytes_ = std::span<const std::byte>(static_cast<const std::byte*>(reader.map_.data()),
+                                             reader.map_.size());
+  reader.parse();
+  return reader;
+}
+
+PerfDataReader PerfDataReader::from_bytes(std::vector<std::byte> bytes) {
+  PerfDataReader reader;
+  reader.owned_ = std::move(bytes);
+  reader.bytes_ = reader.owned_;
+  reader.parse();
+  return reader;
+}
+
+void PerfDataReader::parse() {
+  parse_file_header();
+  if (pipe_mode_) {
+    parse_pipe();
+  } else {
+    parse_attrs();
+    // A truncated file lost its feature sections with the end of its data.
+    if (!truncated_) parse_features();
+    parse_leading_records();
+  }
+  finish_events();
+}
+
+std::uint64_t PerfDataReader::user_records_seen(abi::UserRecordType type) const noexcept {
+  auto index = static_cast<std::uint32_t>(type) - 64;
+  return index < user_records_.size() ? user_records_[index] : 0;
+}
+
+void PerfDataReader::parse_file_header() {
+  if (bytes_.size() < sizeof(perf_data::PipeHeader)) {
+    throw PerfDataError(0, fmt::format("only {} bytes: too short for a perf.data header (the "
+                                       "recording stopped before writing anything)",
+                                       bytes_.size()));
+  }
+  std::uint64_t magic = load_u64(bytes_.data());
+  if (magic == perf_data::file_magic_swapped) {
+    throw PerfDataError(0,
+                        "the file was written on a machine of the other byte order; "
+                        "perfscope reads native-endian files only");
+  }
+  if (magic != perf_data::file_magic) {
+    throw PerfDataError(0, "not a perf.data file (the magic is not PERFILE2)");
+  }
+  std::uint64_t size = load_u64(bytes_.data() + 8);
+  if (size == sizeof(perf_data::PipeHeader)) {
+    pipe_mode_ = true;
+    data_begin_ = sizeof(perf_data::PipeHeader);
+    data_end_ = bytes_.size();
+    return;
+  }
+  if (size != sizeof(perf_data::FileHeader)) {
+    throw PerfDataError(8, fmt::format("header size {} is neither 104 (file) nor 16 (pipe)", size));
+  }
+  if (bytes_.size() < sizeof(perf_data::FileHeader)) {
+    throw PerfDataError(bytes_.size(), "the file ends inside its 104-byte header");
+  }
+  std::memcpy(&header_, bytes_.data(), sizeof header_);
+  std::uint64_t file_size = bytes_.size();
+  data_begin_ = header_.data.offset;
+  if (data_begin_ < sizeof(perf_data::FileHeader) || data_begin_ > file_size) {
+    throw PerfDataError(offsetof(perf_data::FileHeader, data),
+                        fmt::format("data section offset {} is outside the file ({} bytes)",
+                                    data_begin_, file_size));
+  }
+  bool has_features = false;
+  for (auto word : header_.features) has_features |= word != 0;
+  if (header_.data.size == 0) {
+    // The recorder never finished its header: the records run to the end of the file.
+    data_end_ = file_size;
+    notes_.push_back(
+        "the header's data size is 0 (the recorder did not finish the file): reading the "
+        "records up to the end of the file");
+  } else if (header_.data.size > file_size - data_begin_) {
+    // A truncated copy: what is left of the data section is still worth reading.
+    data_error_ =
+        PerfDataError(file_size, fmt::format("the data section ({} bytes at offset {}) runs past "
+                                             "the end of the file ({} bytes): the file is "
+                                             "truncated; the records before the cut were read",
+                                             header_.data.size, data_begin_, file_size));
+    truncated_ = true;
+    data_end_ = file_size;
+  } else {
+    data_end_ = data_begin_ + header_.data.size;
+    if (!has_features && data_end_ < file_size) {
+      // A perfscope recording updates the data size after each round; records flushed after
+      // the last update (a recorder killed in between) follow it.
+      notes_.push_back(fmt::format(
+          "the file has no feature sections (the recorder did not finish it): reading {} bytes "
+          "past the data size the header gives",
+          file_size - data_end_));
+      data_end_ = file_size;
+    } else if (!has_features) {
+      notes_.push_back("the file has no feature sections: the recorder did not finish it");
+    }
+  }
+  if (data_end_ == file_size && (!has_features || truncated_)) {
+    // Cut a torn last record off: everything before it is sound.
+    std::uint64_t offset = data_begin_;
+    RecordView view;
+    std::uint64_t next = 0;
+    while (offset < data_end_) {
+      auto error = record_at(offset, data_end_, view, next);
+      if (error) {
+        if (!truncated_) {
+          notes_.push_back(
+              fmt::format("the last record (at offset {:#x}) is incomplete and was "
+                          "left out",
+                          offset));
+        }
+        data_end_ = offset;
+        break;
+      }
+      offset = next;
+    }
+  }
+}
+
+void PerfDataReader::parse_attrs() {
+  const auto& section = header_.attrs;
+  if (header_.attr_size < abi::attr_size::ver0 + sizeof(perf_data::FileSection)) {
+    throw PerfDataError(offsetof(perf_data::FileHeader, attr_size),
+                        fmt::format("attr entry size {} is smaller than the first attr version "
+                                    "plus its ids section",
+                                    header_.attr_size));
+  }
+  if (section.offset > bytes_.size() || section.size > bytes_.size() - section.offset) {
+    throw PerfDataError(offsetof(perf_data::FileHeader, attrs),
+                        fmt::format("attr section ({} bytes at offset {}) is outside the file",
+                                    section.size, section.offset));
+  }
+  std::uint64_t count = section.size / header_.attr_size;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t at = section.offset + i * header_.attr_size;
+    PerfDataEventInfo info;
+    std::uint32_t attr_size = 0;
+    std::memcpy(&attr_size, bytes_.data() + at + 4, sizeof attr_size);
+    if (attr_size == 0) attr_size = abi::attr_size::ver0;
+    if (attr_size + sizeof(perf_data::FileSection) > header_.attr_size) {
+      throw PerfDataError(at + 4, fmt::format("attr {} says it is {} bytes, more than the {} its "
+                                              "entry holds",
+                                              i, attr_size, header_.attr_size));
+    }
+    std::memcpy(&info.attr, bytes_.data() + at,
+                std::min<std::size_t>(attr_size, sizeof(abi::PerfEventAttr)));
+    info.file_attr_size = attr_size;
+    perf_data::FileSection ids;
+    std::memcpy(&ids, bytes_.data() + at + attr_size, sizeof ids);
+    if (ids.offset > bytes_.size() || ids.size > bytes_.size() - ids.offset ||
+        ids.size % sizeof(std::uint64_t) != 0) {
+      throw PerfDataError(at + attr_size,
+                          fmt::format("the ids of attr {} ({} bytes at offset {}) are outside the "
+                                      "file or not whole u64s",
+                                      i, ids.size, ids.offset));
+    }
+    info.ids.resize(ids.size / sizeof(std::uint64_t));
+    if (!info.ids.empty()) std::memcpy(info.ids.data(), bytes_.data() + ids.offset, ids.size);
+    events_.push_back(std::move(info));
+  }
+}
+
+void PerfDataReader::parse_features() {
+  // The section table follows the data: one FileSection per feature bit set, in bit order.
+  std::uint64_t table = header_.data.offset + header_.data.size;
+  unsigned index = 0;
+  for (unsigned bit = 1; bit < perf_data::feature_bits; ++bit) {
+    if (!header_.has_feature(bit)) continue;
+    std::uint64_t at = table + index * sizeof(perf_data::FileSection);
+    ++index;
+    features_.present.push_back(bit);
+    if (at > bytes_.size() || bytes_.size() - at < sizeof(perf_data::FileSection)) {
+      throw PerfDataError(at, fmt::format("the section table entry of feature {} is past the "
+                                          "end of the file: the file is truncated",
+                                          feature_label(bit)));
+    }
+    perf_data::FileSection section;
+    std::memcpy(&section, bytes_.data() + at, sizeof section);
+    if (section.offset > bytes_.size() || section.size > bytes_.size() - section.offset) {
+      throw PerfDataError(at, fmt::format("feature {} ({} bytes at offset {}) is outside the file",
+                                          feature_label(bit), section.size, section.offset));
+    }
+    parse_feature(bit, section.offset, section.size);
+  }
+}
+
+void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint64_t size) {
+  ByteCursor in(bytes_, offset, offset + size);
+  auto fail = [&](const char* what) {
+    throw PerfDataError(in.position(), fmt::format("feature {}: {}", feature_label(bit), what));
+  };
+  switch (static_cast<Feature>(bit)) {
+    case Feature::hostname: features_.hostname = in.string(); break;
+    case Feature::osrelease: features_.osrelease = in.string(); break;
+    case Feature::version: features_.version = in.string(); break;
+    case Feature::arch: features_.arch = in.string(); break;
+    case Feature::cpudesc: features_.cpudesc = in.string(); break;
+    case Feature::cpuid: features_.cpuid = in.string(); break;
+    case Feature::nrcpus:
+      features_.nr_cpus_available = in.u32();
+      features_.nr_cpus_online = in.u32();
+      break;
+    case Feature::total_mem: features_.total_mem_kb = in.u64(); break;
+    case Feature::clockid: features_.clockid_res_ns = in.u64(); break;
+    case Feature::sample_time: {
+      std::uint64_t first = in.u64();
+      std::uint64_t last = in.u64();
+      features_.sample_time = {first, last};
+      break;
+    }
+    case Feature::cmdline: features_.cmdline = in.string_list(); break;
+    case Feature::event_desc: {
+      std::uint32_t count = in.u32();
+      std::uint32_t attr_size = in.u32();
+      if (!in.ok()) break;
+      if (attr_size < abi::attr_size::ver0 || count > in.left() / attr_size) {
+        fail("event count or attr size is inconsistent with the section size");
+      }
+      for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+        abi::PerfEventAttr attr{};
+        std::vector<std::byte> raw(attr_size);
+        in.take(raw.data(), attr_size);
+        std::memcpy(&attr, raw.data(), std::min<std::size_t>(attr_size, sizeof attr));
+        std::uint32_t id_count = in.u32();
+        std::string name = in.string();
+        if (!in.ok() || id_count > in.left() / sizeof(std::uint64_t)) fail("truncated event");
+        std::vector<std::uint64_t> ids(id_count);
+        for (auto& id : ids) id = in.u64();
+        // Pipe files have no attr section: EVENT_DESC alone describes their events.
+        if (i < events_.size()) {
+          events_[i].name = name;
+        } else if (pipe_mode_) {
+          PerfDataEventInfo info;
+          info.attr = attr;
+          info.file_attr_size = attr.size;
+          info.ids = std::move(ids);
+          info.name = name;
+          events_.push_back(std::move(info));
+        }
+      }
+      break;
+    }
+    case Feature::cpu_topology: {
+      CpuTopology topology;
+      topology.core_siblings = in.string_list();
+      topology.thread_siblings = in.string_list();
+      if (!in.ok()) break;
+      std::uint32_t cpus = features_.nr_cpus_available.value_or(0);
+      if (in.left() >= std::uint64_t{cpus} * 8) {
+        topology.cpus.resize(cpus);
+        for (auto& cpu : topology.cpus) {
+          cpu.core_id = in.u32();
+          cpu.socket_id = in.u32();
+        }
+        if (in.left() > 0) {
+          topology.die_siblings = in.string_list();
+          if (in.left() >= std::uint64_t{cpus} * 4) {
+            for (auto& cpu : topology.cpus) cpu.die_id = in.u32();
+          }
+        }
+      }
+      features_.cpu_topology = std::move(topology);
+      break;
+    }
+    case Feature::build_id: {
+      while (in.ok() && in.left() > 0) {
+        std::uint64_t at = in.position();
+        perf_data::BuildIdHead head{};
+        if (!in.take(&head, sizeof head)) fail("truncated build-id entry");
+        if (head.header.size < sizeof head || head.header.size - sizeof head > in.left()) {
+          throw PerfDataError(
+              at, fmt::format("feature BUILD_ID: entry size {} is inconsistent", head.header.size));
+        }
+        BuildIdEntry entry;
+        entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
+        entry.pid = head.pid;
+        std::size_t id_size = (head.header.misc & perf_data::build_id_size_misc)
+                                  ? std::min<std::size_t>(head.build_id[20], 20)
+                                  : perf_data::build_id_max;
+        entry.build_id.assign(head.build_id, head.build_id + id_size);
+        std::size_t name_size = head.header.size - sizeof head;
+        std::string name(name_size, '\0');
+        in.take(name.data(), name_size);
+        name.resize(strnlen(name.data(), name.size()));
+        entry.filename = std::move(name);
+        features_.build_ids.push_back(std::move(entry));
+      }
+      break;
+    }
+    case Feature::compressed: {
+      CompressionInfo info;
+      info.version = in.u32();
+      info.type = in.u32();
+      info.level = in.u32();
+      info.ratio = in.u32();
+      info.mmap_len = in.u32();
+      features_.compression = info;
+      break;
+    }
+    case Feature::clock_data: {
+      std::uint32_t version = in.u32();
+      if (in.ok() && version != ClockData::version) {
+        // perf rejects other versions too; the rest of the file is still good.
+        notes_.push_back(
+            fmt::format("feature CLOCK_DATA has version {}; only version {} is "
+                        "known, so sample times are not tied to wall-clock time",
+                        version, ClockData::version));
+        return;
+      }
+      ClockData clock;
+      clock.clockid = in.u32();
+      clock.wall_clock_ns = in.u64();
+      clock.clockid_time_ns = in.u64();
+      if (in.ok()) features_.clock_data = clock;
+      break;
+    }
+    case Feature::tracing_data: {
+      std::vector<std::byte> data(size);
+      in.take(data.data(), data.size());
+      features_.tracing_data = std::move(data);
+      break;
+    }
+    default: break;  // present in features_.present; its contents are not decoded
+  }
+  if (!in.ok()) fail("the section ends in the middle of a field");
+}
+
+void PerfDataReader::parse_pipe() {
+  // Walk the stream once: the attrs and features come as records before (or among) the data.
+  std::uint64_t offset = data_begin_;
+  RecordView view;
+  std::uint64_t next = 0;
+  while (offset < data_end_) {
+    if (auto error = record_at(offset, data_end_, view, next)) {
+      data_error_ = error;
+      data_end_ = offset;
+      break;
+    }
+    auto type = static_cast<abi::UserRecordType>(view.header.type);
+    if (type == abi::UserRecordType::header_attr) {
+      std::uint64_t payload = offset + record_header_size;
+      std::uint32_t attr_size = 0;
+      if (view.header.size >= record_header_size + 8) {
+        std::memcpy(&attr_size, bytes_.data() + payload + 4, sizeof attr_size);
+      }
+      if (attr_size == 0) attr_size = abi::attr_size::ver0;
+      if (attr_size > view.header.size - record_header_size) {
+        data_error_ = PerfDataError(offset, fmt::format("HEADER_ATTR record of {} bytes holds an "
+                                                        "attr of {} bytes",
+                                                        view.header.size, attr_size));
+        data_end_ = offset;
+        break;
+      }
+      PerfDataEventInfo info;
+      std::memcpy(&info.attr, bytes_.data() + payload,
+                  std::min<std::size_t>(attr_size, sizeof(abi::PerfEventAttr)));
+      info.file_attr_size = attr_size;
+      std::uint64_t id_bytes = view.header.size - record_header_size - attr_size;
+      info.ids.resize(id_bytes / sizeof(std::uint64_t));
+      if (!info.ids.empty()) {
+        std::memcpy(info.ids.data(), bytes_.data() + payload + attr_size,
+                    info.ids.size() * sizeof(std::uint64_t));
+      }
+      events_.push_back(std::move(info));
+    } else if (type == abi::UserRecordType::header_feature && view.header.size > 16) {
+      // (A record with no contents is the end-of-features mark.)
+      std::uint64_t feature = load_u64(bytes_.data() + offset + record_header_size);
+      if (feature < perf_data::feature_bits) {
+        features_.present.push_back(static_cast<unsigned>(feature));
+        try {
+          parse_feature(static_cast<unsigned>(feature), offset + 16, view.header.size - 16u);
+        } catch (const PerfDataError& error) {
+          data_error_ = error;
+          data_end_ = offset;
+          break;
+        }
+      }
+    } else if (type == abi::UserRecordType::header_tracing_data) {
+      std::uint32_t size = 0;
+      std::memcpy(&size, bytes_.data() + offset + record_header_size, sizeof size);
+      auto begin = bytes_.begin() + static_cast<std::ptrdiff_t>(offset + view.header.size);
+      features_.tracing_data.emplace(begin, begin + size);
+    }
+    if (!take_user_record(offset, view.header)) break;
+    offset = next;
+  }
+}
+
+void PerfDataReader::parse_leading_records() {
+  // perf writes its user-space records (ID_INDEX, EVENT_UPDATE, TIME_CONV, THREAD_MAP, ...) with
+  // the synthesized ones, before FINISHED_INIT and the first sample: a short walk finds them.
+  std::uint64_t offset = data_begin_;
+  RecordView view;
+  std::uint64_t next = 0;
+  while (offset < data_end_) {
+    if (record_at(offset, data_end_, view, next)) return;  // the walk reports it
+    std::uint32_t type = view.header.type;
+    if (type == static_cast<std::uint32_t>(abi::RecordType::sample) ||
+        type == type_of(abi::UserRecordType::compressed) ||
+        type == type_of(abi::UserRecordType::compressed2)) {
+      return;
+    }
+    if (!take_user_record(offset, view.header)) return;
+    if (type == type_of(abi::UserRecordType::finished_init)) return;
+    offset = next;
+  }
+}
+
+bool PerfDataReader::take_user_record(std::uint64_t offset, const abi::RecordHeader& header) {
+  if (header.type < 64) return true;
+  if (header.type - 64 < user_records_.size()) ++user_records_[header.type - 64];
+  std::span<const std::byte> record = bytes_.subspan(offset, header.size);
+  auto malformed = [&](const std::string& what) {
+    data_error_ = PerfDataError(offset, what);
+    data_end_ = offset;
+    return false;
+  };
+  switch (static_cast<abi::UserRecordType>(header.type)) {
+    case abi::UserRecordType::header_build_id: {
+      if (record.size() < sizeof(perf_data::BuildIdHead)) {
+        return malformed(
+            fmt::format("HEADER_BUILD_ID record of {} bytes is shorter than its "
+                        "{}-byte head",
+                        record.size(), sizeof(perf_data::BuildIdHead)));
+      }
+      auto head = load<perf_data::BuildIdHead>(record.data());
+      BuildIdEntry entry;
+      entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
+      entry.pid = head.pid;
+      std::size_t id_size = (head.header.misc & perf_data::build_id_size_misc)
+                                ? std::min<std::size_t>(head.build_id[20], 20)
+                                : perf_data::build_id_max;
+      entry.build_id.assign(head.build_id, head.build_id + id_size);
+      auto name = record.subspan(sizeof head);
+      const char* text = reinterpret_cast<const char*>(name.data());
+      entry.filename.assign(text, strnlen(text, name.size()));
+      features_.build_ids.push_back(std::move(entry));
+      return true;
+    }
+    case abi::UserRecordType::id_index: {
+      constexpr std::size_t entry_size = sizeof(perf_data::IdIndexEntry);
+      std::uint64_t count = record.size() >= 16 ? load_u64(record.data() + 8) : ~0ULL;
+      if (count > (record.size() - std::min<std::size_t>(record.size(), 16)) / entry_size) {
+        return malformed(
+            fmt::format("ID_INDEX record of {} bytes cannot hold its entries", record.size()));
+      }
+      // (Newer perf appends a machine_pid and vcpu per entry after them.)
+      for (std::uint64_t i = 0; i < count; ++i) {
+        id_index_.push_back(load<perf_data::IdIndexEntry>(record.data() + 16 + i * entry_size));
+      }
+      return true;
+    }
+    case abi::UserRecordType::event_update: return take_event_update(offset, record);
+    case abi::UserRecordType::time_conv: {
+      if (record.size() < 32) {
+        return malformed(
+            fmt::format("TIME_CONV record of {} bytes is shorter than 32", record.size()));
+      }
+      TimeConversion conversion;
+      conversion.time_shift = load_u64(record.data() + 8);
+      conversion.time_mult = load_u64(record.data() + 16);
+      conversion.time_zero = load_u64(record.data() + 24);
+      if (record.size() >= 56) {
+        conversion.time_cycles = load_u64(record.data() + 32);
+        conversion.time_mask = load_u64(record.data() + 40);
+        conversion.cap_user_time_zero = std::to_integer<std::uint8_t>(record[48]) != 0;
+        conversion.cap_user_time_short = std::to_integer<std::uint8_t>(record[49]) != 0;
+      }
+      time_conv_ = conversion;
+      return true;
+    }
+    default: return true;  // counted; nothing in it changes how records are read
+  }
+}
+
+bool PerfDataReader::take_event_update(std::uint64_t offset, std::span<const std::byte> record) {
+  // PERF_EVENT_UPDATE__*
+  enum : std::uint64_t { update_unit = 0, update_scale = 1, update_name = 2, update_cpus = 3 };
+  constexpr std::size_t payload_at = 24;  // after the header, the update type and the event id
+  if (record.size() < payload_at) {
+    data_error_ =
+        PerfDataError(offset, fmt::format("EVENT_UPDATE record of {} bytes is shorter than {}",
+                                          record.size(), payload_at));
+    data_end_ = offset;
+    return false;
+  }
+  std::uint64_t type = load_u64(record.data() + 8);
+  std::uint64_t id = load_u64(record.data() + 16);
+  auto event = std::find_if(events_.begin(), events_.end(), [&](const PerfDataEventInfo& info) {
+    return std::find(info.ids.begin(), info.ids.end(), id) != info.ids.end();
+  });
+  if (event == events_.end()) return true;  // of an event this file does not describe
+  auto payload = record.subspan(payload_at);
+  auto text = [&] {
+    const char* chars = reinterpret_cast<const char*>(payload.data());
+    return std::string(chars, strnlen(chars, payload.size()));
+  };
+  switch (type) {
+    case update_unit: event->unit = text(); break;
+    case update_name: event->name = text(); break;
+    case update_scale:
+      if (payload.size() >= sizeof(double)) event->scale = load<double>(payload.data());
+      break;
+    case update_cpus:
+      if (auto list = decode_cpu_map(payload)) event->cpus = std::move(list);
+      break;
+    default: break;  // a newer update type
+  }
+  return true;
+}
+
+void PerfDataReader::finish_events() {
+  all_identifier_ = !events_.empty();
+  for (auto& event : events_) {
+    event.config = ParseConfig::from_attr(event.attr);
+    all_identifier_ &= event.config.has(sf::identifier);
+    for (auto id : event.ids) id_to_event_.emplace_back(id, &event - events_.data());
+  }
+  std::sort(id_to_event_.begin(), id_to_event_.end());
+  if (events_.empty()) {
+    throw PerfDataError(pipe_mode_ ? data_begin_ : offsetof(perf_data::FileHeader, attrs),
+                        "the file describes no events");
+  }
+}
+
+std::optional<PerfDataError> PerfDataReader::record_at(std::uint64_t offset, std::uint64_t end,
+                                                       RecordView& view,
+                                                       std::uint64_t& next) const noexcept {
+  try {
+    if (end - offset < record_header_size) {
+      return PerfDataError(offset,
+                           fmt::format("{} bytes left: too few for a record header", end - offset));
+    }
+    std::memcpy(&view.header, bytes_.data() + offset, record_header_size);
+    if (view.header.size < record_header_size) {
+      return PerfDataError(
+          offset, fmt::format("record size {} is smaller than its header", view.header.size));
+    }
+    if (view.header.size > end - offset) {
+      return PerfDataError(offset, fmt::format("a {}-byte record (type {}) runs past the end of "
+                                               "the data at offset {:#x}",
+                                               view.header.size, view.header.type, end));
+    }
+    view.bytes = std::span<const std::byte>(bytes_.data() + offset, view.header.size);
+    next = offset + view.header.size;
+    if (pipe_mode_ &&
+        view.header.type == static_cast<std::uint32_t>(abi::UserRecordType::header_tracing_data)) {
+      // The tracing data follows its record, padded to 8 bytes.
+      if (view.header.size < record_header_size + 4) {
+        return PerfDataError(offset, "HEADER_TRACING_DATA record too short");
+      }
+      std::uint32_t size = 0;
+      std::memcpy(&size, bytes_.data() + offset + record_header_size, sizeof size);
+      std::uint64_t padded = (std::uint64_t{size} + 7) & ~std::uint64_t{7};
+      if (padded > end - next) {
+        return PerfDataError(offset,
+                             fmt::format("tracing data of {} bytes runs past the end", size));
+      }
+      next += padded;
+    }
+    return std::nullopt;
+  } catch (...) {
+    return PerfDataError(offset, "out of memory formatting an error");
+  }
+}
+
+std::size_t PerfDataReader::event_of(const RecordView& view) const noexcept {
+  if (events_.size() <= 1) return 0;
+  std::optional<std::uint64_t> id;
+  bool sample = view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample);
+  if (view.header.type >= 64) return 0;
+  if (all_identifier_) {
+    id = record_identifier(view);
+  } else {
+    // PERF_SAMPLE_ID: after IP, TID, TIME and ADDR in a sample; before STREAM_ID, CPU and
+    // IDENTIFIER at the end of other records. The first event's layout is the file's.
+    const ParseConfig& config = events_[0].config;
+    if (!config.has(sf::id)) return 0;
+    std::size_t offset;
+    if (sample) {
+      offset = record_header_size +
+               8 * ((config.has(sf::identifier) ? 1 : 0) + (config.has(sf::ip) ? 1 : 0) +
+                    (config.has(sf::tid) ? 1 : 0) + (config.has(sf::time) ? 1 : 0) +
+                    (config.has(sf::addr) ? 1 : 0));
+    } else {
+      if (!config.sample_id_all) return 0;
+      std::size_t from_end =
+          8 * (1 + (config.has(sf::stream_id) ? 1 : 0) + (config.has(sf::cpu) ? 1 : 0) +
+               (config.has(sf::identifier) ? 1 : 0));
+      if (view.header.size < from_end + record_header_size) return 0;
+      offset = view.header.size - from_end;
+    }
+    if (offset + 8 > view.bytes.size()) return 0;
+    id = load_u64(view.bytes.data() + offset);
+  }
+  if (!id || *id == 0) return 0;
+  auto found = std::lower_bound(id_to_event_.begin(), id_to_event_.end(),
+                                std::pair<std::uint64_t, std::size_t>{*id, 0});
+  if (found == id_to_event_.end() || found->first != *id) return 0;
+  return found->second;
+}
+
+std::uint64_t PerfDataReader::time_of(const RecordView& view, std::size_t event) const noexcept {
+  if (view.header.type >= 64 || event >= events_.size()) return 0;
+  const ParseConfig& config = events_[event].config;
+  if (!config.has(sf::time)) return 0;
+  std::size_t offset;
+  if (view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
+    offset =
+        record_header_size + 8 * ((config.has(sf::identifier) ? 1 : 0) +
+                                  (config.has(sf::ip) ? 1 : 0) + (config.has(sf::tid) ? 1 : 0));
+  } else {
+    if (!config.sample_id_all) return 0;
+    std::size_t from_end =
+        8 * (1 + (config.has(sf::id) ? 1 : 0) + (config.has(sf::stream_id) ? 1 : 0) +
+             (config.has(sf::cpu) ? 1 : 0) + (config.has(sf::identifier) ? 1 : 0));
+    if (view.header.size < from_end + record_header_size) return 0;
+    offset = view.header.size - from_end;
+  }
+  if (offset + 8 > view.bytes.size()) return 0;
+  return load_u64(view.bytes.data() + offset);
+}
+
+template <class Visit, class Held>
+std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) const {
+  PerfDataRecord record;
+  // Records the views cannot point at in place: those a COMPRESSED record or an odd-sized one
+  // before them left off an 8-byte boundary.
+  std::vector<std::byte> realigned;
+  std::optional<ZstdRecordStream> zstd;
+  std::uint64_t last_compressed = 0;
+  auto deliver = [&](std::span<const std::byte> bytes, std::uint64_t offset, bool stable) {
+    std::memcpy(&record.view.header, bytes.data(), record_header_size);
+    if (reinterpret_cast<std::uintptr_t>(bytes.data()) % 8 != 0) {
+      if (realigned.empty()) realigned.resize(record_size_max + 1);
+      std::memcpy(realigned.data(), bytes.data(), bytes.size());
+      bytes = std::span<const std::byte>(realigned.data(), bytes.size());
+      stable = false;
+    }
+    record.view.bytes = bytes;
+    record.offset = offset;
+    record.event = event_of(record.view);
+    record.time = time_of(record.view, record.event);
+    visit(record, stable);
+  };
+  std::uint64_t offset = data_begin_;
+  std::uint64_t next = 0;
+  RecordView view;
+  // The pages of a mapped file count toward the process's resident memory once read: those the
+  // walk is done with go back in large steps (a madvise per step), so a report's peak memory
+  // does not grow with the file.
+  std::uint64_t dropped = data_begin_;
+  std::uint64_t next_drop = data_begin_ + drop_step;
+  // The next step's pages are mapped in one call as the walk enters it: a page fault per 64 KiB
+  // cost more than reading the records of a dwarf recording (8 KiB stack copies) did.
+  bool populate = map_.mapped();
+  auto populate_step = [&](std::uint64_t from) {
+    if (populate && map_.populate_pages(from, drop_step) != 0) populate = false;
+  };
+  populate_step(offset);
+  while (offset < data_end_) {
+    if (offset >= next_drop && map_.mapped()) {
+      std::uint64_t until = std::min(offset, held());
+      if (until > dropped) {
+        map_.drop_pages(dropped, until - dropped);
+        dropped = until;
+      }
+      next_drop = offset + drop_step;
+      populate_step(offset);
+    }
+    if (auto error = record_at(offset, data_end_, view, next)) return error;
+    std::uint32_t type = view.header.type;
+    if (type == type_of(abi::UserRecordType::compressed) ||
+        type == type_of(abi::UserRecordType::compressed2)) {
+      std::span<const std::byte> payload = view.bytes.subspan(record_header_size);
+      if (type == type_of(abi::UserRecordType::compressed2)) {
+        // A data size, then the data padded to 8 bytes.
+        std::uint64_t size = payload.size() >= 8 ? load_u64(payload.data()) : ~0ULL;
+        if (size > payload.size() - std::min<std::size_t>(payload.size(), 8)) {
+          return PerfDataError(offset, fmt::format("COMPRESSED2 record of {} bytes says it holds "
+                                                   "{} bytes of data",
+                                                   view.header.size, size));
+        }
+        payload = payload.subspan(8, size);
+      }
+      if (features_.compression && features_.compression->type != CompressionInfo::zstd) {
+        return PerfDataError(offset, fmt::format("the records are compressed with method {}; "
+                                                 "perfscope decompresses zstd (1) only",
+                                                 features_.compression->type));
+      }
+      if (!zstd) zstd.emplace();
+      last_compressed = offset;
+      auto failure = zstd->feed(
+          payload, [&](std::span<const std::byte> bytes) { deliver(bytes, offset, false); });
+      if (failure) return PerfDataError(offset, *failure);
+    } else {
+      deliver(view.bytes, offset, true);
+    }
+    offset = next;
+  }
+  if (!data_error_ && zstd && zstd->pending() != 0) {
+    return PerfDataError(last_compressed,
+                         fmt::format("the compressed data ends {} bytes into a record (the "
+                                     "recording was cut short)",
+                                     zstd->pending()));
+  }
+  return data_error_;
+}
+
+std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visit) const {
+  return walk([&](const PerfDataRecord& record, bool) { visit(record); },
+              [] { return std::numeric_limits<std::uint64_t>::max(); });
+}
+
+std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visitor& visit) const {
+  // Records wait for their round to end. A mapped one waits as its offset in the file; one whose
+  // bytes do not outlive the walk's call (decompressed, realigned) as a copy in `arena`.
+  struct Queued {
+    std::uint64_t time;
+    std::uint64_t where;        // offset in the file, or in the arena
+    std::uint64_t file_offset;  // PerfDataRecord::offset
+    std::uint32_t event;
+    std::uint32_t in_arena;
+  };
+  std::vector<Queued> queue, scratch;
+  std::vector<std::size_t> runs;
+  std::vector<std::byte> arena, kept;
+  std::uint64_t round_limit = 0;  // the latest time of the previous round
+  std::uint64_t max_time = 0;
+  bool limit_set = false;
+  auto by_time = [](const Queued& a, const Queued& b) { return a.time < b.time; };
+  // A round holds one time-ordered stretch per CPU ring buffer drained into it: a merge of those
+  // runs (stable, so ties in time keep file order, as perf's insertion does) sorts it in
+  // O(n log runs), where a general sort took O(n log n) comparisons.
+  auto sort_queue = [&] {
+    runs.clear();
+    runs.push_back(0);
+    for (std::size_t i = 1; i < queue.size(); ++i) {
+      if (queue[i].time < queue[i - 1].time) runs.push_back(i);
+    }
+    if (runs.size() == 1) return;
+    runs.push_back(queue.size());
+    scratch.resize(queue.size());
+    Queued* from = queue.data();
+    Queued* to = scratch.data();
+    while (runs.size() > 2) {
+      std::size_t kept_runs = 0, run = 0;
+      for (; run + 2 < runs.size(); run += 2) {
+        std::merge(from + runs[run], from + runs[run + 1], from + runs[run + 1],
+                   from + runs[run + 2], to + runs[run], by_time);
+        runs[kept_runs++] = runs[run];
+      }
+      if (run + 1 < runs.size()) {
+        std::copy(from + runs[run], from + runs[run + 1], to + runs[run]);
+        runs[kept_runs++] = runs[run];
+      }
+      runs[kept_runs++] = queue.size();
+      runs.resize(kept_runs);
+      std::swap(from, to);
+    }
+    if (from != queue.data()) std::copy(from, from + queue.size(), queue.data());
+  };
+  PerfDataRecord out;
+  auto flush = [&](bool everything) {
+    sort_queue();
+    std::size_t delivered = 0;
+    for (; delivered < queue.size(); ++delivered) {
+      const Queued& entry = queue[delivered];
+      if (!everything && (!limit_set || entry.time > round_limit)) break;
+      const std::byte* at =
+          entry.in_arena ? arena.data() + entry.where : bytes_.data() + entry.where;
+      std::memcpy(&out.view.header, at, record_header_size);
+      out.view.bytes = std::span<const std::byte>(at, out.view.header.size);
+      out.offset = entry.file_offset;
+      out.event = entry.event;
+      out.time = entry.time;
+      visit(out);
+    }
+    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(delivered));
+    // What is left of the arena moves to the front of a fresh one.
+    kept.clear();
+    for (auto& entry : queue) {
+      if (!entry.in_arena) continue;
+      std::size_t at = kept.size();
+      std::uint16_t size;
+      std::memcpy(&size, arena.data() + entry.where + offsetof(abi::RecordHeader, size),
+                  sizeof size);
+      kept.insert(kept.end(), arena.begin() + static_cast<std::ptrdiff_t>(entry.where),
+                  arena.begin() + static_cast<std::ptrdiff_t>(entry.where + ((size + 7u) & ~7u)));
+      entry.where = at;
+    }
+    arena.swap(kept);
+  };
+  auto held = [&] {
+    std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
+    for (const Queued& entry : queue) {
+      if (!entry.in_arena) lowest = std::min(lowest, entry.where);
+    }
+    return lowest;
+  };
+  auto error = walk(
+      [&](const PerfDataRecord& record, bool stable) {
+        if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
+          flush(false);
+          round_limit = max_time;
+          limit_set = true;
+          visit(record);
+          return;
+        }
+        if (record.time == 0) {
+          visit(record);
+          return;
+        }
+        max_time = std::max(max_time, record.time);
+        auto event = static_cast<std::uint32_t>(record.event);
+        if (stable) {
+          auto where = static_cast<std::uint64_t>(record.view.bytes.data() - bytes_.data());
+          queue.push_back({record.time, where, record.offset, event, 0});
+          return;
+        }
+        std::size_t at = arena.size();
+        arena.resize(at + ((record.view.bytes.size() + 7) & ~std::size_t{7}));
+        std::memcpy(arena.data() + at, record.view.bytes.data(), record.view.bytes.size());
+        queue.push_back({record.time, at, record.offset, event, 1});
+      },
+      held);
+  flush(true);
+  return error;
+}
+
+}  // namespace perfscope

@@ -1,0 +1,408 @@
+#include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "perfscope/analysis/perf_data/byte_writer.hpp"
+#include "perfscope/core/error.hpp"
+#include "perfscope/core/event_attr.hpp"
+
+namespace perfscope {
+
+namespace {
+
+using perf_data::Feature;
+
+// Writes are batched: one write(2) per round, or per this many bytes in a long round.
+constexpr std::size_t flush_threshold = 1 << 20;
+
+// PERF_EVENT_UPDATE__NAME: an EVENT_UPDATE record carrying the event's name.
+constexpr std::uint64_t event_update_name = 2;
+
+class Encoder : public ByteWriter {
+ public:
+  void string(const std::string& text) {
+    std::size_t padded = (text.size() + 1 + perf_data::string_align - 1) / perf_data::string_align *
+                         perf_data::string_align;
+    u32(static_cast<std::uint32_t>(padded));
+    put(text.data(), text.size());
+    bytes.resize(bytes.size() + padded - text.size());
+  }
+  void string_list(const std::vector<std::string>& list) {
+    u32(static_cast<std::uint32_t>(list.size()));
+    for (const auto& text : list) string(text);
+  }
+};
+
+}  // namespace
+
+namespace {
+
+// A HEADER_FEATURE record: header, the feature bit as u64, the section's contents. Like perf, the
+// size is not rounded to 8 bytes (perf's readers take the contents to end with the record).
+void append_feature_record(PerfDataWriter& writer, unsigned bit,
+                           const std::vector<std::byte>& contents) {
+  // A record's size is 16 bits: perf has the same limit, and no feature perfscope writes nears it.
+  if (contents.size() > 0xffff - 16) return;
+  struct {
+    abi::RecordHeader header;
+    std::uint64_t feature;
+  } record{{static_cast<std::uint32_t>(abi::UserRecordType::header_feature), 0,
+            static_cast<std::uint16_t>(16 + contents.size())},
+           bit};
+  static_assert(sizeof record == 16);
+  writer.append(std::as_bytes(std::span(&record, 1)));
+  writer.append(contents);
+}
+
+}  // namespace
+
+std::uint32_t portable_attr_size(const abi::PerfEventAttr& attr) {
+  return EventAttr(attr).fields_set_beyond(perf_data::portable_attr_size).empty()
+             ? perf_data::portable_attr_size
+             : static_cast<std::uint32_t>(sizeof(abi::PerfEventAttr));
+}
+
+std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& features,
+                                      const std::vector<PerfDataEvent>& events,
+                                      std::uint32_t attr_size) {
+  Encoder out;
+  auto string = [&](const std::optional<std::string>& value) {
+    if (value) out.string(*value);
+  };
+  switch (static_cast<Feature>(bit)) {
+    case Feature::hostname: string(features.hostname); break;
+    case Feature::osrelease: string(features.osrelease); break;
+    case Feature::version: string(features.version); break;
+    case Feature::arch: string(features.arch); break;
+    case Feature::cpudesc: string(features.cpudesc); break;
+    case Feature::cpuid: string(features.cpuid); break;
+    case Feature::nrcpus:
+      if (features.nr_cpus_available && features.nr_cpus_online) {
+        out.u32(*features.nr_cpus_available);
+        out.u32(*features.nr_cpus_online);
+      }
+      break;
+    case Feature::total_mem:
+      if (features.total_mem_kb) out.u64(*features.total_mem_kb);
+      break;
+    case Feature::clockid:
+      if (features.clockid_res_ns) out.u64(*features.clockid_res_ns);
+      break;
+    case Feature::clock_data:
+      if (features.clock_data) {
+        out.u32(ClockData::version);
+        out.u32(features.clock_data->clockid);
+        out.u64(features.clock_data->wall_clock_ns);
+        out.u64(features.clock_data->clockid_time_ns);
+      }
+      break;
+    case Feature::sample_time:
+      if (features.sample_time) {
+        out.u64(features.sample_time->first);
+        out.u64(features.sample_time->second);
+      }
+      break;
+    case Feature::cmdline:
+      if (features.cmdline) out.string_list(*features.cmdline);
+      break;
+    case Feature::event_desc:
+      out.u32(static_cast<std::uint32_t>(events.size()));
+      out.u32(attr_size);
+      for (const auto& event : events) {
+        abi::PerfEventAttr attr = event.attr;
+        attr.size = attr_size;
+        out.put(&attr, attr_size);
+        out.u32(static_cast<std::uint32_t>(event.ids.size()));
+        out.string(event.name);
+        for (auto id : event.ids) out.u64(id);
+      }
+      break;
+    case Feature::cpu_topology:
+      if (features.cpu_topology) {
+        const CpuTopology& topology = *features.cpu_topology;
+        out.string_list(topology.core_siblings);
+        out.string_list(topology.thread_siblings);
+        for (const auto& cpu : topology.cpus) {
+          out.u32(cpu.core_id);
+          out.u32(cpu.socket_id);
+        }
+        if (!topology.die_siblings.empty()) {
+          out.string_list(topology.die_siblings);
+          for (const auto& cpu : topology.cpus) out.u32(cpu.die_id);
+        }
+      }
+      break;
+    case Feature::build_id:
+      for (const auto& entry : features.build_ids) {
+        std::size_t name_size = (entry.filename.size() + 1 + perf_data::string_align - 1) /
+                                perf_data::string_align * perf_data::string_align;
+        perf_data::BuildIdHead head{};
+        head.header.type = static_cast<std::uint32_t>(abi::UserRecordType::header_build_id);
+        head.header.misc = static_cast<std::uint16_t>(entry.misc | perf_data::build_id_size_misc);
+        head.header.size = static_cast<std::uint16_t>(sizeof head + name_size);
+        head.pid = entry.pid;
+        std::size_t id_size = std::min(entry.build_id.size(), perf_data::build_id_max);
+        std::memcpy(head.build_id, entry.build_id.data(), id_size);
+        head.build_id[20] = static_cast<std::uint8_t>(id_size);
+        out.put(&head, sizeof head);
+        out.put(entry.filename.data(), entry.filename.size());
+        out.bytes.resize(out.bytes.size() + name_size - entry.filename.size());
+      }
+      break;
+    case Feature::tracing_data:
+      if (features.tracing_data)
+        out.put(features.tracing_data->data(), features.tracing_data->size());
+      break;
+    default: break;
+  }
+  return std::move(out.bytes);
+}
+
+PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfDataEvent> events)
+    : path_(path), events_(std::move(events)) {
+  if (events_.empty()) throw std::invalid_argument("a recording needs at least one event");
+  attr_size_ = perf_data::portable_attr_size;
+  for (const auto& event : events_)
+    attr_size_ = std::max(attr_size_, portable_attr_size(event.attr));
+  buffer_.reserve(flush_threshold + 65536);
+  if (path == "-") {
+    pipe_ = true;
+    if (::isatty(STDOUT_FILENO)) {
+      throw std::invalid_argument(
+          "-o -: standard output is a terminal; pipe the recording into a reader "
+          "(| perf script -i -) or redirect it to a file");
+    }
+    fd_ = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+    if (fd_ < 0) {
+      int errnum = errno;
+      throw Error(errnum,
+                  fmt::format("cannot use standard output for -o -: {}", std::strerror(errnum)));
+    }
+    perf_data::PipeHeader header;
+    append(std::as_bytes(std::span(&header, 1)));
+    for (const auto& event : events_) {
+      abi::PerfEventAttr attr = event.attr;
+      attr.size = attr_size_;
+      abi::RecordHeader record{
+          static_cast<std::uint32_t>(abi::UserRecordType::header_attr), 0,
+          static_cast<std::uint16_t>(sizeof(abi::RecordHeader) + attr_size_ +
+                                     event.ids.size() * sizeof(std::uint64_t))};
+      append(std::as_bytes(std::span(&record, 1)));
+      append(std::as_bytes(std::span(reinterpret_cast<const std::byte*>(&attr), attr_size_)));
+      append(std::as_bytes(std::span(event.ids)));
+    }
+    // perf names events in streams by EVENT_UPDATE: without it perf script calls a tracepoint
+    // "unknown tracepoint" (it names the event from the attr before the formats arrive).
+    for (const auto& event : events_) {
+      if (event.name.empty() || event.ids.empty()) continue;
+      std::size_t name_size = (event.name.size() + 1 + 7) & ~std::size_t{7};
+      struct {
+        abi::RecordHeader header;
+        std::uint64_t type;
+        std::uint64_t id;
+      } update{{static_cast<std::uint32_t>(abi::UserRecordType::event_update), 0,
+                static_cast<std::uint16_t>(24 + name_size)},
+               event_update_name,
+               event.ids.front()};
+      static_assert(sizeof update == 24);
+      append(std::as_bytes(std::span(&update, 1)));
+      std::vector<std::byte> name(name_size);
+      std::memcpy(name.data(), event.name.data(), event.name.size());
+      append(name);
+    }
+    return;
+  }
+  // Like perf: keep the previous recording as PATH.old rather than overwrite it.
+  if (::access(path.c_str(), F_OK) == 0) ::rename(path.c_str(), (path + ".old").c_str());
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd_ < 0) {
+    int errnum = errno;
+    throw Error(errnum, fmt::format("cannot create {}: {}", path, std::strerror(errnum)),
+                "choose another output file with -o FILE.");
+  }
+  // The umask may have narrowed it; it can never have widened it.
+  ::fchmod(fd_, 0600);
+
+  perf_data::FileHeader header;
+  header.size = sizeof header;
+  header.attr_size = attr_size_ + sizeof(perf_data::FileSection);
+  header.attrs = {sizeof header, events_.size() * header.attr_size};
+  Encoder body;
+  std::uint64_t ids_offset = header.attrs.offset + header.attrs.size;
+  for (const auto& event : events_) {
+    abi::PerfEventAttr attr = event.attr;
+    attr.size = attr_size_;
+    body.put(&attr, attr_size_);
+    perf_data::FileSection ids{ids_offset, event.ids.size() * sizeof(std::uint64_t)};
+    body.put(&ids, sizeof ids);
+    ids_offset += ids.size;
+  }
+  for (const auto& event : events_) {
+    for (auto id : event.ids) body.u64(id);
+  }
+  data_offset_ = ids_offset;
+  header.data = {data_offset_, 0};
+  write_at(0, &header, sizeof header);
+  write_at(sizeof header, body.bytes.data(), body.bytes.size());
+}
+
+PerfDataWriter::~PerfDataWriter() {
+  if (fd_ < 0) return;
+  if (!finished_) {
+    // Unwinding from an error: keep what was recorded readable.
+    try {
+      write_out();
+      update_data_size();
+    } catch (...) {
+    }
+  }
+  ::close(fd_);
+}
+
+void PerfDataWriter::write_sequential(const void* bytes, std::size_t size) {
+  const auto* at = static_cast<const char*>(bytes);
+  while (size > 0) {
+    ssize_t written = ::write(fd_, at, size);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      int errnum = errno;
+      throw Error(
+          errnum,
+          fmt::format("cannot write the recording to standard output: {}", std::strerror(errnum)),
+          errnum == EPIPE ? "the reader at the other end of the pipe exited early." : "");
+    }
+    at += written;
+    size -= static_cast<std::size_t>(written);
+  }
+}
+
+void PerfDataWriter::write_at(std::uint64_t offset, const void* bytes, std::size_t size) {
+  const auto* at = static_cast<const char*>(bytes);
+  while (size > 0) {
+    ssize_t written = ::pwrite(fd_, at, size, static_cast<off_t>(offset));
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      int errnum = errno;
+      throw Error(errnum, fmt::format("cannot write {}: {}", path_, std::strerror(errnum)),
+                  errnum == ENOSPC ? "the disk is full; free space or write elsewhere (-o)." : "");
+    }
+    at += written;
+    offset += static_cast<std::uint64_t>(written);
+    size -= static_cast<std::size_t>(written);
+  }
+}
+
+void PerfDataWriter::append(std::span<const std::byte> record) {
+  buffer_.insert(buffer_.end(), record.begin(), record.end());
+  if (buffer_.size() >= flush_threshold) write_out();
+}
+
+void PerfDataWriter::write_out() {
+  if (buffer_.empty()) return;
+  if (pipe_) {
+    write_sequential(buffer_.data(), buffer_.size());
+    data_size_ += buffer_.size();
+    buffer_.clear();
+    return;
+  }
+  write_at(data_offset_ + data_size_, buffer_.data(), buffer_.size());
+  data_size_ += buffer_.size();
+  buffer_.clear();
+}
+
+void PerfDataWriter::update_data_size() {
+  if (pipe_) return;  // a stream has no header to go back to
+  write_at(perf_data::data_size_offset, &data_size_, sizeof data_size_);
+}
+
+void PerfDataWriter::end_round() {
+  abi::RecordHeader round{static_cast<std::uint32_t>(abi::UserRecordType::finished_round), 0,
+                          sizeof(abi::RecordHeader)};
+  append(std::as_bytes(std::span(&round, 1)));
+  write_out();
+  update_data_size();
+}
+
+void PerfDataWriter::begin_pipe(const PerfDataFeatures& features) {
+  if (!pipe_) return;
+  for (unsigned bit = 1; bit <= perf_data::feature_last_known; ++bit) {
+    // perf reads these from a seekable file only (BUILD_ID, TRACING_DATA), or they are known at
+    // the end only (SAMPLE_TIME).
+    if (bit == perf_data::bit(Feature::build_id) || bit == perf_data::bit(Feature::tracing_data) ||
+        bit == perf_data::bit(Feature::sample_time)) {
+      continue;
+    }
+    auto contents = encode_feature(bit, features, events_, attr_size_);
+    if (contents.empty()) continue;
+    append_feature_record(*this, bit, contents);
+  }
+  // perf ends the features with a record for one past its last feature bit.
+  append_feature_record(*this, perf_data::feature_last_known + 1, {});
+  if (features.tracing_data) {
+    // The blob follows the record, padded to 8 bytes; the record's size field holds the padded
+    // size, which is what perf checks its parse against.
+    const auto& data = *features.tracing_data;
+    std::uint32_t padded = static_cast<std::uint32_t>((data.size() + 7) & ~std::size_t{7});
+    struct {
+      abi::RecordHeader header;
+      std::uint32_t size;
+      std::uint32_t pad;
+    } record{
+        {static_cast<std::uint32_t>(abi::UserRecordType::header_tracing_data), 0, 16}, padded, 0};
+    static_assert(sizeof record == 16);
+    append(std::as_bytes(std::span(&record, 1)));
+    append(data);
+    std::vector<std::byte> zeros(padded - data.size());
+    append(zeros);
+  }
+}
+
+void PerfDataWriter::end_init() {
+  if (!pipe_) return;
+  abi::RecordHeader record{static_cast<std::uint32_t>(abi::UserRecordType::finished_init), 0,
+                           sizeof(abi::RecordHeader)};
+  append(std::as_bytes(std::span(&record, 1)));
+}
+
+void PerfDataWriter::finish(const PerfDataFeatures& features) {
+  write_out();
+  if (pipe_) {
+    // The BUILD_ID feature's entries are HEADER_BUILD_ID records already.
+    append(encode_feature(perf_data::bit(Feature::build_id), features, events_, attr_size_));
+    write_out();
+    finished_ = true;
+    return;
+  }
+  perf_data::FileHeader header;
+  header.size = sizeof header;
+  header.attr_size = attr_size_ + sizeof(perf_data::FileSection);
+  header.attrs = {sizeof header, events_.size() * header.attr_size};
+  header.data = {data_offset_, data_size_};
+  std::vector<std::pair<unsigned, std::vector<std::byte>>> sections;
+  for (unsigned bit = 1; bit <= perf_data::feature_last_known; ++bit) {
+    auto contents = encode_feature(bit, features, events_, attr_size_);
+    if (contents.empty()) continue;
+    header.set_feature(bit);
+    sections.emplace_back(bit, std::move(contents));
+  }
+  std::uint64_t table = data_offset_ + data_size_;
+  std::uint64_t at = table + sections.size() * sizeof(perf_data::FileSection);
+  std::vector<perf_data::FileSection> entries;
+  for (const auto& [bit, contents] : sections) {
+    entries.push_back({at, contents.size()});
+    write_at(at, contents.data(), contents.size());
+    at += contents.size();
+  }
+  write_at(table, entries.data(), entries.size() * sizeof(perf_data::FileSection));
+  // Last: until here the file reads as an unfinished recording, which it still was.
+  write_at(0, &header, sizeof header);
+  finished_ = true;
+}
+
+}  // namespace perfscope

@@ -1,0 +1,749 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <unordered_map>
+#include <variant>
+
+#include "analysis/profile/flat_index_map.hpp"
+#include "perfscope/abi/record_type.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/perf_data/perf_data_format.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/analysis/symbols/task_maps.hpp"
+
+namespace perfscope {
+
+namespace {
+
+namespace sf = abi::sample_format;
+namespace cc = abi::callchain_context;
+namespace misc = abi::record_misc;
+using detail::FlatIndexMap;
+
+constexpr std::string_view kernel_dso = "[kernel.kallsyms]";
+
+bool kernel_mode(std::uint16_t cpumode) {
+  return cpumode == misc::kernel || cpumode == misc::guest_kernel;
+}
+
+std::string_view file_name_of(std::string_view path) {
+  auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// One ip of a sample's stack: where it was taken and whether it is a return address (the
+// instruction after a call: one byte back is the call itself, inside the caller's function
+// and line even when the call was the function's last instruction).
+struct StackIp {
+  std::uint64_t ip;
+  std::uint16_t cpumode;
+  bool return_address;
+};
+
+}  // namespace
+
+struct ProfileBuilder::State {
+  explicit State(ProfileOptions o) : options(std::move(o)), symbolizer(options.symbols) {}
+
+  ProfileOptions options;
+  Symbolizer symbolizer;
+  TaskMaps maps;
+  std::unique_ptr<DwarfUnwinder> unwinder;  // made at the first dwarf sample
+  struct EventState {
+    ParseConfig config;
+    SampleRecord sample;  // reused: decoding into the same object is the decoder's fast path
+  };
+  std::vector<EventState> events;
+  Profile profile;
+
+  // Interning tables.
+  std::unordered_map<std::string, std::uint32_t> dso_index;
+  std::unordered_map<std::string, std::uint32_t> function_index;  // name '\0' dso
+  FlatIndexMap frame_index;               // (address, function << 1 | inlined) -> frame
+  FlatIndexMap address_frames;            // (address, context) -> run in frame_runs
+  std::vector<std::uint32_t> frame_runs;  // [count, frame (outermost first)...] per address
+  FlatIndexMap stack_index;               // (parent, frame) -> stack
+  FlatIndexMap mapping_keys;              // (start, pid << 32 | dso) -> mapping
+  FlatIndexMap thread_index;              // (tid, generation of its comm) -> thread
+  std::unordered_map<std::string, std::uint32_t> comm_ids;
+  std::unordered_map<std::string, std::vector<std::uint8_t>> recorded_build_ids;
+  std::vector<std::int8_t> function_passes;  // the leaf filters per function: -1 not yet known
+  FlatIndexMap group_index;  // (stack << 32 | thread, event << 32 | cpu) -> sample group
+
+  // Kernel frames are named in finish(), kallsyms meanwhile loading on a thread of its own
+  // (Symbolizer::prefetch_kernel): reading /proc/kallsyms is a large share of a report's time.
+  // The leaf filters need the names at once, so with them frames are named as they come.
+  bool defer_kernel = options.filter.dsos.empty() && options.filter.symbols.empty();
+  struct PendingKernelFrame {
+    std::uint32_t frame;
+    std::uint64_t lookup;  // the address to name (a return address's call instruction)
+    std::optional<TaskMaps::MappingView> mapping;
+    std::string filename;  // of the mapping (its view's name may not outlive the walk)
+  };
+  std::vector<PendingKernelFrame> pending_kernel;
+
+  // The last answers per thread (by tid, direct-mapped): its thread entry and its process's
+  // mappings generation, good until the next COMM, FORK or MMAP record (task_epoch).
+  std::uint64_t task_epoch = 0;
+  // The group of the last leaf-only sample of a thread at an ip (see observe_sample).
+  struct LeafGroupEntry {
+    std::uint64_t ip = 0, epoch = 0;
+    std::uint32_t pid = 0, tid = 0, cpu = 0, event = 0;
+    std::uint32_t group = no_index;
+    std::uint16_t cpumode = 0;
+  };
+  static constexpr unsigned leaf_group_bits = 12;
+  std::vector<LeafGroupEntry> leaf_groups = std::vector<LeafGroupEntry>(1u << leaf_group_bits);
+  struct TaskCacheEntry {
+    std::uint64_t epoch = ~std::uint64_t{0};
+    std::uint32_t pid = 0, tid = 0;
+    std::uint32_t thread = no_index;
+    std::uint64_t maps_generation = 0;
+  };
+  std::array<TaskCacheEntry, 256> task_cache;
+
+  // Per-sample scratch space, kept between samples.
+  std::vector<StackIp> stack_ips;
+  std::vector<std::uint64_t> unwound;
+  std::vector<std::uint32_t> leaf_first_frames;
+  std::string key;
+
+  std::uint64_t undecodable = 0;
+
+  std::uint32_t intern_dso(std::string_view path, bool kernel,
+                           std::span<const std::uint8_t> build_id) {
+    key.assign(path);
+    auto found = dso_index.find(key);
+    if (found != dso_index.end()) return found->second;
+    ProfileDso dso;
+    dso.path = std::string(path);
+    dso.kernel = kernel;
+    if (!build_id.empty()) {
+      dso.build_id = build_id_hex(std::vector<std::uint8_t>(build_id.begin(), build_id.end()));
+    } else if (auto recorded = recorded_build_ids.find(dso.path);
+               recorded != recorded_build_ids.end()) {
+      dso.build_id = build_id_hex(recorded->second);
+    }
+    auto index = static_cast<std::uint32_t>(profile.dsos.size());
+    profile.dsos.push_back(std::move(dso));
+    dso_index.emplace(profile.dsos.back().path, index);
+    return index;
+  }
+
+  std::uint32_t intern_function(std::string_view name, std::uint32_t dso, bool resolved,
+                                std::uint64_t start) {
+    key.assign(name);
+    key.push_back('\0');
+    key.append(reinterpret_cast<const char*>(&dso), sizeof dso);
+    auto found = function_index.find(key);
+    if (found != function_index.end()) return found->second;
+    auto index = static_cast<std::uint32_t>(profile.functions.size());
+    profile.functions.push_back(ProfileFunction{std::string(name), dso, resolved, start});
+    function_passes.push_back(-1);
+    function_index.emplace(key, index);
+    return index;
+  }
+
+  std::uint32_t intern_frame(ProfileFrame frame) {
+    std::uint64_t b = std::uint64_t{frame.function} << 1 | (frame.inlined ? 1 : 0);
+    std::uint32_t found = frame_index.find(frame.address, b);
+    if (found != FlatIndexMap::absent) return found;
+    auto index = static_cast<std::uint32_t>(profile.frames.size());
+    frame_index.insert(frame.address, b, index);
+    profile.frames.push_back(std::move(frame));
+    return index;
+  }
+
+  // The mapping a frame was found in, kept as it is now (the first sample to hit it).
+  std::uint32_t intern_mapping(std::uint32_t pid, const TaskMaps::MappingView& mapping,
+                               std::uint32_t dso) {
+    auto index = static_cast<std::uint32_t>(profile.mappings.size());
+    std::uint32_t found = mapping_keys.insert(mapping.start, std::uint64_t{pid} << 32 | dso, index);
+    if (found == index) {
+      profile.mappings.push_back({pid, dso, mapping.start, mapping.end, mapping.pgoff});
+    }
+    return found;
+  }
+
+  std::span<const std::uint8_t> build_id_for(const TaskMaps::MappingView& mapping) {
+    if (!mapping.build_id.empty()) return mapping.build_id;
+    auto found = recorded_build_ids.find(*mapping.filename);
+    if (found == recorded_build_ids.end()) return {};
+    return found->second;
+  }
+
+  // Symbolizes one ip into frames (the inlined calls there, then the real function) appended to
+  // frame_runs; returns the run's offset.
+  std::uint32_t resolve(std::uint32_t pid, const StackIp& ip) {
+    std::uint64_t lookup = ip.return_address ? ip.ip - 1 : ip.ip;
+    bool kernel = kernel_mode(ip.cpumode);
+    std::optional<TaskMaps::MappingView> mapping = maps.mapping_of(pid, ip.ip, ip.cpumode);
+    // The kernel's MMAP record carries its _text address as pgoff: the symbolizer checks the
+    // kallsyms it reads against it.
+    if (kernel && mapping && *mapping->filename == kernel_dso) {
+      symbolizer.set_kernel_reference_address(mapping->pgoff);
+    }
+    if (kernel && defer_kernel) return defer_kernel_frame(ip, lookup, mapping);
+    SymbolizedAddress symbol;
+    std::uint32_t dso = no_index;
+    std::uint64_t dso_address = ip.ip;
+    if (kernel) {
+      symbol = symbolizer.resolve_kernel(lookup);
+      std::string_view name = !symbol.dso.empty() ? symbol.dso
+                              : mapping           ? std::string_view(*mapping->filename)
+                                                  : kernel_dso;
+      dso = intern_dso(name, true, {});
+    } else if (ip.cpumode == misc::user || ip.cpumode == misc::cpumode_unknown) {
+      std::string_view name = mapping ? std::string_view(*mapping->filename) : std::string_view();
+      if (mapping && !is_anonymous_mapping(name) && name.front() != '[') {
+        symbol =
+            symbolizer.resolve_file(name, mapping->file_offset(lookup), build_id_for(*mapping));
+        dso_address = mapping->file_offset(ip.ip);
+        dso = intern_dso(name, false, build_id_for(*mapping));
+      } else if (mapping && is_anonymous_mapping(name)) {
+        symbol = symbolizer.resolve_jit(pid, lookup);
+        if (!symbol.dso.empty()) {
+          dso = intern_dso(symbol.dso, false, {});
+        } else if (mapping) {
+          dso = intern_dso(name, false, {});
+        }
+      } else if (mapping) {
+        // [vdso], [vsyscall] and the like: named by their mapping, no file to read.
+        dso = intern_dso(name, false, {});
+        dso_address = mapping->file_offset(ip.ip);
+      }
+      // No mapping at all (a sample before the process's maps were recorded): [unknown].
+    }
+    std::string_view function_name = symbol.symbol;
+    if (function_name.empty()) {
+      // perf's spelling: "0x" and 16 hex digits.
+      key = dso == no_index ? std::string("[unknown]") : fmt::format("{:#018x}", dso_address);
+      function_name = key;
+    }
+    std::string name_storage(function_name);
+    std::uint64_t start = dso_address;
+    if (!symbol.symbol.empty()) start = dso_address - (ip.return_address ? 1 : 0) - symbol.offset;
+    std::uint32_t function = intern_function(name_storage, dso, !symbol.symbol.empty(), start);
+    // A kernel module's code lies inside the kernel's mapping but is not the kernel image.
+    std::uint32_t mapping_index = no_index;
+    if (mapping && dso != no_index && (!kernel || profile.dsos[dso].path == *mapping->filename)) {
+      mapping_index = intern_mapping(kernel ? no_index : pid, *mapping, dso);
+    }
+
+    auto offset = static_cast<std::uint32_t>(frame_runs.size());
+    frame_runs.push_back(static_cast<std::uint32_t>(1 + symbol.inlined.size()));
+    ProfileFrame outer;
+    outer.function = function;
+    outer.address = ip.ip;
+    outer.dso_address = dso_address;
+    outer.kernel = kernel;
+    outer.source_file = std::string(symbol.source.file);
+    outer.line = symbol.source.line;
+    outer.mapping = mapping_index;
+    frame_runs.push_back(intern_frame(std::move(outer)));
+    // Innermost call first in `inlined`: the run goes outermost first, so walk it backwards.
+    for (std::size_t i = symbol.inlined.size(); i-- > 0;) {
+      const InlinedCall& call = symbol.inlined[i];
+      ProfileFrame frame;
+      frame.function = intern_function(call.function, dso, true, 0);
+      frame.address = ip.ip;
+      frame.dso_address = dso_address;
+      frame.kernel = kernel;
+      frame.source_file = std::string(call.location.file);
+      frame.line = call.location.line;
+      frame.inlined = true;
+      frame.mapping = mapping_index;
+      frame_runs.push_back(intern_frame(std::move(frame)));
+    }
+    return offset;
+  }
+
+  // A kernel frame whose name finish() fills in (name_kernel_frames): one per address and way it
+  // was reached, as the frames_of cache asks for it once per both.
+  std::uint32_t defer_kernel_frame(const StackIp& ip, std::uint64_t lookup,
+                                   const std::optional<TaskMaps::MappingView>& mapping) {
+    symbolizer.prefetch_kernel();
+    ProfileFrame frame;
+    frame.address = ip.ip;
+    frame.dso_address = ip.ip;
+    frame.kernel = true;
+    auto index = static_cast<std::uint32_t>(profile.frames.size());
+    profile.frames.push_back(std::move(frame));
+    pending_kernel.push_back(
+        {index, lookup, mapping, mapping ? *mapping->filename : std::string()});
+    auto offset = static_cast<std::uint32_t>(frame_runs.size());
+    frame_runs.push_back(1);
+    frame_runs.push_back(index);
+    return offset;
+  }
+
+  // Names the deferred kernel frames, then makes frames that turned out the same (an address
+  // met both as a sampled ip and as a return address, naming one function) one again, with
+  // the stacks through them, as naming them at once would have.
+  void name_kernel_frames() {
+    if (pending_kernel.empty()) return;
+    for (PendingKernelFrame& pending : pending_kernel) {
+      SymbolizedAddress symbol = symbolizer.resolve_kernel(pending.lookup);
+      ProfileFrame& frame = profile.frames[pending.frame];
+      std::string_view name = !symbol.dso.empty() ? symbol.dso
+                              : pending.mapping   ? std::string_view(pending.filename)
+                                                  : kernel_dso;
+      std::uint32_t dso = intern_dso(name, true, {});
+      std::string function_name = symbol.symbol.empty() ? fmt::format("{:#018x}", frame.address)
+                                                        : std::string(symbol.symbol);
+      frame.function =
+          intern_function(function_name, dso, !symbol.symbol.empty(),
+                          symbol.symbol.empty() ? frame.address : pending.lookup - symbol.offset);
+      frame.source_file = std::string(symbol.source.file);
+      frame.line = symbol.source.line;
+      if (pending.mapping && profile.dsos[dso].path == pending.filename) {
+        pending.mapping->filename = &pending.filename;
+        frame.mapping = intern_mapping(no_index, *pending.mapping, dso);
+      }
+    }
+    pending_kernel.clear();
+
+    std::vector<std::uint32_t> frame_map(profile.frames.size());
+    FlatIndexMap canonical(profile.frames.size() * 2);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < profile.frames.size(); ++i) {
+      const ProfileFrame& frame = profile.frames[i];
+      std::uint64_t b = std::uint64_t{frame.function} << 1 | (frame.inlined ? 1 : 0);
+      std::uint32_t found = canonical.insert(frame.address, b, static_cast<std::uint32_t>(kept));
+      if (found == kept) {
+        if (kept != i) profile.frames[kept] = std::move(profile.frames[i]);
+        ++kept;
+      }
+      frame_map[i] = found;
+    }
+    if (kept == profile.frames.size()) return;
+    profile.frames.resize(kept);
+    // A stack's parent comes before it: remapped in order, each parent is final when needed.
+    std::vector<std::uint32_t> stack_map(profile.stacks.size());
+    FlatIndexMap stacks(profile.stacks.size() * 2);
+    std::vector<ProfileStack> merged;
+    merged.reserve(profile.stacks.size());
+    for (std::size_t i = 0; i < profile.stacks.size(); ++i) {
+      ProfileStack stack = profile.stacks[i];
+      if (stack.parent != no_index) stack.parent = stack_map[stack.parent];
+      stack.frame = frame_map[stack.frame];
+      auto index = static_cast<std::uint32_t>(merged.size());
+      std::uint32_t found = stacks.insert(stack.parent, stack.frame, index);
+      if (found == index) merged.push_back(stack);
+      stack_map[i] = found;
+    }
+    profile.stacks = std::move(merged);
+    for (ProfileSample& sample : profile.samples) {
+      if (sample.stack != no_index) sample.stack = stack_map[sample.stack];
+    }
+    std::vector<ProfileSampleGroup> groups = std::move(profile.sample_groups);
+    profile.sample_groups.clear();
+    group_index = FlatIndexMap(groups.size() * 2);
+    for (ProfileSampleGroup& group : groups) {
+      if (group.stack != no_index) group.stack = stack_map[group.stack];
+      add_to_group(group.stack, group.thread, group.event, group.cpu, group.samples, group.period);
+    }
+  }
+
+  std::uint32_t add_to_group(std::uint32_t stack, std::uint32_t thread, std::uint32_t event,
+                             std::uint32_t cpu, std::uint64_t samples, std::uint64_t period) {
+    auto index = static_cast<std::uint32_t>(profile.sample_groups.size());
+    std::uint32_t found = group_index.insert(std::uint64_t{stack} << 32 | thread,
+                                             std::uint64_t{event} << 32 | cpu, index);
+    if (found == index) profile.sample_groups.push_back({stack, thread, event, cpu, 0, 0});
+    profile.sample_groups[found].samples += samples;
+    profile.sample_groups[found].period += period;
+    return found;
+  }
+
+  TaskCacheEntry& task_of(const SampleRecord& sample) {
+    TaskCacheEntry& entry = task_cache[sample.tid % task_cache.size()];
+    if (entry.epoch != task_epoch || entry.tid != sample.tid || entry.pid != sample.pid) {
+      entry = {task_epoch, sample.pid, sample.tid, no_index, maps.maps_generation(sample.pid)};
+    }
+    return entry;
+  }
+
+  // The frames of one ip, outermost first, from the cache or the symbolizer. `generation`: of
+  // the mappings of process `pid`.
+  std::span<const std::uint32_t> frames_of(std::uint32_t pid, std::uint64_t generation,
+                                           const StackIp& ip) {
+    // Kernel addresses mean the same in every process; user ones are keyed by the process and
+    // the version of its mappings (exec and mmap change what an address names).
+    std::uint64_t context = kernel_mode(ip.cpumode)
+                                ? 1
+                                : ((std::uint64_t{pid} << 32 ^ generation) << 2) | 2 |
+                                      (ip.cpumode == misc::user ? 0 : 1ULL << 63);
+    context ^= ip.return_address ? 1ULL << 62 : 0;
+    std::uint32_t run = address_frames.find(ip.ip, context);
+    if (run == FlatIndexMap::absent) {
+      run = resolve(pid, ip);
+      address_frames.insert(ip.ip, context, run);
+    }
+    return std::span<const std::uint32_t>(frame_runs).subspan(run + 1, frame_runs[run]);
+  }
+
+  std::uint32_t thread_of(const SampleRecord& sample) {
+    std::string_view comm = maps.comm_of(sample.tid);
+    std::string unknown;
+    if (comm.empty()) {
+      unknown = fmt::format(":{}", sample.tid);
+      comm = unknown;
+    }
+    key.assign(comm);
+    auto comm_id = comm_ids.find(key);
+    auto id =
+        comm_id != comm_ids.end()
+            ? comm_id->second
+            : comm_ids.emplace(key, static_cast<std::uint32_t>(comm_ids.size())).first->second;
+    std::uint64_t a = std::uint64_t{sample.pid} << 32 | sample.tid;
+    auto index = static_cast<std::uint32_t>(profile.threads.size());
+    std::uint32_t found = thread_index.insert(a, id, index);
+    if (found == index) profile.threads.push_back({sample.pid, sample.tid, std::string(comm)});
+    return found;
+  }
+
+  bool thread_passes(const SampleRecord& sample) const {
+    const ProfileFilter& filter = options.filter;
+    if (!filter.pids.empty() &&
+        std::find(filter.pids.begin(), filter.pids.end(), sample.pid) == filter.pids.end()) {
+      return false;
+    }
+    if (!filter.tids.empty() &&
+        std::find(filter.tids.begin(), filter.tids.end(), sample.tid) == filter.tids.end()) {
+      return false;
+    }
+    if (!filter.comms.empty()) {
+      std::string_view comm = maps.comm_of(sample.tid);
+      if (std::find(filter.comms.begin(), filter.comms.end(), comm) == filter.comms.end()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool function_passes_filter(std::uint32_t function) {
+    std::int8_t& known = function_passes[function];
+    if (known >= 0) return known != 0;
+    const ProfileFilter& filter = options.filter;
+    const ProfileFunction& f = profile.functions[function];
+    bool pass = true;
+    if (!filter.symbols.empty()) {
+      pass =
+          std::find(filter.symbols.begin(), filter.symbols.end(), f.name) != filter.symbols.end();
+    }
+    if (pass && !filter.dsos.empty()) {
+      std::string_view path = f.dso == no_index ? std::string_view("[unknown]")
+                                                : std::string_view(profile.dsos[f.dso].path);
+      pass = std::any_of(filter.dsos.begin(), filter.dsos.end(), [&](const std::string& dso) {
+        return dso == path || dso == file_name_of(path);
+      });
+    }
+    known = pass ? 1 : 0;
+    return pass;
+  }
+
+  // The sample's ips, leaf first.
+  void collect_ips(const SampleRecord& sample, std::uint16_t sample_cpumode, bool dwarf) {
+    stack_ips.clear();
+    bool chain = options.callchains && sample.has(sf::callchain) && !sample.callchain.empty();
+    if (chain) {
+      std::uint16_t mode = sample_cpumode;
+      bool first_of_context = true;
+      for (std::uint64_t ip : sample.callchain) {
+        if (cc::is_marker(ip)) {
+          mode = ip == cc::kernel         ? misc::kernel
+                 : ip == cc::user         ? misc::user
+                 : ip == cc::hv           ? misc::hypervisor
+                 : ip == cc::guest_kernel ? misc::guest_kernel
+                 : ip == cc::guest_user   ? misc::guest_user
+                                          : mode;
+          first_of_context = true;
+          continue;
+        }
+        // With dwarf stacks the user part comes from the unwinder.
+        if (dwarf && !kernel_mode(mode)) continue;
+        stack_ips.push_back({ip, mode, !first_of_context});
+        first_of_context = false;
+      }
+    }
+    if (dwarf && options.callchains) {
+      if (!unwinder) {
+        unwinder = std::make_unique<DwarfUnwinder>(maps);
+        unwound.resize(1024);
+      }
+      UnwindResult result = unwinder->unwind(sample, unwound);
+      for (std::size_t i = 0; i < result.frames; ++i) {
+        stack_ips.push_back({unwound[i], misc::user, i != 0});
+      }
+    }
+    if (stack_ips.empty()) stack_ips.push_back({sample.ip, sample_cpumode, false});
+  }
+
+  void observe_sample(const RecordView& view, std::uint32_t event_index) {
+    EventState& event = events[event_index];
+    SampleRecord& sample = event.sample;
+    DecodeError error;
+    if (!decode_sample(view, event.config, sample, error)) {
+      ++undecodable;
+      return;
+    }
+    ++profile.summary.samples_read;
+    if (options.filter.event && *options.filter.event != event_index) return;
+    profile.events[event_index].period_read += sample.has(sf::period) ? sample.period : 1;
+    if (!thread_passes(sample)) return;
+    std::uint16_t cpumode = view.header.misc & misc::cpumode_mask;
+    bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
+    std::uint32_t cpu = sample.has(sf::cpu) ? sample.cpu : no_index;
+    std::uint64_t period = sample.has(sf::period) ? sample.period : 1;
+    std::uint64_t time = sample.has(sf::time) ? sample.time : 0;
+    // A sample that is its ip alone, folded into groups: the group of the last sample of this
+    // thread at this ip, while no COMM, FORK or MMAP came between, is its group again.
+    LeafGroupEntry* leaf_entry = nullptr;
+    if (!options.keep_samples && !dwarf && options.filter.dsos.empty() &&
+        options.filter.symbols.empty() &&
+        !(options.callchains && sample.has(sf::callchain) && !sample.callchain.empty())) {
+      std::uint64_t hash = (sample.ip ^ std::uint64_t{sample.tid} << 40) * 0x9e3779b97f4a7c15ULL;
+      leaf_entry = &leaf_groups[hash >> (64 - leaf_group_bits)];
+      if (leaf_entry->group != no_index && leaf_entry->ip == sample.ip &&
+          leaf_entry->epoch == task_epoch && leaf_entry->tid == sample.tid &&
+          leaf_entry->pid == sample.pid && leaf_entry->cpu == cpu &&
+          leaf_entry->event == event_index && leaf_entry->cpumode == cpumode) {
+        ProfileSampleGroup& group = profile.sample_groups[leaf_entry->group];
+        ++group.samples;
+        group.period += period;
+        count_sample(event_index, period, time);
+        return;
+      }
+    }
+    collect_ips(sample, cpumode, dwarf);
+
+    // Frames leaf first: within one ip's run the innermost inlined call is the leaf.
+    TaskCacheEntry& task = task_of(sample);
+    leaf_first_frames.clear();
+    for (const StackIp& ip : stack_ips) {
+      auto run = frames_of(sample.pid, task.maps_generation, ip);
+      for (std::size_t i = run.size(); i-- > 0;) leaf_first_frames.push_back(run[i]);
+    }
+    if (!options.filter.dsos.empty() || !options.filter.symbols.empty()) {
+      if (!function_passes_filter(profile.frames[leaf_first_frames.front()].function)) return;
+    }
+    std::uint32_t stack = no_index;
+    for (std::size_t i = leaf_first_frames.size(); i-- > 0;) {
+      auto index = static_cast<std::uint32_t>(profile.stacks.size());
+      std::uint32_t found = stack_index.insert(stack, leaf_first_frames[i], index);
+      if (found == index) profile.stacks.push_back({stack, leaf_first_frames[i]});
+      stack = found;
+    }
+
+    ProfileSample out;
+    out.stack = stack;
+    if (task.thread == no_index) task.thread = thread_of(sample);
+    out.thread = task.thread;
+    out.event = event_index;
+    out.cpu = cpu;
+    out.time = time;
+    out.period = period;
+    if (options.keep_samples) {
+      profile.samples.push_back(out);
+    } else {
+      std::uint32_t group = add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period);
+      if (leaf_entry) {
+        *leaf_entry = {sample.ip, task_epoch,  sample.pid, sample.tid,
+                       cpu,       event_index, group,      cpumode};
+      }
+    }
+    count_sample(event_index, period, time);
+  }
+
+  void count_sample(std::uint32_t event_index, std::uint64_t period, std::uint64_t time) {
+    ProfileEvent& summary_event = profile.events[event_index];
+    ++summary_event.samples;
+    summary_event.period += period;
+    ProfileSummary& summary = profile.summary;
+    if (summary.samples == 0 || time < summary.first_time) summary.first_time = time;
+    summary.last_time = std::max(summary.last_time, time);
+    ++summary.samples;
+  }
+
+  // PERF_RECORD_HEADER_BUILD_ID (pipe-mode files, and the BUILD_ID feature replayed by
+  // build_profile): the build id a file had when it was recorded.
+  void observe_build_id(const RecordView& view) {
+    if (view.bytes.size() < sizeof(perf_data::BuildIdHead)) return;
+    perf_data::BuildIdHead head;
+    std::memcpy(&head, view.bytes.data(), sizeof head);
+    std::size_t size = perf_data::build_id_max;
+    if ((head.header.misc & perf_data::build_id_size_misc) != 0) {
+      size = std::min<std::size_t>(head.build_id[20], perf_data::build_id_max);
+    } else {
+      // Without the size byte the id is zero-padded to 20: trim the padding of shorter ids.
+      while (size > 0 && head.build_id[size - 1] == 0) --size;
+    }
+    auto name_bytes = view.bytes.subspan(sizeof head);
+    const char* name = reinterpret_cast<const char*>(name_bytes.data());
+    std::string filename(name, strnlen(name, name_bytes.size()));
+    if (filename.empty() || size == 0) return;
+    bool kernel = (head.header.misc & misc::cpumode_mask) == misc::kernel;
+    if (kernel && filename.starts_with(kernel_dso)) {
+      filename = std::string(kernel_dso);
+      symbolizer.set_kernel_build_id(std::span(head.build_id, size));
+    }
+    recorded_build_ids[filename] = std::vector<std::uint8_t>(head.build_id, head.build_id + size);
+  }
+
+  void observe(const RecordView& view, std::uint32_t event_index) {
+    auto type = static_cast<abi::RecordType>(view.header.type);
+    if (view.header.type == static_cast<std::uint32_t>(abi::UserRecordType::header_build_id)) {
+      observe_build_id(view);
+      return;
+    }
+    if (event_index >= events.size()) return;
+    switch (type) {
+      case abi::RecordType::sample: observe_sample(view, event_index); return;
+      case abi::RecordType::comm:
+      case abi::RecordType::fork:
+      case abi::RecordType::mmap:
+      case abi::RecordType::mmap2:
+        maps.observe(view, events[event_index].config);
+        ++task_epoch;
+        return;
+      case abi::RecordType::throttle: ++profile.summary.throttle; return;
+      case abi::RecordType::unthrottle: ++profile.summary.unthrottle; return;
+      case abi::RecordType::lost:
+      case abi::RecordType::lost_samples: {
+        // Both carry the count as the last u64 before the sample_id trailer: lost records have
+        // an id first, lost samples do not.
+        std::size_t offset = sizeof(abi::RecordHeader) + (type == abi::RecordType::lost ? 8 : 0);
+        if (view.bytes.size() < offset + 8) return;
+        std::uint64_t count;
+        std::memcpy(&count, view.bytes.data() + offset, sizeof count);
+        (type == abi::RecordType::lost ? profile.summary.lost : profile.summary.lost_samples) +=
+            count;
+        return;
+      }
+      default: return;
+    }
+  }
+};
+
+ProfileBuilder::ProfileBuilder(ProfileOptions options)
+    : state_(std::make_unique<State>(std::move(options))) {
+  state_->stack_ips.reserve(256);
+  state_->leaf_first_frames.reserve(256);
+}
+
+ProfileBuilder::~ProfileBuilder() = default;
+
+void ProfileBuilder::add_event(std::string name, const ParseConfig& config) {
+  State& state = *state_;
+  State::EventState event;
+  event.config = config;
+  state.events.push_back(std::move(event));
+  ProfileEvent summary;
+  summary.name = std::move(name);
+  summary.has_callchains =
+      state.options.callchains &&
+      (config.has(sf::callchain) || (config.has(sf::regs_user) && config.has(sf::stack_user)));
+  if (config.has(sf::regs_user) && config.has(sf::stack_user)) {
+    state.profile.summary.dwarf_unwinding = true;
+  }
+  state.profile.events.push_back(std::move(summary));
+}
+
+void ProfileBuilder::observe(const RecordView& view, std::uint32_t event) {
+  state_->observe(view, event);
+}
+
+Profile ProfileBuilder::finish() {
+  State& state = *state_;
+  state.name_kernel_frames();
+  Profile profile = std::move(state.profile);
+  if (state.unwinder) profile.summary.unwinding = state.unwinder->statistics();
+  auto warn = [&](std::string text) {
+    if (std::find(profile.summary.warnings.begin(), profile.summary.warnings.end(), text) ==
+        profile.summary.warnings.end()) {
+      profile.summary.warnings.push_back(std::move(text));
+    }
+  };
+  if (state.undecodable != 0) {
+    warn(fmt::format("{} samples could not be decoded and were left out", state.undecodable));
+  }
+  for (const auto& warning : state.symbolizer.warnings()) warn(warning);
+  state_.reset();
+  return profile;
+}
+
+namespace {
+
+// The BUILD_ID feature's entries as the PERF_RECORD_HEADER_BUILD_ID records pipe mode carries.
+std::vector<std::byte> build_id_record(const BuildIdEntry& entry) {
+  perf_data::BuildIdHead head{};
+  std::size_t name_size = (entry.filename.size() + 1 + 63) / 64 * 64;
+  std::size_t size = sizeof head + name_size;
+  size = (size + 7) / 8 * 8;
+  head.header.type = static_cast<std::uint32_t>(abi::UserRecordType::header_build_id);
+  head.header.misc = static_cast<std::uint16_t>(entry.misc | perf_data::build_id_size_misc);
+  head.header.size = static_cast<std::uint16_t>(size);
+  head.pid = entry.pid;
+  std::size_t id_size = std::min(entry.build_id.size(), perf_data::build_id_max);
+  // An entry without an id (possible in a damaged file) has no data pointer to copy from.
+  if (id_size != 0) std::memcpy(head.build_id, entry.build_id.data(), id_size);
+  head.build_id[20] = static_cast<std::uint8_t>(id_size);
+  std::vector<std::byte> bytes(size);
+  std::memcpy(bytes.data(), &head, sizeof head);
+  std::memcpy(bytes.data() + sizeof head, entry.filename.data(), entry.filename.size());
+  return bytes;
+}
+
+}  // namespace
+
+Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options) {
+  ProfileBuilder builder(options);
+  for (const auto& event : reader.events()) {
+    std::string name = event.name.empty()
+                           ? fmt::format("{}:{:#x}", event.attr.type, event.attr.config)
+                           : event.name;
+    builder.add_event(std::move(name), event.config);
+  }
+  const PerfDataFeatures& features = reader.features();
+  for (const auto& entry : features.build_ids) {
+    if (entry.filename.size() > 4000) continue;
+    std::vector<std::byte> bytes = build_id_record(entry);
+    RecordView view;
+    std::memcpy(&view.header, bytes.data(), sizeof view.header);
+    view.bytes = bytes;
+    builder.observe(view, 0);
+  }
+  auto error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
+    builder.observe(record.view, static_cast<std::uint32_t>(record.event));
+  });
+  Profile profile = builder.finish();
+  ProfileSummary& summary = profile.summary;
+  summary.hostname = features.hostname.value_or("");
+  summary.os_release = features.osrelease.value_or("");
+  summary.arch = features.arch.value_or("");
+  summary.cpu_description = features.cpudesc.value_or("");
+  if (features.clock_data) {
+    summary.clockid = static_cast<std::int32_t>(features.clock_data->clockid);
+    summary.wall_clock_ns = features.clock_data->wall_clock_at_zero();
+  }
+  if (features.cmdline) {
+    for (const auto& word : *features.cmdline) {
+      if (!summary.command_line.empty()) summary.command_line.push_back(' ');
+      summary.command_line += word;
+    }
+  }
+  std::vector<std::string> warnings = reader.notes();
+  if (error) {
+    warnings.push_back(fmt::format("{} (the records before it are in the profile)", error->what()));
+  }
+  warnings.insert(warnings.end(), summary.warnings.begin(), summary.warnings.end());
+  summary.warnings = std::move(warnings);
+  return profile;
+}
+
+}  // namespace perfscope

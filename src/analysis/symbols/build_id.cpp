@@ -1,0 +1,84 @@
+#include "perfscope/analysis/symbols/build_id.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope {
+
+namespace {
+
+constexpr std::uint32_t gnu_build_id_type = 3;  // NT_GNU_BUILD_ID
+
+std::size_t align4(std::size_t size) { return (size + 3) & ~std::size_t{3}; }
+
+}  // namespace
+
+std::optional<std::vector<std::uint8_t>> find_build_id_note(std::span<const std::byte> notes) {
+  std::size_t at = 0;
+  while (notes.size() - at >= 12) {
+    std::uint32_t name_size, desc_size, type;
+    std::memcpy(&name_size, notes.data() + at, 4);
+    std::memcpy(&desc_size, notes.data() + at + 4, 4);
+    std::memcpy(&type, notes.data() + at + 8, 4);
+    at += 12;
+    std::size_t name_span = align4(name_size);
+    std::size_t desc_span = align4(desc_size);
+    if (name_span > notes.size() - at || desc_span > notes.size() - at - name_span) break;
+    const char* name = reinterpret_cast<const char*>(notes.data() + at);
+    if (type == gnu_build_id_type && name_size == 4 && std::memcmp(name, "GNU", 4) == 0 &&
+        desc_size > 0) {
+      const auto* desc = reinterpret_cast<const std::uint8_t*>(notes.data() + at + name_span);
+      return std::vector<std::uint8_t>(desc, desc + desc_size);
+    }
+    at += name_span + desc_span;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::uint8_t>> read_build_id(const std::string& path) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return std::nullopt;
+  int fd = sys::open_regular_file(path);
+  if (fd < 0) return std::nullopt;
+  std::unique_ptr<Elf, int (*)(Elf*)> elf(elf_begin(fd, ELF_C_READ_MMAP, nullptr), &elf_end);
+  std::optional<std::vector<std::uint8_t>> found;
+  if (elf && elf_kind(elf.get()) == ELF_K_ELF) {
+    for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section && !found;
+         section = elf_nextscn(elf.get(), section)) {
+      GElf_Shdr header;
+      if (!gelf_getshdr(section, &header) || header.sh_type != SHT_NOTE) continue;
+      Elf_Data* data = elf_getdata(section, nullptr);
+      if (!data || !data->d_buf) continue;
+      found =
+          find_build_id_note(std::span(static_cast<const std::byte*>(data->d_buf), data->d_size));
+    }
+  }
+  elf.reset();
+  ::close(fd);
+  return found;
+}
+
+std::optional<std::vector<std::uint8_t>> kernel_build_id() {
+  auto notes = sys::read_text_file("/sys/kernel/notes");
+  if (!notes) return std::nullopt;
+  return find_build_id_note(std::as_bytes(std::span(notes->data(), notes->size())));
+}
+
+std::string build_id_hex(const std::vector<std::uint8_t>& build_id) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (auto byte : build_id) {
+    out += digits[byte >> 4];
+    out += digits[byte & 15];
+  }
+  return out;
+}
+
+}  // namespace perfscope

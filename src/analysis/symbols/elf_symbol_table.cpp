@@ -1,0 +1,239 @@
+#include "analysis/symbols/elf_symbol_table.hpp"
+
+#include <cxxabi.h>
+#include <elf.h>
+#include <gelf.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace perfscope {
+
+namespace {
+
+// Which of two symbols at one address names it, the higher rank first: functions before untyped
+// labels, then perf's order (choose_best_symbol): sized before size-0 aliases, not weak before
+// weak, global before local; finish() then takes fewer leading underscores, then the longer name.
+std::uint8_t symbol_rank(const GElf_Sym& symbol) {
+  int type = GELF_ST_TYPE(symbol.st_info);
+  int binding = GELF_ST_BIND(symbol.st_info);
+  bool function = type == STT_FUNC || type == STT_GNU_IFUNC;
+  return static_cast<std::uint8_t>((function ? 8 : 0) + (symbol.st_size > 0 ? 4 : 0) +
+                                   (binding != STB_WEAK ? 2 : 0) + (binding == STB_GLOBAL ? 1 : 0));
+}
+
+std::size_t leading_underscores(std::string_view name) noexcept {
+  std::size_t count = 0;
+  while (count < name.size() && name[count] == '_') ++count;
+  return count;
+}
+
+}  // namespace
+
+std::string demangle_symbol(const char* name) {
+  if (name[0] != '_' || name[1] != 'Z') return {};
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> out(
+      abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string();
+}
+
+std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_type) {
+  Elf* elf = image.elf();
+  Elf_Scn* table = image.section_of_type(section_type);
+  GElf_Shdr table_header;
+  if (!table || !gelf_getshdr(table, &table_header)) return 0;
+  Elf_Data* data = elf_getdata(table, nullptr);
+  if (!data) return 0;
+  std::size_t count = table_header.sh_size / table_header.sh_entsize;
+  std::size_t added = 0;
+  // Section headers by index, read once: every symbol asks for its section's flags and end.
+  std::size_t section_count = 0;
+  if (elf_getshdrnum(elf, &section_count) != 0) return 0;
+  std::vector<GElf_Shdr> sections(section_count);
+  std::vector<bool> text_section(section_count, false);
+  std::size_t names_index = 0;
+  if (elf_getshdrstrndx(elf, &names_index) != 0) names_index = 0;
+  for (std::size_t i = 0; i < section_count; ++i) {
+    Elf_Scn* scn = elf_getscn(elf, i);
+    if (!scn || !gelf_getshdr(scn, &sections[i])) sections[i] = GElf_Shdr{};
+    const char* section_name =
+        names_index != 0 ? elf_strptr(elf, names_index, sections[i].sh_name) : nullptr;
+    text_section[i] = section_name && std::strstr(section_name, "text") != nullptr;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    GElf_Sym symbol;
+    if (!gelf_getsym(data, static_cast<int>(i), &symbol)) continue;
+    int type = GELF_ST_TYPE(symbol.st_info);
+    if (symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= section_count) continue;
+    const GElf_Shdr& holder = sections[symbol.st_shndx];
+    if (type == STT_NOTYPE) {
+      // Labels of hand-written assembly without .type (ld.so's _start and _dl_start_user are
+      // local ones): perf keeps every named one in a section whose name says text.
+      if (symbol.st_shndx == SHN_ABS || !text_section[symbol.st_shndx]) continue;
+    } else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+      continue;
+    }
+    const char* name = elf_strptr(elf, table_header.sh_link, symbol.st_name);
+    // '$' starts the ARM and AArch64 mapping symbols ($x, $d), which mark code and data runs.
+    if (!name || name[0] == '\0' || name[0] == '$') continue;
+    push(symbol.st_value, symbol.st_size > 0 ? symbol.st_value + symbol.st_size : 0,
+         holder.sh_addr + holder.sh_size, name, symbol_rank(symbol), false);
+    ++added;
+  }
+  return added;
+}
+
+void ElfSymbolTable::push(std::uint64_t start, std::uint64_t end, std::uint64_t section_end,
+                          std::string_view name, std::uint8_t rank, bool plt) {
+  Entry entry;
+  entry.start = start;
+  entry.end = end;
+  entry.section_end = section_end;
+  entry.name_offset = static_cast<std::uint32_t>(names_.size());
+  entry.name_size = static_cast<std::uint32_t>(name.size());
+  entry.rank = rank;
+  entry.plt = plt;
+  names_.append(name);
+  names_.push_back('\0');  // for the demangler
+  entries_.push_back(entry);
+}
+
+std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
+  Elf* elf = image.elf();
+  GElf_Ehdr file_header;
+  if (!gelf_getehdr(elf, &file_header)) return 0;
+  // Where entry i starts: after a header of one entry (x86) or 32 bytes (AArch64) in .plt, or
+  // at i * 16 in .plt.sec (x86-64 with IBT, where .plt holds only the lazy-binding trampolines).
+  std::uint64_t header = 0, entry_size = 16;
+  Elf_Scn* plt = image.section(".plt.sec");
+  GElf_Shdr plt_header;
+  if (plt && gelf_getshdr(plt, &plt_header) && file_header.e_machine == EM_X86_64) {
+    header = 0;
+  } else {
+    plt = image.section(".plt");
+    if (!plt || !gelf_getshdr(plt, &plt_header)) return 0;
+    switch (file_header.e_machine) {
+      case EM_X86_64:
+      case EM_386:
+        entry_size = plt_header.sh_entsize != 0 ? plt_header.sh_entsize : 16;
+        header = entry_size;
+        break;
+      case EM_AARCH64: header = 32; break;
+      default: return 0;
+    }
+  }
+  bool rela = true;
+  Elf_Scn* relocations = image.section(".rela.plt");
+  if (!relocations) {
+    relocations = image.section(".rel.plt");
+    rela = false;
+  }
+  GElf_Shdr relocations_header;
+  if (!relocations || !gelf_getshdr(relocations, &relocations_header) ||
+      relocations_header.sh_entsize == 0) {
+    return 0;
+  }
+  Elf_Data* data = elf_getdata(relocations, nullptr);
+  Elf_Scn* symbols = elf_getscn(elf, relocations_header.sh_link);
+  GElf_Shdr symbols_header;
+  if (!data || !symbols || !gelf_getshdr(symbols, &symbols_header)) return 0;
+  Elf_Data* symbol_data = elf_getdata(symbols, nullptr);
+  if (!symbol_data) return 0;
+  const std::uint64_t plt_end = plt_header.sh_addr + plt_header.sh_size;
+  const std::size_t count = relocations_header.sh_size / relocations_header.sh_entsize;
+  std::size_t added = 0;
+  std::string name;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t start = plt_header.sh_addr + header + i * entry_size;
+    if (start + entry_size > plt_end) break;
+    std::uint64_t info = 0;
+    if (rela) {
+      GElf_Rela relocation;
+      if (!gelf_getrela(data, static_cast<int>(i), &relocation)) continue;
+      info = relocation.r_info;
+    } else {
+      GElf_Rel relocation;
+      if (!gelf_getrel(data, static_cast<int>(i), &relocation)) continue;
+      info = relocation.r_info;
+    }
+    // IRELATIVE slots name no symbol: their stubs stay unnamed.
+    std::size_t symbol_index = GELF_R_SYM(info);
+    GElf_Sym symbol;
+    if (symbol_index == 0 || !gelf_getsym(symbol_data, static_cast<int>(symbol_index), &symbol)) {
+      continue;
+    }
+    const char* target = elf_strptr(elf, symbols_header.sh_link, symbol.st_name);
+    if (!target || target[0] == '\0') continue;
+    name.assign(target);
+    name += "@plt";
+    push(start, start + entry_size, plt_end, name, 8 + 4 + 2, true);
+    ++added;
+  }
+  return added;
+}
+
+void ElfSymbolTable::finish() {
+  // Stable: among equals the table added first (.symtab before .dynsym) wins.
+  std::stable_sort(entries_.begin(), entries_.end(), [this](const Entry& a, const Entry& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.rank != b.rank) return a.rank > b.rank;
+    std::string_view name_a(names_.data() + a.name_offset, a.name_size);
+    std::string_view name_b(names_.data() + b.name_offset, b.name_size);
+    std::size_t underscores_a = leading_underscores(name_a);
+    std::size_t underscores_b = leading_underscores(name_b);
+    if (underscores_a != underscores_b) return underscores_a < underscores_b;
+    return name_a.size() > name_b.size();
+  });
+  auto same_start = [](const Entry& a, const Entry& b) { return a.start == b.start; };
+  entries_.erase(std::unique(entries_.begin(), entries_.end(), same_start), entries_.end());
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    Entry& entry = entries_[i];
+    if (entry.end != 0) continue;
+    std::uint64_t next = i + 1 < entries_.size() ? entries_[i + 1].start : entry.section_end;
+    entry.end = std::min(next, entry.section_end);
+    if (entry.end <= entry.start) entry.end = entry.start + 1;
+  }
+  entries_.shrink_to_fit();
+}
+
+std::uint32_t ElfSymbolTable::find(std::uint64_t address) const noexcept {
+  auto after =
+      std::upper_bound(entries_.begin(), entries_.end(), address,
+                       [](std::uint64_t value, const Entry& e) { return value < e.start; });
+  // A few steps back: a sized function can enclose smaller symbols (local labels of assembly
+  // routines, aliases into its middle) that end before the address.
+  constexpr int enclosing_steps = 4;
+  for (int step = 0; step < enclosing_steps && after != entries_.begin(); ++step) {
+    --after;
+    if (address < after->end) return static_cast<std::uint32_t>(after - entries_.begin());
+  }
+  return not_found;
+}
+
+std::string_view ElfSymbolTable::name(std::uint32_t index, bool demangle) {
+  Entry& entry = entries_[index];
+  std::string_view raw(names_.data() + entry.name_offset, entry.name_size);
+  if (!demangle || entry.demangled == no_demangling) return raw;
+  if (entry.demangled == unset) {
+    std::string text;
+    if (entry.plt) {
+      // Demangled before the suffix, as perf does: "operator new(unsigned long)@plt".
+      text = demangle_symbol(std::string(raw.substr(0, raw.size() - 4)).c_str());
+      if (!text.empty()) text += "@plt";
+    } else {
+      text = demangle_symbol(raw.data());
+    }
+    if (text.empty()) {
+      entry.demangled = no_demangling;
+      return raw;
+    }
+    entry.demangled = static_cast<std::uint32_t>(demangled_.size());
+    demangled_.push_back(std::move(text));
+  }
+  return demangled_[entry.demangled];
+}
+
+}  // namespace perfscope

@@ -1,0 +1,63 @@
+// ElfSymbolTable: the function symbols of one mapped file, merged from every table found for it
+// (.symtab, .dynsym, a separate debug file, MiniDebugInfo), sorted once by address and searched
+// by binary search. Names are copied out of the ELF files so that those can be closed.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/symbols/elf_image.hpp"
+
+namespace perfscope {
+
+class ElfSymbolTable {
+ public:
+  // Adds the function symbols of the first section of `section_type` (SHT_SYMTAB or
+  // SHT_DYNSYM) of `image`; returns how many were added. Call finish() after the last add().
+  std::size_t add(const ElfImage& image, std::uint32_t section_type);
+  // Adds a "NAME@plt" symbol for each PLT entry of `image` whose relocation (.rela.plt or
+  // .rel.plt) names a symbol, as perf names the stubs that calls to shared libraries go through
+  // (x86-64 .plt or .plt.sec, i386, AArch64); returns how many were added.
+  std::size_t add_plt(const ElfImage& image);
+  // Sorts, keeps one symbol per address (a function over a plain label, sized over unsized,
+  // global over local) and extends each size-0 symbol to the next symbol or its section's end.
+  void finish();
+
+  bool empty() const noexcept { return entries_.empty(); }
+  std::size_t size() const noexcept { return entries_.size(); }
+
+  static constexpr std::uint32_t not_found = 0xffffffffu;
+  // The symbol covering `address`, or not_found.
+  std::uint32_t find(std::uint64_t address) const noexcept;
+  std::uint64_t start(std::uint32_t index) const noexcept { return entries_[index].start; }
+  // The symbol's name, demangled (and the demangling remembered) when `demangle` is set; a PLT
+  // entry's is its target's, demangled, then "@plt".
+  std::string_view name(std::uint32_t index, bool demangle);
+
+ private:
+  struct Entry {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;  // exclusive; 0 until finish() for size-0 symbols
+    std::uint64_t section_end = 0;
+    std::uint32_t name_offset = 0, name_size = 0;
+    std::uint32_t demangled = unset;  // index into demangled_, or unset / no_demangling
+    std::uint8_t rank = 0;
+    bool plt = false;  // synthesized by add_plt(): the name ends in "@plt"
+  };
+  void push(std::uint64_t start, std::uint64_t end, std::uint64_t section_end,
+            std::string_view name, std::uint8_t rank, bool plt);
+  static constexpr std::uint32_t unset = 0xffffffffu;
+  static constexpr std::uint32_t no_demangling = 0xfffffffeu;
+
+  std::string names_;
+  std::vector<Entry> entries_;
+  std::deque<std::string> demangled_;  // a deque: views into it survive later additions
+};
+
+// The C++ (Itanium ABI) demangling of `name`, or empty when it is not a mangled name.
+std::string demangle_symbol(const char* name);
+
+}  // namespace perfscope

@@ -1,0 +1,528 @@
+#include "perfscope/analysis/symbols/symbolizer.hpp"
+
+#include <elf.h>
+#include <fmt/format.h>
+#include <sys/auxv.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analysis/symbols/debug_file_locator.hpp"
+#include "analysis/symbols/dwarf_source_lines.hpp"
+#include "analysis/symbols/elf_image.hpp"
+#include "analysis/symbols/elf_symbol_table.hpp"
+#include "analysis/symbols/jit_symbol_map.hpp"
+#include "analysis/symbols/kernel_symbols.hpp"
+#include "analysis/symbols/mini_debug_info.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/symbols/kallsyms_cache.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+#include "analysis/symbols/short_function_name.hpp"
+
+namespace perfscope {
+
+namespace {
+
+constexpr std::string_view stripped_reason =
+    "no symbol table (stripped; install the -dbgsym package or point --debug-root at debug "
+    "files)";
+constexpr std::string_view only_dynamic_reason =
+    "address outside every exported symbol (no .symtab: stripped; install the -dbgsym package "
+    "or point --debug-root at debug files)";
+constexpr std::string_view outside_reason = "address outside every symbol";
+constexpr std::string_view no_segment_reason = "offset outside every loadable segment of the file";
+
+struct PathHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view path) const noexcept {
+    return std::hash<std::string_view>{}(path);
+  }
+};
+
+struct CachedAddress {
+  SymbolizedAddress result;
+  std::vector<InlinedCall> inlined;  // backs result.inlined
+};
+
+struct FileSymbols {
+  std::string path;
+  std::string problem;  // why none of its addresses resolve; empty when its symbols loaded
+  std::vector<ElfImage::Segment> segments;
+  std::vector<std::uint8_t> build_id;
+  ElfSymbolTable symbols;
+  bool has_symtab = false;  // more than the exported symbols of .dynsym
+  bool stripped = false;    // no symbol table at all (PLT stubs are named all the same)
+  std::string debug_path;   // the separate debug file, when one was found
+  bool debug_searched = false;
+  std::unique_ptr<DwarfSourceLines> dwarf;
+  bool dwarf_tried = false;
+  bool build_id_warned = false;
+  std::unordered_map<std::uint64_t, CachedAddress> cache;
+
+  // Through the main file's PT_LOAD headers: its debug file and MiniDebugInfo name the same
+  // virtual addresses.
+  std::optional<std::uint64_t> address_of_offset(std::uint64_t offset) const noexcept {
+    for (const auto& segment : segments) {
+      if (offset >= segment.offset && offset - segment.offset < segment.size) {
+        return segment.address + (offset - segment.offset);
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+// Where kernel symbols come from: SymbolizerOptions' kernel fields, copied for the loader thread.
+struct KernelSource {
+  std::string kallsyms_path;
+  std::string cache_dir;
+  std::vector<std::uint8_t> build_id;
+  std::uint64_t reference_address = 0;
+};
+
+struct KernelState {
+  bool loaded = false;
+  bool read = false;  // a kallsyms file could be read
+  KernelSymbols symbols;
+  std::string problem;
+  std::string note;  // a warning about the symbols used (of another boot or machine)
+  std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
+  // prefetch_kernel's: it fills read, symbols, problem and note, and nothing else touches them
+  // until it is joined.
+  std::thread loader;
+
+  KernelState() = default;
+  KernelState(const KernelState&) = delete;
+  KernelState& operator=(const KernelState&) = delete;
+  ~KernelState() {
+    if (loader.joinable()) loader.join();
+  }
+
+  void load(const KernelSource& source) noexcept {
+    try {
+      if (read_cached_copy(source)) return;
+      read_symbols(source.kallsyms_path);
+      std::uint64_t running = symbols.reference_address();
+      if (problem.empty() && source.reference_address != 0 && running != 0 &&
+          running != source.reference_address) {
+        note = fmt::format(
+            "kernel symbols may be wrong: the recording's kernel had _text at {:#x}, {} has it "
+            "at {:#x} (recorded on another boot or machine, and no copy of its kallsyms in the "
+            "build-id cache{})",
+            source.reference_address, source.kallsyms_path, running,
+            source.build_id.empty()
+                ? std::string()
+                : fmt::format(" at {}",
+                              kallsyms_cache_path(cache_dir_of(source), source.build_id)));
+      }
+    } catch (const std::bad_alloc&) {
+      symbols = KernelSymbols();
+      problem = "out of memory reading kernel symbols";
+    }
+  }
+
+  static std::string cache_dir_of(const KernelSource& source) {
+    return source.cache_dir.empty() ? default_build_id_cache_dir() : source.cache_dir;
+  }
+
+  // The copy of kallsyms that the recording saved, when its _text is where the recording's was.
+  bool read_cached_copy(const KernelSource& source) {
+    if (source.build_id.empty()) return false;
+    std::string path = kallsyms_cache_path(cache_dir_of(source), source.build_id);
+    if (path.empty()) return false;
+    auto text = sys::read_regular_file(path);
+    if (!text) return false;
+    symbols.parse(*text);
+    if (!symbols.addresses_hidden() && !symbols.empty() &&
+        (source.reference_address == 0 ||
+         symbols.reference_address() == source.reference_address)) {
+      read = true;
+      return true;
+    }
+    symbols = KernelSymbols();
+    return false;
+  }
+
+  void read_symbols(const std::string& path) {
+    auto text = sys::read_text_file(path);
+    if (!text) {
+      problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+      return;
+    }
+    read = true;
+    symbols.parse(*text);
+    if (symbols.addresses_hidden()) {
+      problem = fmt::format(
+          "kptr_restrict hides kernel addresses (every address in {} reads 0): run as root, "
+          "or allow them with sysctl kernel.kptr_restrict=0",
+          path);
+    } else if (symbols.empty()) {
+      problem = fmt::format("no kernel symbols in {}", path);
+    }
+  }
+};
+
+struct JitState {
+  std::string path;
+  std::string problem;
+  JitSymbolMap map;
+  std::deque<std::string> demangled;
+  std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
+};
+
+// The build ids match when one is a prefix of the other padded with zeros (perf.data stores
+// them in 20-byte slots of 24-byte fields).
+bool same_build_id(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) {
+  if (a.size() > b.size()) std::swap(a, b);
+  if (!std::equal(a.begin(), a.end(), b.begin())) return false;
+  return std::all_of(b.begin() + static_cast<std::ptrdiff_t>(a.size()), b.end(),
+                     [](std::uint8_t byte) { return byte == 0; });
+}
+
+std::string hex_of(std::span<const std::uint8_t> bytes) {
+  return build_id_hex(std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+}
+
+// The vDSO is the same image in every process of this kernel: read this process's copy.
+std::optional<ElfImage> vdso_image() {
+  auto base = reinterpret_cast<const unsigned char*>(getauxval(AT_SYSINFO_EHDR));
+  if (!base) return std::nullopt;
+  Elf64_Ehdr header;
+  std::memcpy(&header, base, sizeof header);
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) {
+    return std::nullopt;
+  }
+  std::size_t size = header.e_shoff + std::size_t{header.e_shnum} * header.e_shentsize;
+  return ElfImage::from_bytes(std::vector<unsigned char>(base, base + size));
+}
+
+}  // namespace
+
+struct Symbolizer::State {
+  SymbolizerOptions options;
+  std::unordered_map<std::string, std::unique_ptr<FileSymbols>, PathHash, std::equal_to<>> files;
+  FileSymbols* last_file = nullptr;
+  KernelState kernel;
+  std::unordered_map<std::uint32_t, std::unique_ptr<JitState>> jit;
+  std::vector<std::string> warnings;
+  SymbolizerStatistics statistics;
+  std::unordered_set<std::string> short_plt_names;  // node-based: views into it stay valid
+
+  void warn(std::string text) { warnings.push_back(std::move(text)); }
+
+  FileSymbols& file(std::string_view path) {
+    if (last_file && last_file->path == path) return *last_file;
+    auto found = files.find(path);
+    if (found == files.end()) {
+      auto loaded = std::make_unique<FileSymbols>();
+      loaded->path = std::string(path);
+      load(*loaded);
+      std::string key(path);
+      found = files.emplace(std::move(key), std::move(loaded)).first;
+    }
+    last_file = found->second.get();
+    return *last_file;
+  }
+
+  void load(FileSymbols& file) {
+    std::string error;
+    std::optional<ElfImage> image;
+    if (file.path == "[vdso]") {
+      image = vdso_image();
+      if (!image) error = "no vDSO image in this process to read [vdso] symbols from";
+    } else {
+      image = ElfImage::open(file.path, error);
+    }
+    if (!image) {
+      file.problem = std::move(error);
+      warn(fmt::format("{}; its addresses stay unresolved", file.problem));
+      return;
+    }
+    ++statistics.files_opened;
+    file.segments = image->segments();
+    auto id = image->build_id();
+    file.build_id.assign(id.begin(), id.end());
+    file.has_symtab = file.symbols.add(*image, SHT_SYMTAB) > 0;
+    if (!file.has_symtab) load_debug_symbols(file, *image);
+    std::size_t symbols = file.symbols.size() + file.symbols.add(*image, SHT_DYNSYM);
+    file.stripped = symbols == 0;  // PLT stubs alone name no code of the file's own
+    file.symbols.add_plt(*image);
+    file.symbols.finish();
+    statistics.symbols_loaded += file.symbols.size();
+    if (file.stripped) {
+      warn(fmt::format(
+          "{} has no symbol table (stripped): install its -dbgsym (Debian, Ubuntu) "
+          "or -debuginfo (Fedora) package, or point --debug-root at a directory "
+          "with its debug file{}",
+          file.path,
+          file.build_id.empty()
+              ? std::string()
+              : fmt::format(" (.build-id/{}/{}.debug)", hex_of(file.build_id).substr(0, 2),
+                            hex_of(file.build_id).substr(2))));
+    }
+  }
+
+  // For a file without .symtab: its separate debug file, else its MiniDebugInfo, merged with
+  // its .dynsym as gdb does.
+  void load_debug_symbols(FileSymbols& file, const ElfImage& image) {
+    search_debug_file(file, image);
+    if (!file.debug_path.empty()) {
+      std::string error;
+      auto debug = ElfImage::open(file.debug_path, error);
+      if (debug && file.symbols.add(*debug, SHT_SYMTAB) > 0) {
+        file.has_symtab = true;
+        ++statistics.debug_files;
+        warn(fmt::format("symbols of {} from its debug file {}", file.path, file.debug_path));
+        return;
+      }
+    }
+    std::string error;
+    auto mini = open_mini_debug_info(image, error);
+    if (mini && file.symbols.add(*mini, SHT_SYMTAB) > 0) {
+      file.has_symtab = true;
+      ++statistics.mini_debug_infos;
+      warn(fmt::format("symbols of {} from its MiniDebugInfo (.gnu_debugdata)", file.path));
+    } else if (!error.empty()) {
+      warn(fmt::format("cannot read the MiniDebugInfo of {}: {}", file.path, error));
+    }
+  }
+
+  void search_debug_file(FileSymbols& file, const ElfImage& image) {
+    if (file.debug_searched) return;
+    file.debug_searched = true;
+    auto search = find_debug_file(image, file.path, options.debug_root);
+    for (auto& rejected : search.rejected) warn(std::move(rejected));
+    if (search.path) file.debug_path = std::move(*search.path);
+  }
+
+  DwarfSourceLines* dwarf(FileSymbols& file) {
+    if (file.dwarf_tried) return file.dwarf.get();
+    file.dwarf_tried = true;
+    std::string error;
+    auto image = ElfImage::open(file.path, error);
+    if (!image) return nullptr;
+    if (!file.debug_searched) search_debug_file(file, *image);
+    file.dwarf = DwarfSourceLines::open(std::move(*image));
+    if (!file.dwarf && !file.debug_path.empty()) {
+      auto debug = ElfImage::open(file.debug_path, error);
+      if (debug) file.dwarf = DwarfSourceLines::open(std::move(*debug));
+    }
+    if (!file.dwarf) {
+      warn(
+          fmt::format("no DWARF for {}: source lines and inline frames need its debug info "
+                      "(build with -g, or install its -dbgsym package)",
+                      file.path));
+    }
+    return file.dwarf.get();
+  }
+
+  void check_build_id(FileSymbols& file, std::span<const std::uint8_t> recorded) {
+    if (file.build_id_warned || !file.problem.empty()) return;
+    if (same_build_id(recorded, file.build_id)) return;
+    file.build_id_warned = true;
+    warn(
+        fmt::format("build id mismatch for {}: recorded {}, the file has {}; it changed since the "
+                    "recording and its symbols may be wrong",
+                    file.path, hex_of(recorded),
+                    file.build_id.empty() ? std::string("none") : hex_of(file.build_id)));
+  }
+
+  void resolve_uncached(FileSymbols& file, std::uint64_t file_offset, CachedAddress& cached) {
+    SymbolizedAddress& result = cached.result;
+    result.dso = file.path;
+    if (!file.problem.empty()) {
+      result.unresolved_reason = file.problem;
+      return;
+    }
+    auto address = file.address_of_offset(file_offset);
+    if (!address) {
+      result.unresolved_reason = no_segment_reason;
+      return;
+    }
+    std::uint32_t index = file.symbols.find(*address);
+    if (index == ElfSymbolTable::not_found) {
+      result.unresolved_reason = file.stripped     ? stripped_reason
+                                 : file.has_symtab ? outside_reason
+                                                   : only_dynamic_reason;
+    } else {
+      result.symbol = display_name(file.symbols.name(index, options.demangle));
+      result.offset = *address - file.symbols.start(index);
+    }
+    if (!options.source_lines && !options.inline_frames) return;
+    DwarfSourceLines* lines = dwarf(file);
+    if (!lines) return;
+    if (options.inline_frames) {
+      result.source = lines->inlined_calls(*address, options.demangle, cached.inlined);
+      for (InlinedCall& call : cached.inlined) call.function = display_name(call.function);
+      result.inlined = cached.inlined;
+    } else {
+      result.source = lines->line(*address);
+    }
+  }
+
+  // A demangled name as the options want it shown (views into the caches either way). A PLT
+  // stub's short name is its target's, then "@plt": kept once, the one form not inside the
+  // demangled name.
+  std::string_view display_name(std::string_view name) {
+    if (!options.demangle || options.parameter_lists) return name;
+    constexpr std::string_view plt_suffix = "@plt";
+    if (!name.ends_with(plt_suffix)) return short_function_name(name);
+    std::string_view target = name.substr(0, name.size() - plt_suffix.size());
+    std::string_view shorter = short_function_name(target);
+    if (shorter.size() == target.size()) return name;
+    return *short_plt_names.insert(fmt::format("{}{}", shorter, plt_suffix)).first;
+  }
+
+  KernelSource kernel_source() const {
+    return KernelSource{options.kallsyms_path, options.build_id_cache_dir, options.kernel_build_id,
+                        options.kernel_reference_address};
+  }
+
+  void load_kernel() {
+    kernel.loaded = true;
+    if (kernel.loader.joinable()) {
+      kernel.loader.join();
+    } else {
+      kernel.load(kernel_source());
+    }
+    if (kernel.read) {
+      ++statistics.files_opened;
+      statistics.symbols_loaded += kernel.symbols.size();
+    }
+    if (!kernel.problem.empty()) {
+      warn(fmt::format("{}; kernel frames stay unresolved", kernel.problem));
+    }
+    if (!kernel.note.empty()) warn(kernel.note);
+  }
+
+  JitState& jit_state(std::uint32_t pid) {
+    auto& slot = jit[pid];
+    if (slot) return *slot;
+    slot = std::make_unique<JitState>();
+    slot->path = fmt::format("{}/perf-{}.map", options.jit_map_dir, pid);
+    auto text = sys::read_regular_file(slot->path);
+    if (!text) {
+      slot->problem = fmt::format("no perf-{}.map for pid {} ({}: {})", pid, pid, slot->path,
+                                  std::strerror(errno));
+      warn(
+          fmt::format("{}; its JIT frames stay unresolved (start the runtime with perf map "
+                      "output, e.g. node --perf-basic-prof)",
+                      slot->problem));
+    } else {
+      ++statistics.files_opened;
+      slot->map.parse(*text);
+      statistics.symbols_loaded += slot->map.size();
+    }
+    return *slot;
+  }
+};
+
+Symbolizer::Symbolizer(SymbolizerOptions options) : state_(std::make_unique<State>()) {
+  state_->options = std::move(options);
+}
+
+Symbolizer::~Symbolizer() = default;
+
+SymbolizedAddress Symbolizer::resolve_file(std::string_view path, std::uint64_t file_offset,
+                                           std::span<const std::uint8_t> recorded_build_id) {
+  State& state = *state_;
+  ++state.statistics.lookups;
+  FileSymbols& file = state.file(path);
+  if (!recorded_build_id.empty()) state.check_build_id(file, recorded_build_id);
+  auto found = file.cache.find(file_offset);
+  if (found != file.cache.end()) {
+    ++state.statistics.cache_hits;
+    return found->second.result;
+  }
+  CachedAddress& cached = file.cache[file_offset];
+  state.resolve_uncached(file, file_offset, cached);
+  return cached.result;
+}
+
+void Symbolizer::prefetch_kernel() {
+  KernelState& kernel = state_->kernel;
+  if (kernel.loaded || kernel.loader.joinable()) return;
+  try {
+    kernel.loader =
+        std::thread([&kernel, source = state_->kernel_source()] { kernel.load(source); });
+  } catch (const std::system_error&) {
+    // No thread to spare: resolve_kernel reads the file itself when it needs it.
+  }
+}
+
+void Symbolizer::set_kernel_build_id(std::span<const std::uint8_t> build_id) {
+  if (state_->kernel.loaded || state_->kernel.loader.joinable()) return;
+  state_->options.kernel_build_id.assign(build_id.begin(), build_id.end());
+}
+
+void Symbolizer::set_kernel_reference_address(std::uint64_t address) noexcept {
+  if (state_->kernel.loaded || state_->kernel.loader.joinable()) return;
+  state_->options.kernel_reference_address = address;
+}
+
+SymbolizedAddress Symbolizer::resolve_kernel(std::uint64_t address) {
+  State& state = *state_;
+  ++state.statistics.lookups;
+  if (!state.kernel.loaded) state.load_kernel();
+  auto found = state.kernel.cache.find(address);
+  if (found != state.kernel.cache.end()) {
+    ++state.statistics.cache_hits;
+    return found->second;
+  }
+  SymbolizedAddress& result = state.kernel.cache[address];
+  result.kernel = true;
+  result.dso = kernel_dso_name;
+  KernelSymbols::Hit hit;
+  if (!state.kernel.problem.empty()) {
+    result.unresolved_reason = state.kernel.problem;
+  } else if (state.kernel.symbols.find(address, hit)) {
+    result.symbol = hit.name;
+    result.dso = hit.dso;
+    result.offset = address - hit.start;
+  } else {
+    result.unresolved_reason = outside_reason;
+  }
+  return result;
+}
+
+SymbolizedAddress Symbolizer::resolve_jit(std::uint32_t pid, std::uint64_t address) {
+  State& state = *state_;
+  ++state.statistics.lookups;
+  JitState& jit = state.jit_state(pid);
+  auto found = jit.cache.find(address);
+  if (found != jit.cache.end()) {
+    ++state.statistics.cache_hits;
+    return found->second;
+  }
+  SymbolizedAddress& result = jit.cache[address];
+  result.dso = jit.path;
+  JitSymbolMap::Hit hit;
+  if (!jit.problem.empty()) {
+    result.unresolved_reason = jit.problem;
+  } else if (jit.map.find(address, hit)) {
+    result.symbol = hit.name;
+    result.offset = address - hit.start;
+    if (state.options.demangle && hit.name.starts_with("_Z")) {
+      // perf-PID.map names are NUL-free views into one buffer; the demangler wants a C string.
+      std::string text = demangle_symbol(std::string(hit.name).c_str());
+      if (!text.empty()) {
+        result.symbol = state.display_name(jit.demangled.emplace_back(std::move(text)));
+      }
+    }
+  } else {
+    result.unresolved_reason = outside_reason;
+  }
+  return result;
+}
+
+const std::vector<std::string>& Symbolizer::warnings() const noexcept { return state_->warnings; }
+
+const SymbolizerStatistics& Symbolizer::statistics() const noexcept { return state_->statistics; }
+
+}  // namespace perfscope

@@ -1,0 +1,198 @@
+#include "perfscope/analysis/symbols/task_maps.hpp"
+
+#include <variant>
+
+#include "perfscope/abi/record_type.hpp"
+#include "perfscope/analysis/perf_data/perf_data_format.hpp"
+
+namespace perfscope {
+
+namespace {
+
+bool kernel_mode(std::uint16_t cpumode) {
+  return cpumode == abi::record_misc::kernel || cpumode == abi::record_misc::guest_kernel;
+}
+
+// perf's name for the kernel, whatever suffix ("_text", "_stext") says where it was anchored.
+constexpr std::string_view kernel_name = "[kernel.kallsyms]";
+
+}  // namespace
+
+std::uint32_t TaskMaps::intern(std::string_view filename) {
+  auto found = name_index_.find(std::string(filename));
+  if (found != name_index_.end()) return found->second;
+  auto index = static_cast<std::uint32_t>(names_.size());
+  names_.emplace_back(filename);
+  name_hit_.push_back(0);
+  name_index_.emplace(names_.back(), index);
+  return index;
+}
+
+void TaskMaps::insert(AddressMap& maps, std::uint64_t start, std::uint64_t length,
+                      std::uint64_t pgoff, std::string_view filename,
+                      std::span<const std::byte> build_id) {
+  std::uint64_t end = length > ~std::uint64_t{0} - start ? ~std::uint64_t{0} : start + length;
+  // A new mapping replaces whatever overlapped it; the parts outside it stay.
+  auto it = maps.lower_bound(start);
+  if (it != maps.begin()) {
+    auto before = std::prev(it);
+    if (before->second.end > start) {
+      Mapping tail = before->second;
+      before->second.end = start;
+      if (tail.end > end) {
+        tail.pgoff += end - before->first;
+        maps[end] = tail;
+      }
+    }
+  }
+  it = maps.lower_bound(start);
+  while (it != maps.end() && it->first < end) {
+    if (it->second.end > end) {
+      Mapping tail = it->second;
+      tail.pgoff += end - it->first;
+      maps.erase(it);
+      maps[end] = tail;
+      break;
+    }
+    it = maps.erase(it);
+  }
+  std::uint32_t build_id_index = 0;
+  if (!build_id.empty()) {
+    build_id_index = static_cast<std::uint32_t>(build_ids_.size());
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(build_id.data());
+    build_ids_.emplace_back(bytes, bytes + build_id.size());
+  }
+  maps[start] = Mapping{end, pgoff, intern(filename), build_id_index};
+}
+
+void TaskMaps::touch(std::uint32_t pid) { generations_[pid] = next_generation_++; }
+
+TaskMaps::MappingView TaskMaps::view_of(std::uint64_t start,
+                                        const Mapping& mapping) const noexcept {
+  const auto& build_id = build_ids_[mapping.build_id];
+  return MappingView{start, mapping.end, mapping.pgoff, &names_[mapping.name],
+                     std::span<const std::uint8_t>(build_id.data(), build_id.size())};
+}
+
+const TaskMaps::Mapping* TaskMaps::find(const AddressMap& maps,
+                                        std::uint64_t address) const noexcept {
+  auto it = maps.upper_bound(address);
+  if (it == maps.begin()) return nullptr;
+  --it;
+  return address < it->second.end ? &it->second : nullptr;
+}
+
+void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
+  auto type = static_cast<abi::RecordType>(view.header.type);
+  if (type != abi::RecordType::comm && type != abi::RecordType::fork &&
+      type != abi::RecordType::mmap && type != abi::RecordType::mmap2) {
+    return;
+  }
+  Record record;
+  DecodeError error;
+  if (!decode_record(view, config, record, error)) return;
+  std::uint16_t cpumode = view.header.misc & abi::record_misc::cpumode_mask;
+  if (auto* comm = std::get_if<CommRecord>(&record)) {
+    if (comm->exec) {
+      processes_.erase(comm->pid);
+      touch(comm->pid);
+    }
+    comms_[comm->tid] = std::string(comm->comm);
+  } else if (auto* task = std::get_if<TaskRecord>(&record)) {
+    auto parent = comms_.find(task->ptid);
+    if (parent != comms_.end()) comms_[task->tid] = parent->second;
+    if (task->pid != task->ppid) {
+      auto maps = processes_.find(task->ppid);
+      if (maps != processes_.end()) processes_[task->pid] = maps->second;
+      touch(task->pid);
+    }
+  } else if (auto* mmap = std::get_if<MmapRecord>(&record)) {
+    bool kernel =
+        kernel_mode(cpumode) || static_cast<std::int32_t>(mmap->pid) == perf_data::host_kernel_pid;
+    if (kernel) {
+      std::string_view name =
+          mmap->filename.starts_with(kernel_name) ? kernel_name : mmap->filename;
+      insert(kernel_, mmap->addr, mmap->len, mmap->pgoff, name);
+    } else {
+      insert(processes_[mmap->pid], mmap->addr, mmap->len, mmap->pgoff, mmap->filename);
+      touch(mmap->pid);
+    }
+  } else if (auto* mmap2 = std::get_if<Mmap2Record>(&record)) {
+    std::span<const std::byte> build_id =
+        mmap2->has_build_id ? mmap2->build_id : std::span<const std::byte>();
+    if (kernel_mode(cpumode)) {
+      insert(kernel_, mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename, build_id);
+    } else {
+      insert(processes_[mmap2->pid], mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename,
+             build_id);
+      touch(mmap2->pid);
+    }
+  }
+}
+
+const std::string* TaskMaps::dso_of(std::uint32_t pid, std::uint64_t address,
+                                    std::uint16_t cpumode) const noexcept {
+  const Mapping* mapping = nullptr;
+  bool kernel = kernel_mode(cpumode);
+  if (kernel) {
+    mapping = find(kernel_, address);
+  } else {
+    auto maps = processes_.find(pid);
+    if (maps != processes_.end()) mapping = find(maps->second, address);
+  }
+  if (!mapping) return nullptr;
+  name_hit_[mapping->name] |= kernel ? 2 : 1;
+  return &names_[mapping->name];
+}
+
+std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid, std::uint64_t address,
+                                                          std::uint16_t cpumode) const noexcept {
+  bool kernel = kernel_mode(cpumode);
+  const AddressMap* maps = &kernel_;
+  if (!kernel) {
+    auto found = processes_.find(pid);
+    if (found == processes_.end()) return std::nullopt;
+    maps = &found->second;
+  }
+  auto it = maps->upper_bound(address);
+  if (it == maps->begin()) return std::nullopt;
+  --it;
+  if (address >= it->second.end) return std::nullopt;
+  name_hit_[it->second.name] |= kernel ? 2 : 1;
+  return view_of(it->first, it->second);
+}
+
+void TaskMaps::for_each_mapping(std::uint32_t pid,
+                                const std::function<void(const MappingView&)>& visit) const {
+  auto found = processes_.find(pid);
+  if (found == processes_.end()) return;
+  for (const auto& [start, mapping] : found->second) visit(view_of(start, mapping));
+}
+
+std::uint64_t TaskMaps::maps_generation(std::uint32_t pid) const noexcept {
+  auto found = generations_.find(pid);
+  return found == generations_.end() ? 0 : found->second;
+}
+
+std::string_view TaskMaps::comm_of(std::uint32_t tid) const noexcept {
+  auto found = comms_.find(tid);
+  return found == comms_.end() ? std::string_view() : std::string_view(found->second);
+}
+
+std::vector<TaskMaps::Hit> TaskMaps::hit_files() const {
+  std::vector<Hit> hits;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    if (name_hit_[i] & 1) hits.push_back({names_[i], false});
+    if (name_hit_[i] & 2) hits.push_back({names_[i], true});
+  }
+  return hits;
+}
+
+bool is_anonymous_mapping(std::string_view filename) noexcept {
+  return filename.empty() || filename == "//anon" || filename.starts_with("[anon") ||
+         filename.starts_with("/memfd:") || filename == "[heap]" || filename == "[stack]" ||
+         filename.starts_with("[stack:") || filename.starts_with("/dev/zero") ||
+         filename.starts_with("/anon_hugepage") || filename.starts_with("/SYSV");
+}
+
+}  // namespace perfscope

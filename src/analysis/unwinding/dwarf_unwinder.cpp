@@ -1,0 +1,915 @@
+#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
+
+#include <dwarf.h>
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/profile/flat_index_map.hpp"
+#include "perfscope/abi/record_type.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "analysis/unwinding/unwind_registers.hpp"
+
+namespace perfscope {
+
+namespace {
+
+using unwind::InitialRegisters;
+using unwind::UnwindArch;
+
+// Processes whose unwind tables stay loaded; the least recently sampled one beyond this is
+// dropped (a long recording of short-lived processes would otherwise keep every one).
+constexpr std::size_t max_cached_processes = 64;
+
+// What the CFI row covering one pc says about its caller, in the forms nearly all x86-64 code
+// takes: the CFA is rsp or rbp plus an offset, the return address and a saved rbp sit at fixed
+// offsets from it, rsp's caller value is the CFA. Anything else (expressions, signal frames,
+// other CFA registers) is `unsupported` and sends the sample through libdwfl, which evaluates
+// the full CFI; a sample walked by these rules gets exactly the frames libdwfl would give it.
+struct CachedFrameRule {
+  enum class Kind : std::uint8_t { unsupported, walk, outermost };
+  enum class Saved : std::uint8_t { same, undefined, at_cfa };
+  static constexpr std::uint32_t no_expression = ~std::uint32_t{0};
+  Kind kind = Kind::unsupported;
+  Saved frame_pointer = Saved::same;
+  std::uint8_t cfa_register = 0;
+  // Index into the file's CFA expressions when the CFA is computed (PLT entries), not reg+offset.
+  std::uint32_t cfa_expression = no_expression;
+  std::int64_t cfa_offset = 0, return_address_offset = 0, frame_pointer_offset = 0;
+};
+
+namespace x86_64_dwarf {
+inline constexpr int rbp = 6, rsp = 7, return_address = 16;
+}
+
+// A DW_CFA_def_cfa_expression over rsp, rbp and rip with arithmetic only, as the linker writes
+// for PLT entries (CFA = rsp + 8 + 8 * ((rip & 15) >= 11)).
+struct CfaExpression {
+  static constexpr std::size_t max_ops = 16;
+  std::array<Dwarf_Op, max_ops> ops{};
+  std::size_t count = 0;
+};
+
+bool expression_register_supported(Dwarf_Word reg) noexcept {
+  return reg == x86_64_dwarf::rsp || reg == x86_64_dwarf::rbp ||
+         reg == x86_64_dwarf::return_address;
+}
+
+// Whether evaluate_cfa_expression handles every operation of `ops`.
+bool cfa_expression_supported(const Dwarf_Op* ops, std::size_t count) noexcept {
+  if (count == 0 || count > CfaExpression::max_ops) return false;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint8_t atom = ops[i].atom;
+    if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
+      if (!expression_register_supported(atom - DW_OP_breg0)) return false;
+      continue;
+    }
+    if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) continue;
+    switch (atom) {
+      case DW_OP_bregx:
+        if (!expression_register_supported(ops[i].number)) return false;
+        continue;
+      case DW_OP_const1u:
+      case DW_OP_const1s:
+      case DW_OP_const2u:
+      case DW_OP_const2s:
+      case DW_OP_const4u:
+      case DW_OP_const4s:
+      case DW_OP_const8u:
+      case DW_OP_const8s:
+      case DW_OP_constu:
+      case DW_OP_consts:
+      case DW_OP_dup:
+      case DW_OP_drop:
+      case DW_OP_over:
+      case DW_OP_swap:
+      case DW_OP_plus:
+      case DW_OP_plus_uconst:
+      case DW_OP_minus:
+      case DW_OP_mul:
+      case DW_OP_and:
+      case DW_OP_or:
+      case DW_OP_xor:
+      case DW_OP_shl:
+      case DW_OP_shr:
+      case DW_OP_shra:
+      case DW_OP_neg:
+      case DW_OP_not:
+      case DW_OP_ge:
+      case DW_OP_gt:
+      case DW_OP_le:
+      case DW_OP_lt:
+      case DW_OP_eq:
+      case DW_OP_ne: continue;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+// Evaluates a supported CFA expression; false on a stack underflow or overflow, or when it needs
+// rbp and its value is not known.
+bool evaluate_cfa_expression(const CfaExpression& expression, std::uint64_t rsp, std::uint64_t rbp,
+                             bool rbp_known, std::uint64_t rip, std::uint64_t& cfa) noexcept {
+  std::array<std::uint64_t, CfaExpression::max_ops> stack{};
+  std::size_t depth = 0;
+  auto push = [&](std::uint64_t value) {
+    if (depth == stack.size()) return false;
+    stack[depth++] = value;
+    return true;
+  };
+  auto reg = [&](Dwarf_Word number, std::uint64_t& value) {
+    if (number == x86_64_dwarf::rbp && !rbp_known) return false;
+    value = number == x86_64_dwarf::rsp ? rsp : number == x86_64_dwarf::rbp ? rbp : rip;
+    return true;
+  };
+  for (std::size_t i = 0; i < expression.count; ++i) {
+    const Dwarf_Op& op = expression.ops[i];
+    std::uint64_t value = 0;
+    if (op.atom >= DW_OP_breg0 && op.atom <= DW_OP_breg31) {
+      if (!reg(op.atom - DW_OP_breg0, value) || !push(value + op.number)) return false;
+      continue;
+    }
+    if (op.atom >= DW_OP_lit0 && op.atom <= DW_OP_lit31) {
+      if (!push(op.atom - DW_OP_lit0)) return false;
+      continue;
+    }
+    switch (op.atom) {
+      case DW_OP_bregx:
+        if (!reg(op.number, value) || !push(value + op.number2)) return false;
+        continue;
+      case DW_OP_const1u:
+      case DW_OP_const1s:
+      case DW_OP_const2u:
+      case DW_OP_const2s:
+      case DW_OP_const4u:
+      case DW_OP_const4s:
+      case DW_OP_const8u:
+      case DW_OP_const8s:
+      case DW_OP_constu:
+      case DW_OP_consts:
+        if (!push(op.number)) return false;
+        continue;
+      case DW_OP_dup:
+        if (depth == 0 || !push(stack[depth - 1])) return false;
+        continue;
+      case DW_OP_over:
+        if (depth < 2 || !push(stack[depth - 2])) return false;
+        continue;
+      case DW_OP_drop:
+        if (depth == 0) return false;
+        --depth;
+        continue;
+      case DW_OP_swap:
+        if (depth < 2) return false;
+        std::swap(stack[depth - 1], stack[depth - 2]);
+        continue;
+      case DW_OP_plus_uconst:
+        if (depth == 0) return false;
+        stack[depth - 1] += op.number;
+        continue;
+      case DW_OP_neg:
+        if (depth == 0) return false;
+        stack[depth - 1] = 0 - stack[depth - 1];
+        continue;
+      case DW_OP_not:
+        if (depth == 0) return false;
+        stack[depth - 1] = ~stack[depth - 1];
+        continue;
+      default: break;
+    }
+    // The binary operations: the top of the stack is the second operand.
+    if (depth < 2) return false;
+    std::uint64_t b = stack[--depth];
+    std::uint64_t& a = stack[depth - 1];
+    auto sa = static_cast<std::int64_t>(a), sb = static_cast<std::int64_t>(b);
+    switch (op.atom) {
+      case DW_OP_plus: a += b; break;
+      case DW_OP_minus: a -= b; break;
+      case DW_OP_mul: a *= b; break;
+      case DW_OP_and: a &= b; break;
+      case DW_OP_or: a |= b; break;
+      case DW_OP_xor: a ^= b; break;
+      case DW_OP_shl: a = b >= 64 ? 0 : a << b; break;
+      case DW_OP_shr: a = b >= 64 ? 0 : a >> b; break;
+      case DW_OP_shra: a = static_cast<std::uint64_t>(sa >> (b >= 64 ? 63 : b)); break;
+      case DW_OP_ge: a = sa >= sb; break;
+      case DW_OP_gt: a = sa > sb; break;
+      case DW_OP_le: a = sa <= sb; break;
+      case DW_OP_lt: a = sa < sb; break;
+      case DW_OP_eq: a = sa == sb; break;
+      case DW_OP_ne: a = sa != sb; break;
+      default: return false;
+    }
+  }
+  if (depth == 0) return false;
+  cfa = stack[depth - 1];
+  return true;
+}
+
+// `ops` as "the CFA plus `offset`", an address (`is_value` false) or the value itself.
+bool cfa_relative(const Dwarf_Op* ops, std::size_t count, std::int64_t& offset,
+                  bool& is_value) noexcept {
+  if (count == 0 || ops[0].atom != DW_OP_call_frame_cfa) return false;
+  std::size_t i = 1;
+  offset = 0;
+  if (i < count && ops[i].atom == DW_OP_plus_uconst) {
+    offset = static_cast<std::int64_t>(ops[i].number);
+    ++i;
+  } else if (i + 1 < count && ops[i].atom == DW_OP_consts && ops[i + 1].atom == DW_OP_plus) {
+    offset = static_cast<std::int64_t>(ops[i].number);
+    i += 2;
+  }
+  is_value = i < count && ops[i].atom == DW_OP_stack_value;
+  if (is_value) ++i;
+  return i == count;
+}
+
+// The rule of the CFI row holding `frame`, or `unsupported`. A CFA expression goes to
+// `expressions`.
+CachedFrameRule rule_of_frame(Dwarf_Frame* frame, std::vector<CfaExpression>& expressions) {
+  CachedFrameRule rule;
+  Dwarf_Addr start = 0, end = 0;
+  bool signal_frame = false;
+  if (dwarf_frame_info(frame, &start, &end, &signal_frame) != x86_64_dwarf::return_address ||
+      signal_frame) {
+    return rule;
+  }
+  Dwarf_Op* ops = nullptr;
+  std::size_t count = 0;
+  if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count == 0) return rule;
+  if (count == 1 && ops[0].atom == DW_OP_bregx &&
+      (ops[0].number == x86_64_dwarf::rsp || ops[0].number == x86_64_dwarf::rbp)) {
+    rule.cfa_register = static_cast<std::uint8_t>(ops[0].number);
+    rule.cfa_offset = static_cast<std::int64_t>(ops[0].number2);
+  } else if (cfa_expression_supported(ops, count)) {
+    CfaExpression expression;
+    std::copy(ops, ops + count, expression.ops.begin());
+    expression.count = count;
+    rule.cfa_expression = static_cast<std::uint32_t>(expressions.size());
+    expressions.push_back(expression);
+  } else {
+    return rule;
+  }
+  Dwarf_Op memory[3];
+  bool is_value = false;
+  std::int64_t offset = 0;
+  // The caller's rsp must be the CFA itself (the psABI's default rule).
+  if (dwarf_frame_register(frame, x86_64_dwarf::rsp, memory, &ops, &count) != 0 ||
+      !cfa_relative(ops, count, offset, is_value) || !is_value || offset != 0) {
+    return rule;
+  }
+  if (dwarf_frame_register(frame, x86_64_dwarf::rbp, memory, &ops, &count) != 0) return rule;
+  if (count == 0) {
+    rule.frame_pointer =
+        ops == nullptr ? CachedFrameRule::Saved::same : CachedFrameRule::Saved::undefined;
+  } else if (cfa_relative(ops, count, offset, is_value) && !is_value) {
+    rule.frame_pointer = CachedFrameRule::Saved::at_cfa;
+    rule.frame_pointer_offset = offset;
+  } else {
+    return rule;
+  }
+  if (dwarf_frame_register(frame, x86_64_dwarf::return_address, memory, &ops, &count) != 0) {
+    return rule;
+  }
+  if (count == 0 && ops != nullptr) {
+    rule.kind = CachedFrameRule::Kind::outermost;
+  } else if (count != 0 && cfa_relative(ops, count, offset, is_value) && !is_value) {
+    rule.kind = CachedFrameRule::Kind::walk;
+    rule.return_address_offset = offset;
+  }
+  return rule;
+}
+
+// One ELF file on disk, opened once for every process that maps it: its loadable segments place
+// the mappings, and its bytes answer reads of read-only memory the copied stack does not hold.
+struct LoadableFile {
+  struct Segment {
+    std::uint64_t vaddr = 0, offset = 0, file_size = 0, memory_size = 0;
+    std::uint32_t flags = 0;
+  };
+  int fd = -1;
+  Elf* elf = nullptr;
+  const std::byte* image = nullptr;
+  std::size_t image_size = 0;
+  UnwindArch arch = UnwindArch::unsupported;
+  std::vector<Segment> segments;  // PT_LOAD, in file order
+  std::vector<std::uint8_t> build_id;
+  // .eh_frame, read when the first sample lands in the file, and the rules of the pcs seen.
+  Dwarf_CFI* eh_frame = nullptr;
+  bool eh_frame_read = false;
+  detail::FlatIndexMap rule_of_pc{64};
+  std::vector<CachedFrameRule> rules;
+  std::vector<CfaExpression> cfa_expressions;
+
+  LoadableFile() = default;
+  LoadableFile(const LoadableFile&) = delete;
+  LoadableFile& operator=(const LoadableFile&) = delete;
+  ~LoadableFile() {
+    if (eh_frame) dwarf_cfi_end(eh_frame);
+    if (elf) elf_end(elf);
+    if (fd >= 0) ::close(fd);
+  }
+  bool usable() const noexcept { return elf != nullptr; }
+
+  bool open(const std::string& path) {
+    static const bool libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
+    if (!libelf_ready) return false;
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    GElf_Ehdr header;
+    std::size_t count = 0;
+    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &header) ||
+        elf_getphdrnum(elf, &count) != 0) {
+      return fail();
+    }
+    arch = unwind::arch_of_machine(header.e_machine);
+    for (std::size_t i = 0; i < count; ++i) {
+      GElf_Phdr phdr;
+      if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
+      segments.push_back({phdr.p_vaddr, phdr.p_offset, phdr.p_filesz, phdr.p_memsz, phdr.p_flags});
+    }
+    const char* raw = elf_rawfile(elf, &image_size);
+    image = reinterpret_cast<const std::byte*>(raw);
+    if (segments.empty() || !image) return fail();
+    const void* note = nullptr;
+    ssize_t length = dwelf_elf_gnu_build_id(elf, &note);
+    if (length > 0) {
+      const auto* bytes = static_cast<const std::uint8_t*>(note);
+      build_id.assign(bytes, bytes + length);
+    }
+    return true;
+  }
+
+  bool fail() {
+    if (elf) elf_end(elf);
+    elf = nullptr;
+    return false;
+  }
+
+  // The cached rule of the CFI row covering `vaddr` (unbiased); made once per pc.
+  const CachedFrameRule& rule_at(std::uint64_t vaddr) {
+    std::uint32_t index = rule_of_pc.find(vaddr, 0);
+    if (index != detail::FlatIndexMap::absent) return rules[index];
+    if (!eh_frame_read) {
+      eh_frame_read = true;
+      if (arch == UnwindArch::x86_64) eh_frame = dwarf_getcfi_elf(elf);
+    }
+    CachedFrameRule rule;
+    Dwarf_Frame* frame = nullptr;
+    if (eh_frame && dwarf_cfi_addrframe(eh_frame, vaddr, &frame) == 0) {
+      rule = rule_of_frame(frame, cfa_expressions);
+      std::free(frame);
+    }
+    rules.push_back(rule);
+    rule_of_pc.insert(vaddr, 0, static_cast<std::uint32_t>(rules.size() - 1));
+    return rules.back();
+  }
+
+  // The lowest and highest address of the loaded image at load bias `bias`.
+  std::uint64_t low(std::uint64_t bias) const noexcept {
+    std::uint64_t lowest = ~std::uint64_t{0};
+    for (const auto& segment : segments) lowest = std::min(lowest, segment.vaddr);
+    return bias + (lowest & ~std::uint64_t{0xfff});
+  }
+  std::uint64_t high(std::uint64_t bias) const noexcept {
+    std::uint64_t highest = 0;
+    for (const auto& segment : segments) {
+      highest = std::max(highest, segment.vaddr + segment.memory_size);
+    }
+    return bias + highest;
+  }
+
+  // The 8 bytes at virtual address `vaddr` (unbiased) when a read-only segment's file contents
+  // hold them: what the process saw there, since nothing could have written it.
+  bool read_word(std::uint64_t vaddr, std::uint64_t& word) const noexcept {
+    for (const auto& segment : segments) {
+      if ((segment.flags & PF_W) || vaddr < segment.vaddr || segment.file_size < 8 ||
+          vaddr - segment.vaddr > segment.file_size - 8) {
+        continue;
+      }
+      std::uint64_t offset = segment.offset + (vaddr - segment.vaddr);
+      if (offset > image_size || image_size - offset < 8) return false;
+      std::memcpy(&word, image + offset, 8);
+      return true;
+    }
+    return false;
+  }
+};
+
+// A file placed in a process: its image spans [low, high) at load bias `bias`.
+struct PlacedModule {
+  std::uint64_t low = 0, high = 0, bias = 0;
+  const std::string* path = nullptr;  // key of the file cache
+  LoadableFile* file = nullptr;
+  bool operator==(const PlacedModule& other) const noexcept {
+    return file == other.file && bias == other.bias;
+  }
+};
+
+// The sample being unwound, as the libdwfl callbacks see it.
+struct SampleContext {
+  InitialRegisters registers;
+  std::span<const std::byte> stack;  // the valid copy, starting at registers.sp
+  // Reads that found no bytes since the last frame was reported: libdw ends a walk whose return
+  // address cannot be read as if the CFI had said there is no caller, and this tells them apart.
+  unsigned failed_reads = 0;
+};
+
+struct ProcessUnwind {
+  Dwfl* dwfl = nullptr;
+  std::uint64_t generation = 0;
+  std::uint64_t last_use = 0;
+  UnwindArch arch = UnwindArch::unsupported;
+  std::vector<PlacedModule> modules;  // by low address
+  SampleContext sample;
+
+  ProcessUnwind() = default;
+  ProcessUnwind(const ProcessUnwind&) = delete;
+  ProcessUnwind& operator=(const ProcessUnwind&) = delete;
+  ~ProcessUnwind() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+
+  const PlacedModule* module_at(std::uint64_t address) const noexcept {
+    auto it = std::upper_bound(
+        modules.begin(), modules.end(), address,
+        [](std::uint64_t value, const PlacedModule& module) { return value < module.low; });
+    if (it == modules.begin()) return nullptr;
+    --it;
+    return address < it->high ? &*it : nullptr;
+  }
+};
+
+// ---- libdwfl callbacks: the process is the recorded one, its only thread the sampled one ----
+
+pid_t next_thread(Dwfl*, void* dwfl_arg, void** thread_argp) {
+  // dwfl_getthread_frames asks through get_thread; a walk over all threads sees none.
+  *thread_argp = dwfl_arg;
+  return 0;
+}
+
+bool get_thread(Dwfl*, pid_t, void* dwfl_arg, void** thread_argp) {
+  *thread_argp = dwfl_arg;
+  return true;
+}
+
+// The word at `address` in the sampled process: from the copied stack, else from a read-only
+// segment of a mapped file.
+bool read_process_word(ProcessUnwind& process, std::uint64_t address,
+                       std::uint64_t& word) noexcept {
+  SampleContext& sample = process.sample;
+  std::uint64_t sp = sample.registers.sp;
+  if (address >= sp && address - sp <= sample.stack.size() &&
+      sample.stack.size() - (address - sp) >= 8) {
+    std::memcpy(&word, sample.stack.data() + (address - sp), 8);
+    return true;
+  }
+  const PlacedModule* module = process.module_at(address);
+  return module && module->file->read_word(address - module->bias, word);
+}
+
+bool memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* dwfl_arg) {
+  auto* process = static_cast<ProcessUnwind*>(dwfl_arg);
+  std::uint64_t word = 0;
+  if (!read_process_word(*process, address, word)) {
+    ++process->sample.failed_reads;
+    return false;
+  }
+  *result = word;
+  return true;
+}
+
+bool set_initial_registers(Dwfl_Thread* thread, void* thread_arg) {
+  const auto& registers = static_cast<const ProcessUnwind*>(thread_arg)->sample.registers;
+  if (!dwfl_thread_state_registers(thread, 0, registers.count, registers.dwarf.data())) {
+    return false;
+  }
+  dwfl_thread_state_register_pc(thread, registers.pc);
+  return true;
+}
+
+const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
+    .detach = nullptr,
+    .thread_detach = nullptr,
+};
+
+bool has_debug_frame(const char* path) noexcept {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  std::size_t names = 0;
+  bool found = false;
+  if (elf && elf_getshdrstrndx(elf, &names) == 0) {
+    for (Elf_Scn* section = elf_nextscn(elf, nullptr); section && !found;
+         section = elf_nextscn(elf, section)) {
+      GElf_Shdr header;
+      const char* name =
+          gelf_getshdr(section, &header) ? elf_strptr(elf, names, header.sh_name) : nullptr;
+      found = name &&
+              (std::strcmp(name, ".debug_frame") == 0 || std::strcmp(name, ".zdebug_frame") == 0);
+    }
+  }
+  if (elf) elf_end(elf);
+  ::close(fd);
+  return found;
+}
+
+// Separate debug files are looked up the standard way, and only when they hold .debug_frame,
+// the one thing unwinding wants of them: libdwfl asks for them when .eh_frame has no row for a
+// pc (ld.so's _start), and taking one makes it inflate all its compressed DWARF sections. The
+// check comes first because the standard lookup by build id hands the file to the module
+// itself, whatever this callback then returns.
+int find_debug_frame_file(Dwfl_Module* module, void** userdata, const char* module_name,
+                          Dwarf_Addr base, const char* file_name, const char* debuglink_file,
+                          GElf_Word debuglink_crc, char** debuginfo_file_name) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr build_id_address = 0;
+  int length = dwfl_module_build_id(module, &bits, &build_id_address);
+  if (length > 1) {
+    std::string path = "/usr/lib/debug/.build-id/";
+    constexpr char digits[] = "0123456789abcdef";
+    for (int i = 0; i < length; ++i) {
+      path.push_back(digits[bits[i] >> 4]);
+      path.push_back(digits[bits[i] & 15]);
+      if (i == 0) path.push_back('/');
+    }
+    path += ".debug";
+    if (::access(path.c_str(), R_OK) == 0 && !has_debug_frame(path.c_str())) return -1;
+  }
+  return dwfl_standard_find_debuginfo(module, userdata, module_name, base, file_name,
+                                      debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
+// Every module is reported with its ELF already open, so no find_elf is needed.
+char* debuginfo_path = nullptr;
+const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = find_debug_frame_file,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+// What a walk collects: each frame's pc as perf reports it.
+struct Walk {
+  SampleContext* sample = nullptr;
+  std::span<std::uint64_t> ips;
+  std::size_t frames = 0;
+  unsigned sp_register = 0;
+  std::uint64_t last_pc = 0, last_sp = 0;
+  bool truncated = false;
+};
+
+int on_frame(Dwfl_Frame* frame, void* arg) {
+  auto& walk = *static_cast<Walk*>(arg);
+  // Asking whether this frame is an activation unwinds it to its caller: reads failing from
+  // here on belong to that step.
+  walk.sample->failed_reads = 0;
+  Dwarf_Addr pc = 0;
+  bool activation = false;
+  if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
+  // A return address points after the call: one byte back lies inside the call instruction,
+  // which names the caller's line and function (what perf reports too).
+  if (!activation) --pc;
+  Dwarf_Word sp = 0;
+  bool have_sp = dwfl_frame_reg(frame, walk.sp_register, &sp) == 0;
+  // A frame identical to the one before (bad CFI) would repeat forever.
+  if (walk.frames > 0 && have_sp && pc == walk.last_pc && sp == walk.last_sp) {
+    return DWARF_CB_ABORT;
+  }
+  if (walk.frames == walk.ips.size()) {
+    walk.truncated = true;
+    return DWARF_CB_ABORT;
+  }
+  walk.ips[walk.frames++] = pc;
+  walk.last_pc = pc;
+  walk.last_sp = have_sp ? sp : 0;
+  return DWARF_CB_OK;
+}
+
+// Walks the sample's x86-64 stack with the cached CFI rules alone. False when a frame needs more
+// than they hold (no rule, an unreadable return address, a register the rules do not track):
+// libdwfl then walks the whole sample, so either way the frames are libdwfl's.
+bool walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
+                          UnwindResult& result, bool& truncated) noexcept {
+  const InitialRegisters& registers = process.sample.registers;
+  std::uint64_t pc = registers.pc, sp = registers.sp;
+  std::uint64_t frame_pointer = registers.dwarf[x86_64_dwarf::rbp];
+  bool frame_pointer_known = true;
+  bool activation = true;
+  std::size_t frames = 0;
+  std::uint64_t last_pc = 0, last_sp = 0;
+  for (;;) {
+    // A return address points after the call: the caller's row is the call instruction's.
+    std::uint64_t frame_pc = activation ? pc : pc - 1;
+    const PlacedModule* module = process.module_at(frame_pc);
+    if (!module) return false;
+    const CachedFrameRule& rule = module->file->rule_at(frame_pc - module->bias);
+    if (rule.kind == CachedFrameRule::Kind::unsupported) return false;
+    if (frames > 0 && frame_pc == last_pc && sp == last_sp) break;  // bad CFI would loop
+    if (frames == ips.size()) {
+      truncated = true;
+      break;
+    }
+    ips[frames++] = frame_pc;
+    last_pc = frame_pc;
+    last_sp = sp;
+    if (rule.kind == CachedFrameRule::Kind::outermost) {
+      result.complete = true;
+      break;
+    }
+    std::uint64_t cfa = 0;
+    if (rule.cfa_expression != CachedFrameRule::no_expression) {
+      if (!evaluate_cfa_expression(module->file->cfa_expressions[rule.cfa_expression], sp,
+                                   frame_pointer, frame_pointer_known, pc, cfa)) {
+        return false;
+      }
+    } else if (rule.cfa_register == x86_64_dwarf::rbp) {
+      if (!frame_pointer_known) return false;
+      cfa = frame_pointer + static_cast<std::uint64_t>(rule.cfa_offset);
+    } else {
+      cfa = sp + static_cast<std::uint64_t>(rule.cfa_offset);
+    }
+    std::uint64_t return_address = 0;
+    if (!read_process_word(process, cfa + static_cast<std::uint64_t>(rule.return_address_offset),
+                           return_address) ||
+        return_address == 0) {
+      return false;
+    }
+    if (rule.frame_pointer == CachedFrameRule::Saved::at_cfa) {
+      frame_pointer_known = read_process_word(
+          process, cfa + static_cast<std::uint64_t>(rule.frame_pointer_offset), frame_pointer);
+    } else if (rule.frame_pointer == CachedFrameRule::Saved::undefined) {
+      frame_pointer_known = false;
+    }
+    pc = return_address;
+    sp = cfa;
+    activation = false;
+  }
+  result.frames = frames;
+  return true;
+}
+
+}  // namespace
+
+struct DwarfUnwinder::State {
+  const TaskMaps& maps;
+  UnwindMethod method = UnwindMethod::cached_rules;
+  UnwindStatistics statistics;
+  std::unordered_map<std::string, std::unique_ptr<LoadableFile>> files;
+  std::unordered_map<std::uint32_t, std::unique_ptr<ProcessUnwind>> processes;
+  std::uint64_t clock = 0;
+  // Reused while placing modules.
+  std::vector<PlacedModule> placed;
+  std::map<std::pair<LoadableFile*, std::uint64_t>, std::pair<unsigned, const std::string*>> votes;
+
+  explicit State(const TaskMaps& task_maps) : maps(task_maps) {}
+
+  LoadableFile* file(const std::string& path) {
+    auto found = files.find(path);
+    if (found == files.end()) {
+      auto opened = std::make_unique<LoadableFile>();
+      opened->open(path);
+      found = files.emplace(path, std::move(opened)).first;
+    }
+    return found->second->usable() ? found->second.get() : nullptr;
+  }
+
+  // The files of process `pid` and where they are loaded. A mapping says only which file offset
+  // sits at which address; the segment holding that offset gives the load bias. Page-sharing
+  // segments make some mappings ambiguous, so every mapping votes for the biases it allows (an
+  // executable segment's vote counts most) and each file is placed at its winning bias.
+  void place_modules(std::uint32_t pid) {
+    votes.clear();
+    maps.for_each_mapping(pid, [&](const TaskMaps::MappingView& mapping) {
+      const std::string& path = *mapping.filename;
+      if (path.empty() || path.front() != '/') return;  // [vdso], [stack], //anon
+      LoadableFile* loadable = file(path);
+      if (!loadable) return;
+      // A file replaced since the recording would place wrong unwind tables.
+      if (!mapping.build_id.empty() && !loadable->build_id.empty() &&
+          !std::equal(mapping.build_id.begin(), mapping.build_id.end(), loadable->build_id.begin(),
+                      loadable->build_id.end())) {
+        return;
+      }
+      for (const auto& segment : loadable->segments) {
+        std::uint64_t page_start = segment.offset & ~std::uint64_t{0xfff};
+        if (mapping.pgoff < page_start ||
+            mapping.pgoff >= segment.offset + std::max<std::uint64_t>(segment.file_size, 1)) {
+          continue;
+        }
+        std::uint64_t bias = mapping.start - mapping.pgoff - (segment.vaddr - segment.offset);
+        auto& vote = votes[{loadable, bias}];
+        vote.first += (segment.flags & PF_X) ? 3 : 1;
+        vote.second = mapping.filename;
+      }
+    });
+    placed.clear();
+    for (auto it = votes.begin(); it != votes.end();) {
+      auto best = it;
+      for (; it != votes.end() && it->first.first == best->first.first; ++it) {
+        if (it->second.first > best->second.first) best = it;
+      }
+      LoadableFile* loadable = best->first.first;
+      std::uint64_t bias = best->first.second;
+      placed.push_back({loadable->low(bias), loadable->high(bias), bias,
+                        &files.find(*best->second.second)->first, loadable});
+    }
+    std::sort(placed.begin(), placed.end(),
+              [](const PlacedModule& a, const PlacedModule& b) { return a.low < b.low; });
+    // Overlapping images (a stale mapping) would make libdwfl refuse the later one anyway.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+      if (kept > 0 && placed[i].low < placed[kept - 1].high) continue;
+      placed[kept++] = placed[i];
+    }
+    placed.resize(kept);
+  }
+
+  static bool report(Dwfl* dwfl, const PlacedModule& module) {
+    return dwfl_report_elf(dwfl, module.path->c_str(), module.path->c_str(), -1, module.bias,
+                           true) != nullptr;
+  }
+
+  // A fresh Dwfl holding `placed`, attached to the sampled process state.
+  bool rebuild(std::uint32_t pid, ProcessUnwind& process) {
+    if (process.dwfl) dwfl_end(process.dwfl);
+    process.dwfl = nullptr;
+    process.modules.clear();
+    process.arch = UnwindArch::unsupported;
+    if (placed.empty()) return false;
+    Dwfl* dwfl = dwfl_begin(&offline_callbacks);
+    if (!dwfl) return false;
+    dwfl_report_begin(dwfl);
+    std::vector<PlacedModule> reported;
+    reported.reserve(placed.size());
+    for (const auto& module : placed) {
+      if (report(dwfl, module)) reported.push_back(module);
+    }
+    dwfl_report_end(dwfl, nullptr, nullptr);
+    // The architecture (registers, CFI conventions) is the main program's: the first file of
+    // a known machine, normally the lowest-mapped executable.
+    const PlacedModule* arch_module = nullptr;
+    for (const auto& module : reported) {
+      if (module.file->arch != UnwindArch::unsupported) {
+        arch_module = &module;
+        break;
+      }
+    }
+    // Our own Elf for the backend: one owned by a module could be dropped by a later report.
+    if (!arch_module || !dwfl_attach_state(dwfl, arch_module->file->elf, static_cast<pid_t>(pid),
+                                           &thread_callbacks, &process)) {
+      dwfl_end(dwfl);
+      return false;
+    }
+    process.dwfl = dwfl;
+    process.arch = arch_module->file->arch;
+    process.modules = std::move(reported);
+    return true;
+  }
+
+  // Brings the process's Dwfl up to date with its recorded mappings. New mappings are added to
+  // the existing Dwfl (keeping the unwind tables it has parsed); anything else starts afresh.
+  void refresh(std::uint32_t pid, ProcessUnwind& process) {
+    place_modules(pid);
+    if (placed == process.modules && process.dwfl) return;
+    bool only_added =
+        process.dwfl &&
+        std::all_of(process.modules.begin(), process.modules.end(), [&](const PlacedModule& old) {
+          return std::find(placed.begin(), placed.end(), old) != placed.end();
+        });
+    if (!only_added) {
+      rebuild(pid, process);
+      return;
+    }
+    dwfl_report_begin_add(process.dwfl);
+    for (const auto& module : placed) {
+      if (std::find(process.modules.begin(), process.modules.end(), module) !=
+          process.modules.end()) {
+        continue;
+      }
+      if (report(process.dwfl, module)) process.modules.push_back(module);
+    }
+    dwfl_report_end(process.dwfl, nullptr, nullptr);
+    std::sort(process.modules.begin(), process.modules.end(),
+              [](const PlacedModule& a, const PlacedModule& b) { return a.low < b.low; });
+  }
+
+  ProcessUnwind* process_of(std::uint32_t pid) {
+    auto found = processes.find(pid);
+    if (found == processes.end()) {
+      if (processes.size() >= max_cached_processes) evict_oldest();
+      found = processes.emplace(pid, std::make_unique<ProcessUnwind>()).first;
+    }
+    ProcessUnwind& process = *found->second;
+    process.last_use = ++clock;
+    std::uint64_t generation = maps.maps_generation(pid);
+    if (generation != process.generation || !process.dwfl) {
+      refresh(pid, process);
+      process.generation = generation;
+    }
+    return &process;
+  }
+
+  void evict_oldest() {
+    auto oldest = std::min_element(
+        processes.begin(), processes.end(),
+        [](const auto& a, const auto& b) { return a.second->last_use < b.second->last_use; });
+    if (oldest != processes.end()) processes.erase(oldest);
+  }
+};
+
+DwarfUnwinder::DwarfUnwinder(const TaskMaps& maps, UnwindMethod method)
+    : state_(std::make_unique<State>(maps)) {
+  state_->method = method;
+}
+
+DwarfUnwinder::~DwarfUnwinder() {
+  // Dwfls first: their backends use the Elf handles of the file cache.
+  if (state_) state_->processes.clear();
+}
+
+const UnwindStatistics& DwarfUnwinder::statistics() const noexcept { return state_->statistics; }
+
+UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
+                                   std::span<std::uint64_t> ips) noexcept {
+  UnwindResult result;
+  UnwindStatistics& statistics = state_->statistics;
+  if (!sample.has(abi::sample_format::regs_user) || sample.regs_user.abi == 0) {
+    ++statistics.no_user_regs;
+    return result;
+  }
+  ++statistics.samples;
+  if (ips.empty()) return result;
+  try {
+    ProcessUnwind* process = state_->process_of(sample.pid);
+    SampleContext& context = process->sample;
+    UnwindArch arch = process->arch;
+    if (arch == UnwindArch::unsupported) {
+      // No file of the process could be opened: the pc is all there is, read as this host's.
+#if defined(__aarch64__)
+      arch = UnwindArch::arm64;
+#else
+      arch = UnwindArch::x86_64;
+#endif
+    }
+    if (!unwind::initial_registers(arch, sample.regs_user, context.registers)) {
+      ++statistics.unreadable_registers;
+      return result;
+    }
+    context.stack = sample.has(abi::sample_format::stack_user) ? sample.stack_user_valid()
+                                                               : std::span<const std::byte>();
+    context.failed_reads = 0;
+    Walk walk;
+    walk.sample = &context;
+    walk.ips = ips;
+    walk.sp_register = context.registers.sp_dwarf_number;
+    bool truncated = false;
+    if (process->dwfl && arch == UnwindArch::x86_64 &&
+        state_->method == UnwindMethod::cached_rules &&
+        walk_by_cached_rules(*process, ips, result, truncated)) {
+      ++statistics.by_cached_rules;
+    } else {
+      result = UnwindResult{};
+      int status = -1;
+      if (process->dwfl) {
+        auto tid = static_cast<pid_t>(sample.tid != 0 ? sample.tid : sample.pid);
+        status = dwfl_getthread_frames(process->dwfl, tid, on_frame, &walk);
+      }
+      if (walk.frames == 0) ips[walk.frames++] = context.registers.pc;
+      result.frames = walk.frames;
+      truncated = walk.truncated;
+      // 0: the walk stopped because the last frame has no return address, and not for want of
+      // the bytes that would have held it.
+      result.complete = status == 0 && !walk.truncated && context.failed_reads == 0;
+    }
+    if (result.complete) ++statistics.complete;
+    if (truncated) ++statistics.truncated;
+    statistics.frames += result.frames;
+  } catch (...) {
+    // Only allocation can throw here; the sample goes without a chain.
+    result = UnwindResult{};
+  }
+  return result;
+}
+
+}  // namespace perfscope

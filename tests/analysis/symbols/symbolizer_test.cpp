@@ -1,0 +1,659 @@
+// Symbolizer: names at addresses read from the unstripped program's own symbol table (nm), in
+// the program as built, stripped with a debug file found by .gnu_debuglink or by build id, and
+// with MiniDebugInfo; source lines and inline frames against addr2line; kallsyms (fake and
+// real) and perf-PID.map files; the warnings and reasons a user gets when something is missing.
+#include "perfscope/analysis/symbols/symbolizer.hpp"
+
+#include <elf.h>
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+#include "support/test_support.hpp"
+
+using perfscope::Symbolizer;
+using perfscope::SymbolizerOptions;
+using ::testing::HasSubstr;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string target_path = PERFSCOPE_SYMBOL_TARGET_PATH;
+const std::string data_dir = PERFSCOPE_SYMBOL_DATA_DIR;
+const std::string debuglink_path = data_dir + "/debuglink/symbol_target";
+const std::string debug_file_path = data_dir + "/debuglink/symbol_target.debug";
+const std::string bare_path = data_dir + "/bare/symbol_target";
+
+struct NmSymbol {
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+};
+
+// The unstripped program's function symbols by mangled name, as binutils' nm reads them.
+const std::map<std::string, NmSymbol>& nm_symbols() {
+  static const std::map<std::string, NmSymbol> symbols = [] {
+    std::map<std::string, NmSymbol> found;
+    auto listing = perfscope::testing::run_command(
+        {PERFSCOPE_NM, "--defined-only", "--print-size", target_path});
+    std::istringstream lines(listing.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream fields(line);
+      std::string address, size, type, name;
+      if (!(fields >> address >> size >> type >> name)) continue;  // symbols without a size
+      found[name] = {std::stoull(address, nullptr, 16), std::stoull(size, nullptr, 16)};
+    }
+    return found;
+  }();
+  return symbols;
+}
+
+NmSymbol symbol(const std::string& mangled) {
+  auto found = nm_symbols().find(mangled);
+  EXPECT_NE(found, nm_symbols().end()) << mangled << " missing from nm " << target_path;
+  return found == nm_symbols().end() ? NmSymbol{} : found->second;
+}
+
+// The file offset that holds virtual address `address`, from the program headers read with the
+// plain <elf.h> structures (independent of the libelf code under test).
+std::uint64_t file_offset(const std::string& path, std::uint64_t address) {
+  auto image = perfscope::sys::read_text_file(path);
+  EXPECT_TRUE(image.has_value()) << path;
+  if (!image || image->size() < sizeof(Elf64_Ehdr)) return 0;
+  Elf64_Ehdr header;
+  std::memcpy(&header, image->data(), sizeof header);
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr program;
+    std::memcpy(&program, image->data() + header.e_phoff + i * header.e_phentsize, sizeof program);
+    if (program.p_type == PT_LOAD && address >= program.p_vaddr &&
+        address < program.p_vaddr + program.p_filesz) {
+      return address - program.p_vaddr + program.p_offset;
+    }
+  }
+  ADD_FAILURE() << fmt::format("no PT_LOAD of {} holds {:#x}", path, address);
+  return 0;
+}
+
+// The line of symbol_target.cpp that carries "marker:NAME".
+std::uint32_t marker_line(const std::string& name) {
+  std::ifstream source(PERFSCOPE_SYMBOL_TARGET_SOURCE);
+  std::string line;
+  for (std::uint32_t number = 1; std::getline(source, line); ++number) {
+    if (line.find("marker:" + name) != std::string::npos) return number;
+  }
+  ADD_FAILURE() << "no marker:" << name;
+  return 0;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "perfscope-symbolizer-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data()) ? pattern : std::string();
+  }
+  ~TempDir() {
+    std::error_code error;
+    fs::remove_all(path_, error);
+  }
+  const std::string& path() const { return path_; }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  std::string path_;
+};
+
+SymbolizerOptions options_with_root(const std::string& debug_root) {
+  SymbolizerOptions options;
+  options.debug_root = debug_root;
+  return options;
+}
+
+std::size_t warnings_with(const Symbolizer& symbolizer, const std::string& text) {
+  const auto& warnings = symbolizer.warnings();
+  return static_cast<std::size_t>(std::count_if(warnings.begin(), warnings.end(), [&](auto& w) {
+    return w.find(text) != std::string::npos;
+  }));
+}
+
+// The names every symbol table of symbol_target gives, demangled.
+void expect_program_names(Symbolizer& symbolizer, const std::string& path) {
+  struct Expected {
+    const char* mangled;
+    const char* name;
+  };
+  for (auto [mangled, name] : {Expected{"_ZN7symtest7computeEi", "symtest::compute(int)"},
+                               Expected{"_ZN7symtest5outerEi", "symtest::outer(int)"},
+                               Expected{"_ZN7symtest10first_lineEi", "symtest::first_line(int)"}}) {
+    NmSymbol found = symbol(mangled);
+    ASSERT_GT(found.size, 2u) << mangled;
+    auto at = symbolizer.resolve_file(path, file_offset(target_path, found.address) + 2);
+    EXPECT_EQ(at.symbol, name) << path << " " << at.unresolved_reason;
+    EXPECT_EQ(at.offset, 2u);
+    EXPECT_EQ(at.dso, path);
+    EXPECT_TRUE(at.unresolved_reason.empty()) << at.unresolved_reason;
+    EXPECT_FALSE(at.kernel);
+  }
+}
+
+}  // namespace
+
+TEST(Symbolizer, NamesFunctionsOfTheProgramAsBuilt) {
+  Symbolizer symbolizer;
+  expect_program_names(symbolizer, target_path);
+  NmSymbol scaled = symbol("_ZN7symtest6scaledIlEET_S1_S1_");
+  auto at = symbolizer.resolve_file(target_path, file_offset(target_path, scaled.address));
+  EXPECT_EQ(at.symbol, "long symtest::scaled<long>(long, long)");
+  EXPECT_EQ(at.offset, 0u);
+  NmSymbol main_symbol = symbol("main");
+  at = symbolizer.resolve_file(
+      target_path, file_offset(target_path, main_symbol.address + main_symbol.size - 1));
+  EXPECT_EQ(at.symbol, "main");
+  EXPECT_EQ(at.offset, main_symbol.size - 1);
+  EXPECT_TRUE(symbolizer.warnings().empty()) << symbolizer.warnings().front();
+}
+
+TEST(Symbolizer, ShortNamesLikePerfWhenParameterListsAreOff) {
+  SymbolizerOptions options;
+  options.parameter_lists = false;
+  Symbolizer symbolizer(options);
+  NmSymbol scaled = symbol("_ZN7symtest6scaledIlEET_S1_S1_");
+  auto at = symbolizer.resolve_file(target_path, file_offset(target_path, scaled.address));
+  EXPECT_EQ(at.symbol, "symtest::scaled<long>");
+  NmSymbol compute = symbol("_ZN7symtest7computeEi");
+  at = symbolizer.resolve_file(target_path, file_offset(target_path, compute.address));
+  EXPECT_EQ(at.symbol, "symtest::compute");
+}
+
+// PLT stubs, named as perf names them: the target's name, then "@plt"; C++ targets demangled
+// before the suffix. objdump lists the stubs (its own reading of .rela.plt).
+TEST(Symbolizer, NamesPltStubsAsPerfDoes) {
+  auto listing = perfscope::testing::run_command(
+      {PERFSCOPE_OBJDUMP, "-d", "-j", ".plt", "-j", ".plt.sec", target_path});
+  std::istringstream lines(listing.out);
+  static const std::regex stub(R"(^([0-9a-f]+) <(.+)@plt>:$)");
+  SymbolizerOptions mangled;
+  mangled.demangle = false;
+  Symbolizer raw(mangled);
+  std::size_t stubs = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (!std::regex_match(line, match, stub)) continue;
+    std::uint64_t address = std::stoull(match[1].str(), nullptr, 16);
+    auto at = raw.resolve_file(target_path, file_offset(target_path, address) + 2);
+    EXPECT_EQ(at.symbol, match[2].str() + "@plt") << line;
+    EXPECT_EQ(at.offset, 2u) << line;
+    ++stubs;
+  }
+  EXPECT_GE(stubs, 4u) << listing.out << listing.err;  // printf, strtol, the exception's three
+
+  std::uint64_t constructor_stub = 0;
+  std::istringstream again(listing.out);
+  for (std::string line; std::getline(again, line);) {
+    if (line.ends_with(" <_ZNSt13runtime_errorC1EPKc@plt>:")) {
+      constructor_stub = std::stoull(line, nullptr, 16);
+    }
+  }
+  ASSERT_NE(constructor_stub, 0u) << listing.out;
+  std::uint64_t offset = file_offset(target_path, constructor_stub);
+  SymbolizerOptions brief;
+  brief.parameter_lists = false;
+  Symbolizer short_names(brief);
+  EXPECT_EQ(short_names.resolve_file(target_path, offset).symbol,
+            "std::runtime_error::runtime_error@plt");
+  Symbolizer full_names{SymbolizerOptions{}};
+  EXPECT_EQ(full_names.resolve_file(target_path, offset).symbol,
+            "std::runtime_error::runtime_error(char const*)@plt");
+}
+
+TEST(Symbolizer, KeepsMangledNamesWhenAsked) {
+  SymbolizerOptions options;
+  options.demangle = false;
+  Symbolizer symbolizer(options);
+  NmSymbol compute = symbol("_ZN7symtest7computeEi");
+  auto at = symbolizer.resolve_file(target_path, file_offset(target_path, compute.address));
+  EXPECT_EQ(at.symbol, "_ZN7symtest7computeEi");
+}
+
+TEST(Symbolizer, OpensEachFileOnceAndAnswersRepeatsFromItsCache) {
+  Symbolizer symbolizer;
+  NmSymbol compute = symbol("_ZN7symtest7computeEi");
+  std::uint64_t offset = file_offset(target_path, compute.address);
+  auto first = symbolizer.resolve_file(target_path, offset);
+  auto second = symbolizer.resolve_file(target_path, offset + 1);
+  auto again = symbolizer.resolve_file(target_path, offset);
+  EXPECT_EQ(first.symbol, "symtest::compute(int)");
+  EXPECT_EQ(second.symbol, "symtest::compute(int)");
+  EXPECT_EQ(again.symbol.data(), first.symbol.data());  // the same cached string
+  const auto& statistics = symbolizer.statistics();
+  EXPECT_EQ(statistics.files_opened, 1u);
+  EXPECT_EQ(statistics.lookups, 3u);
+  EXPECT_EQ(statistics.cache_hits, 1u);
+  // At least the program's own five functions, and nothing loaded again.
+  std::uint64_t loaded = statistics.symbols_loaded;
+  EXPECT_GE(loaded, 5u);
+  symbolizer.resolve_file(target_path, offset + 2);
+  EXPECT_EQ(statistics.symbols_loaded, loaded);
+  EXPECT_EQ(statistics.files_opened, 1u);
+}
+
+TEST(Symbolizer, SaysWhichFileIsMissing) {
+  Symbolizer symbolizer;
+  auto at = symbolizer.resolve_file("/nonexistent/libgone.so", 0x1000);
+  auto again = symbolizer.resolve_file("/nonexistent/libgone.so", 0x2000);
+  EXPECT_TRUE(at.symbol.empty());
+  EXPECT_EQ(at.unresolved_reason, "file not found: /nonexistent/libgone.so");
+  EXPECT_EQ(again.unresolved_reason, at.unresolved_reason);
+  EXPECT_EQ(at.dso, "/nonexistent/libgone.so");
+  EXPECT_EQ(warnings_with(symbolizer, "/nonexistent/libgone.so"), 1u);
+}
+
+TEST(Symbolizer, StrippedFileWithoutDebugFileSaysHowToGetSymbols) {
+  TempDir empty_root;
+  Symbolizer symbolizer(options_with_root(empty_root.path()));
+  NmSymbol compute = symbol("_ZN7symtest7computeEi");
+  auto at = symbolizer.resolve_file(bare_path, file_offset(target_path, compute.address));
+  EXPECT_TRUE(at.symbol.empty());
+  EXPECT_EQ(at.unresolved_reason,
+            "no symbol table (stripped; install the -dbgsym package or point --debug-root at "
+            "debug files)");
+  auto id = perfscope::read_build_id(target_path);
+  ASSERT_TRUE(id.has_value());
+  std::string hex = perfscope::build_id_hex(*id);
+  // The warning names the file and where its debug file would be looked for.
+  EXPECT_EQ(warnings_with(symbolizer, bare_path + " has no symbol table (stripped)"), 1u);
+  EXPECT_EQ(warnings_with(symbolizer, ".build-id/" + hex.substr(0, 2) + "/" + hex.substr(2)), 1u);
+}
+
+TEST(Symbolizer, FindsTheDebugFileOfAGnuDebuglink) {
+  TempDir empty_root;
+  Symbolizer symbolizer(options_with_root(empty_root.path()));
+  expect_program_names(symbolizer, debuglink_path);
+  EXPECT_EQ(symbolizer.statistics().debug_files, 1u);
+  EXPECT_EQ(warnings_with(symbolizer, "from its debug file " + debug_file_path), 1u);
+}
+
+TEST(Symbolizer, RejectsADebuglinkFileWithAnotherCrc) {
+  TempDir directory;
+  fs::copy_file(debuglink_path, directory.path() + "/symbol_target");
+  directory.write("symbol_target.debug", "not the debug file of this build\n");
+  Symbolizer symbolizer(options_with_root(directory.path() + "/no-root"));
+  NmSymbol compute = symbol("_ZN7symtest7computeEi");
+  auto at = symbolizer.resolve_file(directory.path() + "/symbol_target",
+                                    file_offset(target_path, compute.address));
+  EXPECT_TRUE(at.symbol.empty());
+  EXPECT_THAT(std::string(at.unresolved_reason), HasSubstr("stripped"));
+  EXPECT_EQ(warnings_with(symbolizer, "ignoring " + directory.path() +
+                                          "/symbol_target.debug: its "
+                                          "CRC"),
+            1u);
+}
+
+TEST(Symbolizer, FindsADebugFileByBuildIdUnderTheDebugRoot) {
+  auto id = perfscope::read_build_id(target_path);
+  ASSERT_TRUE(id.has_value()) << "symbol_target is linked with --build-id";
+  std::string hex = perfscope::build_id_hex(*id);
+  TempDir root;
+  fs::path tree = fs::path(root.path()) / ".build-id" / hex.substr(0, 2);
+  fs::create_directories(tree);
+  fs::copy_file(debug_file_path, tree / (hex.substr(2) + ".debug"));
+  Symbolizer symbolizer(options_with_root(root.path()));
+  expect_program_names(symbolizer, bare_path);
+  EXPECT_EQ(symbolizer.statistics().debug_files, 1u);
+}
+
+TEST(Symbolizer, ReadsMiniDebugInfo) {
+  std::string mini_path = PERFSCOPE_SYMBOL_MINI_PATH;
+  if (mini_path.empty())
+    GTEST_SKIP() << "xz was not found at configure time: no MiniDebugInfo copy";
+  TempDir empty_root;
+  Symbolizer symbolizer(options_with_root(empty_root.path()));
+  expect_program_names(symbolizer, mini_path);
+  EXPECT_EQ(symbolizer.statistics().mini_debug_infos, 1u);
+  EXPECT_EQ(warnings_with(symbolizer, "MiniDebugInfo"), 1u);
+}
+
+TEST(Symbolizer, WarnsOnceWhenTheRecordedBuildIdDiffers) {
+  auto id = perfscope::read_build_id(target_path);
+  ASSERT_TRUE(id.has_value());
+  NmSymbol compute = symbol("_ZN7symtest7computeEi");
+  std::uint64_t offset = file_offset(target_path, compute.address);
+  {
+    Symbolizer symbolizer;
+    auto at = symbolizer.resolve_file(target_path, offset, *id);
+    EXPECT_EQ(at.symbol, "symtest::compute(int)");
+    EXPECT_TRUE(symbolizer.warnings().empty());
+  }
+  std::vector<std::uint8_t> other = *id;
+  other[0] ^= 0xff;
+  Symbolizer symbolizer;
+  auto at = symbolizer.resolve_file(target_path, offset, other);
+  auto again = symbolizer.resolve_file(target_path, offset + 1, other);
+  EXPECT_EQ(at.symbol, "symtest::compute(int)");  // still used
+  EXPECT_EQ(again.symbol, "symtest::compute(int)");
+  ASSERT_EQ(symbolizer.warnings().size(), 1u);
+  const std::string& warning = symbolizer.warnings().front();
+  EXPECT_THAT(warning, HasSubstr("build id mismatch for " + target_path));
+  EXPECT_THAT(warning, HasSubstr("recorded " + perfscope::build_id_hex(other)));
+  EXPECT_THAT(warning, HasSubstr("the file has " + perfscope::build_id_hex(*id)));
+}
+
+TEST(Symbolizer, SourceLineOfAFunction) {
+  SymbolizerOptions options;
+  options.source_lines = true;
+  Symbolizer symbolizer(options);
+  NmSymbol first = symbol("_ZN7symtest10first_lineEi");
+  auto at = symbolizer.resolve_file(target_path, file_offset(target_path, first.address));
+  EXPECT_EQ(at.symbol, "symtest::first_line(int)");
+  EXPECT_EQ(at.source.file, PERFSCOPE_SYMBOL_TARGET_SOURCE);
+  EXPECT_EQ(at.source.line, marker_line("first-line"));
+  EXPECT_TRUE(at.inlined.empty());  // not asked for
+
+  // The same from the separate debug file of the stripped copy.
+  TempDir empty_root;
+  options.debug_root = empty_root.path();
+  Symbolizer stripped(options);
+  auto from_debug = stripped.resolve_file(debuglink_path, file_offset(target_path, first.address));
+  EXPECT_EQ(from_debug.source.file, at.source.file);
+  EXPECT_EQ(from_debug.source.line, at.source.line);
+}
+
+namespace {
+
+struct Addr2lineFrame {
+  std::string function, file;
+  std::uint32_t line = 0;
+};
+
+// addr2line -a -f -i -C for each address: its frames, innermost inlined call first.
+std::map<std::uint64_t, std::vector<Addr2lineFrame>> addr2line(
+    const std::string& path, const std::vector<std::uint64_t>& addresses) {
+  std::vector<std::string> argv = {PERFSCOPE_ADDR2LINE, "-a", "-f", "-i", "-C", "-e", path};
+  for (auto address : addresses) argv.push_back(fmt::format("{:#x}", address));
+  auto result = perfscope::testing::run_command(argv);
+  std::map<std::uint64_t, std::vector<Addr2lineFrame>> frames;
+  std::istringstream lines(result.out);
+  std::string line;
+  std::vector<Addr2lineFrame>* current = nullptr;
+  while (std::getline(lines, line)) {
+    if (line.rfind("0x", 0) == 0) {
+      current = &frames[std::stoull(line, nullptr, 16)];
+      continue;
+    }
+    std::string location;
+    if (!current || !std::getline(lines, location)) break;
+    Addr2lineFrame frame;
+    frame.function = line;
+    auto discriminator = location.find(" (discriminator");
+    if (discriminator != std::string::npos) location.resize(discriminator);
+    auto colon = location.rfind(':');
+    frame.file = location.substr(0, colon);
+    std::string number = location.substr(colon + 1);
+    frame.line =
+        number.empty() || number[0] == '?' ? 0 : static_cast<std::uint32_t>(std::stoul(number));
+    current->push_back(frame);
+  }
+  return frames;
+}
+
+// addr2line joins the compilation directory and a relative name as they are ("build/../x.cpp");
+// the symbolizer prints the shorter, lexically normal path.
+std::string normal(const std::string& path) { return fs::path(path).lexically_normal().string(); }
+
+}  // namespace
+
+TEST(Symbolizer, InlineFramesMatchAddr2line) {
+  if (!fs::exists(PERFSCOPE_ADDR2LINE)) GTEST_SKIP() << "no addr2line to compare with";
+  SymbolizerOptions options;
+  options.source_lines = true;
+  options.inline_frames = true;
+  Symbolizer symbolizer(options);
+  NmSymbol outer = symbol("_ZN7symtest5outerEi");
+  std::vector<std::uint64_t> addresses;
+  for (std::uint64_t at = outer.address; at < outer.address + outer.size; ++at) {
+    addresses.push_back(at);
+  }
+  auto oracle = addr2line(target_path, addresses);
+  ASSERT_EQ(oracle.size(), addresses.size());
+  std::uint32_t body = marker_line("mix-body");
+  std::uint32_t call = marker_line("outer-call");
+  int inlined_body_addresses = 0;
+  for (auto address : addresses) {
+    auto at = symbolizer.resolve_file(target_path, file_offset(target_path, address));
+    const auto& frames = oracle[address];
+    ASSERT_FALSE(frames.empty());
+    // addr2line: the inlined calls innermost first, then the real function.
+    ASSERT_EQ(at.inlined.size() + 1, frames.size()) << fmt::format("{:#x}", address);
+    for (std::size_t i = 0; i < at.inlined.size(); ++i) {
+      EXPECT_EQ(at.inlined[i].function, frames[i].function);
+      EXPECT_EQ(at.inlined[i].location.file, normal(frames[i].file));
+      EXPECT_EQ(at.inlined[i].location.line, frames[i].line) << fmt::format("{:#x}", address);
+    }
+    EXPECT_EQ(at.symbol, "symtest::outer(int)");
+    EXPECT_EQ(at.source.file, normal(frames.back().file));
+    EXPECT_EQ(at.source.line, frames.back().line) << fmt::format("{:#x}", address);
+    if (!at.inlined.empty() && at.inlined[0].function == "symtest::mix(int)" &&
+        at.inlined[0].location.line == body && at.source.line == call) {
+      ++inlined_body_addresses;
+    }
+  }
+  // mix's loop body is inlined into outer at the call's line.
+  EXPECT_GT(inlined_body_addresses, 0);
+}
+
+TEST(Symbolizer, KernelSymbolsFromAKallsymsFile) {
+  TempDir directory;
+  SymbolizerOptions options;
+  options.kallsyms_path = directory.write("kallsyms",
+                                          "ffffffff81000000 T _stext\n"
+                                          "ffffffff81000000 T _text\n"
+                                          "ffffffff81000100 t helper_function\n"
+                                          "ffffffff81000200 D some_data\n"
+                                          "0000000000001000 A fixed_percpu_data\n"
+                                          "ffffffffc0001000 t module_function\t[fakemod]\n"
+                                          "ffffffffc0001080 T module_exported\t[fakemod]\n");
+  Symbolizer symbolizer(options);
+  auto at = symbolizer.resolve_kernel(0xffffffff81000150);
+  EXPECT_EQ(at.symbol, "helper_function");
+  EXPECT_EQ(at.offset, 0x50u);
+  EXPECT_EQ(at.dso, "[kernel.kallsyms]");
+  EXPECT_TRUE(at.kernel);
+  at = symbolizer.resolve_kernel(0xffffffff81000000);
+  EXPECT_EQ(at.symbol, "_text");  // of two global aliases, the shorter name, as perf shows
+  at = symbolizer.resolve_kernel(0xffffffff81000210);  // in data
+  EXPECT_TRUE(at.symbol.empty());
+  EXPECT_EQ(at.unresolved_reason, "address outside every symbol");
+  at = symbolizer.resolve_kernel(0xffffffffc0001010);
+  EXPECT_EQ(at.symbol, "module_function");
+  EXPECT_EQ(at.dso, "[fakemod]");
+  EXPECT_EQ(at.offset, 0x10u);
+  at = symbolizer.resolve_kernel(0xffffffffc0001090);
+  EXPECT_EQ(at.symbol, "module_exported");
+  EXPECT_EQ(at.dso, "[fakemod]");
+  EXPECT_TRUE(symbolizer.warnings().empty());
+}
+
+TEST(Symbolizer, KernelAddressesHiddenByKptrRestrictSayHowToShowThem) {
+  TempDir directory;
+  SymbolizerOptions options;
+  options.kallsyms_path = directory.write("kallsyms",
+                                          "0000000000000000 T _stext\n"
+                                          "0000000000000000 t helper_function\n"
+                                          "0000000000000000 t module_function\t[fakemod]\n");
+  Symbolizer symbolizer(options);
+  auto at = symbolizer.resolve_kernel(0xffffffff81000150);
+  auto again = symbolizer.resolve_kernel(0xffffffff81000160);
+  EXPECT_TRUE(at.symbol.empty());
+  EXPECT_TRUE(at.kernel);
+  EXPECT_EQ(at.dso, "[kernel.kallsyms]");
+  EXPECT_THAT(std::string(at.unresolved_reason), HasSubstr("kptr_restrict hides kernel addresses"));
+  EXPECT_THAT(std::string(at.unresolved_reason), HasSubstr("sysctl kernel.kptr_restrict=0"));
+  EXPECT_THAT(std::string(at.unresolved_reason), HasSubstr("run as root"));
+  EXPECT_EQ(again.unresolved_reason, at.unresolved_reason);
+  EXPECT_EQ(warnings_with(symbolizer, "kptr_restrict"), 1u);
+}
+
+TEST(Symbolizer, KernelSymbolOfThisMachine) {
+  auto text = perfscope::sys::read_text_file("/proc/kallsyms");
+  if (!text) GTEST_SKIP() << "/proc/kallsyms is not readable here";
+  // The address of `schedule` as this reader sees it (0 when kptr_restrict hides it).
+  std::uint64_t schedule = 0;
+  std::istringstream lines(*text);
+  std::string address, type, name;
+  while (lines >> address >> type >> name) {
+    if (name == "schedule" && (type == "T" || type == "t")) {
+      schedule = std::stoull(address, nullptr, 16);
+      break;
+    }
+    std::getline(lines, name);  // a module name, if any
+  }
+  if (schedule == 0) {
+    GTEST_SKIP() << "kptr_restrict hides kernel addresses from this user (run as root)";
+  }
+  Symbolizer symbolizer;
+  auto at = symbolizer.resolve_kernel(schedule + 1);
+  EXPECT_EQ(at.symbol, "schedule");
+  EXPECT_EQ(at.offset, 1u);
+  EXPECT_EQ(at.dso, "[kernel.kallsyms]");
+  EXPECT_TRUE(at.unresolved_reason.empty()) << at.unresolved_reason;
+}
+
+TEST(Symbolizer, JitSymbolsFromAPerfMapFile) {
+  TempDir directory;
+  SymbolizerOptions options;
+  options.jit_map_dir = directory.path();
+  std::string map = directory.write("perf-4242.map",
+                                    "7f0000002000 20 Builtin: ArgumentsAdaptorTrampoline\n"
+                                    "0x7f0000001000 0x40 LazyCompile:*hot_loop /app/main.js:10:3\n"
+                                    "7f0000003000 10 _ZN3jit6kernelEv\n");
+  Symbolizer symbolizer(options);
+  auto at = symbolizer.resolve_jit(4242, 0x7f0000001010);
+  EXPECT_EQ(at.symbol, "LazyCompile:*hot_loop /app/main.js:10:3");
+  EXPECT_EQ(at.offset, 0x10u);
+  EXPECT_EQ(at.dso, map);
+  at = symbolizer.resolve_jit(4242, 0x7f000000201f);
+  EXPECT_EQ(at.symbol, "Builtin: ArgumentsAdaptorTrampoline");
+  at = symbolizer.resolve_jit(4242, 0x7f0000003004);
+  EXPECT_EQ(at.symbol, "jit::kernel()");
+  at = symbolizer.resolve_jit(4242, 0x7f0000002020);  // just past the trampoline
+  EXPECT_TRUE(at.symbol.empty());
+  EXPECT_EQ(at.unresolved_reason, "address outside every symbol");
+  EXPECT_EQ(symbolizer.statistics().files_opened, 1u);
+
+  auto missing = symbolizer.resolve_jit(4243, 0x7f0000001010);
+  EXPECT_TRUE(missing.symbol.empty());
+  EXPECT_THAT(std::string(missing.unresolved_reason), HasSubstr("no perf-4243.map for pid 4243"));
+  EXPECT_EQ(warnings_with(symbolizer, "perf-4243.map"), 1u);
+}
+
+TEST(Symbolizer, VdsoSymbolsFromThisProcessesImage) {
+  Symbolizer symbolizer;
+  // Walk the first pages of the vDSO: its clock_gettime is there on every architecture.
+  bool found = false;
+  for (std::uint64_t offset = 0; offset < 0x2000 && !found; offset += 4) {
+    auto at = symbolizer.resolve_file("[vdso]", offset);
+    found = at.symbol.find("clock_gettime") != std::string_view::npos;
+  }
+  EXPECT_TRUE(found) << (symbolizer.warnings().empty() ? "" : symbolizer.warnings().front());
+}
+
+namespace kernel_copy {
+
+// A build-id cache holding a kallsyms copy whose symbols differ from the kallsyms_path file's:
+// which one the symbolizer read shows in the names.
+const std::vector<std::uint8_t> build_id{0xab, 0xcd, 0xef, 0x01, 0x23};
+constexpr std::uint64_t running_text = 0xffffffff81000000;
+constexpr std::uint64_t copy_text = 0xffffffff9a000000;
+
+struct Fixture {
+  TempDir directory;
+  SymbolizerOptions options;
+  Fixture() {
+    options.kallsyms_path = directory.write("kallsyms",
+                                            "ffffffff81000000 T _text\n"
+                                            "ffffffff81000100 t running_function\n"
+                                            "ffffffff81000200 T running_end\n");
+    options.build_id_cache_dir = directory.path() + "/debug";
+    fs::create_directories(options.build_id_cache_dir + "/.build-id/ab/cdef0123");
+    directory.write("debug/.build-id/ab/cdef0123/kallsyms",
+                    "ffffffff9a000000 T _text\n"
+                    "ffffffff9a000100 t recorded_function\n"
+                    "ffffffff9a000200 T recorded_end\n");
+    options.kernel_build_id = build_id;
+  }
+};
+
+}  // namespace kernel_copy
+
+TEST(Symbolizer, KernelSymbolsFromTheBuildIdCacheCopyWhenItsTextMatches) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_reference_address = kernel_copy::copy_text;
+  Symbolizer symbolizer(fixture.options);
+  auto at = symbolizer.resolve_kernel(kernel_copy::copy_text + 0x150);
+  EXPECT_EQ(at.symbol, "recorded_function");
+  EXPECT_EQ(at.offset, 0x50u);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::running_text + 0x150).symbol, "");
+  EXPECT_EQ(warnings_with(symbolizer, "may be wrong"), 0u);
+}
+
+TEST(Symbolizer, KernelCopyFoundThroughTheRecordsOnAPrefetchThread) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_build_id.clear();
+  Symbolizer symbolizer(fixture.options);
+  symbolizer.set_kernel_build_id(kernel_copy::build_id);
+  symbolizer.set_kernel_reference_address(kernel_copy::copy_text);
+  symbolizer.prefetch_kernel();
+  // Too late once loading: the recording's kernel cannot change under the loader.
+  symbolizer.set_kernel_reference_address(kernel_copy::running_text);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::copy_text + 0x250).symbol, "recorded_end");
+  EXPECT_EQ(warnings_with(symbolizer, "may be wrong"), 0u);
+}
+
+TEST(Symbolizer, KernelCopyOfAnotherBootIsIgnoredForTheRunningKernelWhenItMatches) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_reference_address = kernel_copy::running_text;
+  Symbolizer symbolizer(fixture.options);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::running_text + 0x150).symbol,
+            "running_function");
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::copy_text + 0x150).symbol, "");
+  EXPECT_EQ(warnings_with(symbolizer, "may be wrong"), 0u);
+}
+
+TEST(Symbolizer, KernelCopyOfAnotherBuildIdIsNotLookedFor) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_build_id = {0xab, 0xcd, 0xef, 0x01, 0x24};
+  fixture.options.kernel_reference_address = kernel_copy::copy_text;
+  Symbolizer symbolizer(fixture.options);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::running_text + 0x150).symbol,
+            "running_function");
+  EXPECT_EQ(warnings_with(symbolizer, "kernel symbols may be wrong"), 1u);
+  EXPECT_EQ(warnings_with(symbolizer, "recorded on another boot or machine"), 1u);
+}
+
+TEST(Symbolizer, KernelSymbolsOfNoMatchingSourceAreUsedWithAWarning) {
+  kernel_copy::Fixture fixture;
+  fixture.options.kernel_reference_address = 0xffffffffa0000000;
+  Symbolizer symbolizer(fixture.options);
+  EXPECT_EQ(symbolizer.resolve_kernel(kernel_copy::running_text + 0x150).symbol,
+            "running_function");
+  symbolizer.resolve_kernel(kernel_copy::running_text + 0x250);
+  EXPECT_EQ(warnings_with(symbolizer, "had _text at 0xffffffffa0000000"), 1u);
+  EXPECT_EQ(warnings_with(symbolizer, "has it at 0xffffffff81000000"), 1u);
+}
