@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/abi/user_registers.hpp"
 #include "perfscope/core/event_names.hpp"
 #include "perfscope/core/event_resolvers.hpp"
 #include "perfscope/core/pmu_registry.hpp"
@@ -140,17 +141,6 @@ std::optional<EventAttr> core_generic_event(const Pmu& pmu, std::string_view nam
     return std::nullopt;
   }
   return generic;
-}
-
-// User registers a DWARF unwinder needs, as perf asks for them (PERF_REGS_MASK).
-std::uint64_t dwarf_user_regs_mask() {
-#if defined(__x86_64__)
-  return 0xff0fffULL;  // ax..r15 and ip/flags/cs/ss/sp, without ds/es/fs/gs
-#elif defined(__aarch64__)
-  return (1ULL << 33) - 1;  // x0..x30, sp, pc
-#else
-  return 0;
-#endif
 }
 
 class Parser {
@@ -645,7 +635,7 @@ class Parser {
     if (mode == "fp") {
       attr.set_sample_type(attr.raw().sample_type | sf::callchain);
     } else if (mode == "dwarf") {
-      std::uint64_t regs = dwarf_user_regs_mask();
+      std::uint64_t regs = abi::dwarf_unwind_register_mask();
       if (regs == 0) fail("call-graph=dwarf is not supported on this architecture", value.first);
       if (spec.stack_size == 0) spec.stack_size = 8192;
       attr.set_sample_type(attr.raw().sample_type | sf::callchain | sf::regs_user | sf::stack_user)

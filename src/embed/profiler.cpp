@@ -15,6 +15,7 @@
 
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/abi/user_registers.hpp"
 #include "perfscope/analysis/perf_data/host_description.hpp"
 #include "perfscope/analysis/perf_data/synthesized_records.hpp"
 #include "perfscope/core/error.hpp"
@@ -37,17 +38,6 @@ namespace misc = abi::record_misc;
 // normally come first; this bounds the wait when the thread that owned a per-CPU buffer's fd has
 // exited (its fd hangs up and leaves the epoll set).
 constexpr int drain_timeout_ms = 100;
-
-// The user registers a dwarf unwinder needs: all general-purpose ones, not the segment ones.
-std::uint64_t dwarf_register_mask() {
-#if defined(__x86_64__)
-  return 0xff0fffULL;
-#elif defined(__aarch64__)
-  return (1ULL << 33) - 1;
-#else
-  return 0;
-#endif
-}
 
 std::vector<std::string> own_command_line() {
   std::vector<std::string> words;
@@ -224,7 +214,7 @@ void Profiler::configure_sampling(EventSpec& spec) {
     sample_type |= sf::callchain;
   } else if (mode == "dwarf") {
     sample_type |= sf::callchain | sf::regs_user | sf::stack_user;
-    attr.set_sample_regs_user(dwarf_register_mask());
+    attr.set_sample_regs_user(abi::dwarf_unwind_register_mask());
     attr.set_sample_stack_user(spec.stack_size ? spec.stack_size : options_.dwarf_stack_size);
     // The user part of the stack comes from the unwinder; the kernel's walk would only repeat
     // (or, without frame pointers, truncate) it.

@@ -16,13 +16,14 @@
 
 #include "commands.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/abi/user_registers.hpp"
 #include "perfscope/analysis/perf_data/host_description.hpp"
-#include "perfscope/analysis/symbols/kallsyms_cache.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
 #include "perfscope/analysis/perf_data/synthesized_records.hpp"
-#include "perfscope/analysis/symbols/task_maps.hpp"
 #include "perfscope/analysis/perf_data/tracing_data.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/symbols/kallsyms_cache.hpp"
+#include "perfscope/analysis/symbols/task_maps.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
@@ -53,17 +54,6 @@ void install_stop_handlers() {
   action.sa_flags = 0;  // no SA_RESTART: epoll_wait must return EINTR
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-}
-
-// The user registers a dwarf unwinder needs: all general-purpose ones, not the segment ones.
-std::uint64_t dwarf_register_mask() {
-#if defined(__x86_64__)
-  return 0xff0fffULL;
-#elif defined(__aarch64__)
-  return (1ULL << 33) - 1;
-#else
-  return 0;
-#endif
 }
 
 struct CallGraph {
@@ -124,7 +114,7 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
     sample_type |= sf::callchain;
   } else if (event_graph.mode == "dwarf") {
     sample_type |= sf::callchain | sf::regs_user | sf::stack_user;
-    attr.set_sample_regs_user(dwarf_register_mask());
+    attr.set_sample_regs_user(abi::dwarf_unwind_register_mask());
     attr.set_sample_stack_user(event_graph.stack_size);
     attr.set_flag(flag::exclude_callchain_user);
   } else if (event_graph.mode == "lbr") {
