@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -75,75 +76,84 @@ std::string event_name(const PerfDataEventInfo& event) {
   return fmt::format("{}:{:#x}", event_type_name(event.attr.type), event.attr.config);
 }
 
-// Buffered stdout: one fwrite per 64 KiB.
+// Buffered stdout: a flat buffer written in 1 MiB blocks. A writer asks reserve() for room for
+// what it is about to write, writes through the returned cursor without checks, and commits
+// the cursor; a line's fields thus cost one bounds check, not one per character.
 class Output {
  public:
-  fmt::memory_buffer buffer;
-  void flush_if_full() {
-    if (buffer.size() >= (1 << 16)) flush();
+  Output() : buffer_(block) {}
+  char* reserve(std::size_t bytes) {
+    if (buffer_.size() - used_ < bytes) {
+      flush();
+      if (buffer_.size() < bytes) buffer_.resize(bytes);
+    }
+    return buffer_.data() + used_;
+  }
+  void commit(const char* end) { used_ = static_cast<std::size_t>(end - buffer_.data()); }
+  void append(std::string_view text) {
+    char* at = reserve(text.size());
+    std::memcpy(at, text.data(), text.size());
+    commit(at + text.size());
   }
   void flush() {
-    std::fwrite(buffer.data(), 1, buffer.size(), stdout);
-    buffer.clear();
+    std::fwrite(buffer_.data(), 1, used_, stdout);
+    used_ = 0;
   }
+
+ private:
+  static constexpr std::size_t block = 1 << 20;
+  std::vector<char> buffer_;
+  std::size_t used_ = 0;
 };
 
-// The text printer formats by hand: fmt's width handling decodes UTF-8 for every padded field,
-// which made formatting three quarters of `perfscope script`'s time.
-void append(fmt::memory_buffer& out, std::string_view text) {
-  out.append(text.data(), text.data() + text.size());
+// The text printer formats by hand into reserved room: fmt's width handling decodes UTF-8 for
+// every padded field, which once made formatting three quarters of `perfscope script`'s time.
+char* put(char* at, std::string_view text) {
+  std::memcpy(at, text.data(), text.size());
+  return at + text.size();
 }
-void append_padded(fmt::memory_buffer& out, std::string_view text, std::size_t width, bool right) {
+char* put_padded(char* at, std::string_view text, std::size_t width, bool right) {
   std::size_t pad = text.size() < width ? width - text.size() : 0;
-  if (!right) append(out, text);
-  for (std::size_t i = 0; i < pad; ++i) out.push_back(' ');
-  if (right) append(out, text);
+  if (!right) at = put(at, text);
+  std::memset(at, ' ', pad);
+  at += pad;
+  if (right) at = put(at, text);
+  return at;
 }
 std::string_view digits(char (&storage)[24], std::uint64_t value, int base = 10) {
   auto result = std::to_chars(storage, storage + sizeof storage, value, base);
   return {storage, static_cast<std::size_t>(result.ptr - storage)};
 }
-void append_number(fmt::memory_buffer& out, std::uint64_t value, std::size_t width, bool right,
-                   int base = 10) {
+char* put_number(char* at, std::uint64_t value, std::size_t width, bool right, int base = 10) {
   char storage[24];
-  append_padded(out, digits(storage, value, base), width, right);
+  return put_padded(at, digits(storage, value, base), width, right);
 }
 // pids and tids as perf prints them: signed (-1 is "no task", e.g. samples of idle CPUs).
-void append_task_id(fmt::memory_buffer& out, std::uint32_t value, std::size_t width, bool right) {
+char* put_task_id(char* at, std::uint32_t value, std::size_t width, bool right) {
   char storage[24];
   auto result = std::to_chars(storage, storage + sizeof storage, static_cast<std::int32_t>(value));
-  append_padded(out, std::string_view(storage, static_cast<std::size_t>(result.ptr - storage)),
-                width, right);
+  return put_padded(at, std::string_view(storage, static_cast<std::size_t>(result.ptr - storage)),
+                    width, right);
 }
-void append_zero_padded(fmt::memory_buffer& out, std::uint64_t value, std::size_t width) {
+char* put_zero_padded(char* at, std::uint64_t value, std::size_t width) {
   char storage[24];
   std::string_view text = digits(storage, value);
-  for (std::size_t i = text.size(); i < width; ++i) out.push_back('0');
-  append(out, text);
+  for (std::size_t i = text.size(); i < width; ++i) *at++ = '0';
+  return put(at, text);
 }
-
-// "symbol+0xoffset" (or "[unknown]") per resolved address, formatted once: the resolver numbers
-// its cached answers, so the text is kept by that number.
-class SymbolTexts {
- public:
-  std::string_view text(const ResolvedAddress& where, bool with_offset) {
-    if (where.symbol.symbol.empty()) return "[unknown]";
-    if (!with_offset) return where.symbol.symbol;
-    if (where.id == ResolvedAddress::no_id) return format(where);
-    if (where.id >= texts_.size()) texts_.resize(where.id + 1);
-    std::string& text = texts_[where.id];
-    if (text.empty()) text = format(where);
-    return text;
+// Seconds with six decimals, right-aligned in 12 columns: "   699.776431".
+char* put_time(char* at, std::uint64_t nanoseconds) {
+  char stamp[48];
+  char seconds[24];
+  std::string_view whole = digits(seconds, nanoseconds / 1000000000ULL);
+  std::memcpy(stamp, whole.data(), whole.size());
+  stamp[whole.size()] = '.';
+  std::uint64_t micros = (nanoseconds % 1000000000ULL) / 1000;
+  for (std::size_t i = 6; i > 0; --i, micros /= 10) {
+    stamp[whole.size() + i] = static_cast<char>('0' + micros % 10);
   }
-
- private:
-  std::string_view format(const ResolvedAddress& where) {
-    scratch_ = fmt::format("{}+{:#x}", where.symbol.symbol, where.function_offset());
-    return scratch_;
-  }
-  std::vector<std::string> texts_;
-  std::string scratch_;
-};
+  return put_padded(at, std::string_view(stamp, whole.size() + 7), 12, true);
+}
 
 // The recorded build ids (BUILD_ID feature) and options every printer's resolver starts from.
 StackResolverOptions resolver_options(const SymbolizerOptions& symbols) {
@@ -180,6 +190,7 @@ class TextPrinter {
     const auto& event = reader_.events()[record.event];
     if (record.view.header.type != static_cast<std::uint32_t>(abi::RecordType::sample)) {
       resolver_.observe(record.view, event.config);
+      ++task_epoch_;
       return;
     }
     DecodeError error;
@@ -187,114 +198,169 @@ class TextPrinter {
       ++undecodable_;
       return;
     }
-    fmt::memory_buffer& out = output_.buffer;
     bool chain = sample_.has(sf::callchain);
-    std::uint16_t cpumode = record.view.header.misc & abi::record_misc::cpumode_mask;
-    if (fields_.comm) {
-      std::string_view comm = resolver_.maps().comm_of(sample_.tid);
-      char unknown[25];
-      if (comm.empty()) {
-        unknown[0] = ':';
-        auto end = std::to_chars(unknown + 1, unknown + sizeof unknown,
-                                 static_cast<std::int32_t>(sample_.tid))
-                       .ptr;
-        comm = std::string_view(unknown, static_cast<std::size_t>(end - unknown));
-      }
-      append_padded(out, comm, chain ? 0 : 16, true);
-      out.push_back(' ');
-    }
-    if (fields_.pid) {
-      append_task_id(out, sample_.pid, 5, true);
-      out.push_back(fields_.tid ? '/' : ' ');
-    }
-    if (fields_.tid) {
-      append_task_id(out, sample_.tid, 5, !fields_.pid);
-      out.push_back(' ');
-    }
+    auto cpumode =
+        static_cast<std::uint16_t>(record.view.header.misc & abi::record_misc::cpumode_mask);
+    std::string_view task = task_columns(chain);
+    // Room for every column before the frames: the task's, "[cpu] ", the time, the period and
+    // the event's name, each bounded.
+    char* at = output_.reserve(task.size() + name_width_ + 128);
+    at = put(at, task);
     if (fields_.cpu && sample_.has(sf::cpu)) {
-      out.push_back('[');
-      append_zero_padded(out, sample_.cpu, 3);
-      append(out, "] ");
+      *at++ = '[';
+      at = put_zero_padded(at, sample_.cpu, 3);
+      at = put(at, "] ");
     }
     if (fields_.time && sample_.has(sf::time)) {
-      char stamp[48];
-      char seconds[24];
-      std::string_view whole = digits(seconds, sample_.time / 1000000000ULL);
-      std::memcpy(stamp, whole.data(), whole.size());
-      stamp[whole.size()] = '.';
-      std::uint64_t micros = (sample_.time % 1000000000ULL) / 1000;
-      for (std::size_t i = 6; i > 0; --i, micros /= 10)
-        stamp[whole.size() + i] = static_cast<char>('0' + micros % 10);
-      append_padded(out, std::string_view(stamp, whole.size() + 7), 12, true);
-      append(out, ": ");
+      at = put_time(at, sample_.time);
+      at = put(at, ": ");
     }
     if (fields_.period) {
       if (sample_.has(sf::period)) {
-        append_number(out, sample_.period, 10, true);
-        out.push_back(' ');
+        at = put_number(at, sample_.period, 10, true);
+        *at++ = ' ';
       } else if (fixed_periods_[record.event] != 0) {
-        append_number(out, fixed_periods_[record.event], 10, true);
-        out.push_back(' ');
+        at = put_number(at, fixed_periods_[record.event], 10, true);
+        *at++ = ' ';
       }
     }
     if (fields_.event) {
-      append_padded(out, names_[record.event], name_width_, true);
-      append(out, ": ");
+      at = put_padded(at, names_[record.event], name_width_, true);
+      at = put(at, ": ");
     }
     bool dwarf = sample_.has(sf::regs_user) && sample_.has(sf::stack_user);
-    if ((chain || dwarf) && (fields_.ip || fields_.sym || fields_.dso)) {
-      output_.buffer.push_back('\n');
+    bool frames = fields_.ip || fields_.sym || fields_.dso;
+    if ((chain || dwarf) && frames) {
+      *at++ = '\n';
+      output_.commit(at);
       resolver_.resolve_sample(sample_, cpumode, frames_);
-      for (const StackFrame& frame : frames_) chain_line(frame);
-      output_.buffer.push_back('\n');
-    } else {
-      if (fields_.ip || fields_.sym || fields_.dso) {
-        output_.buffer.push_back(' ');
-        const ResolvedAddress& where = resolver_.resolve(sample_.pid, {sample_.ip, cpumode, false});
-        print_frame(sample_.ip, where, where.symbol.symbol, false);
+      for (const StackFrame& frame : frames_) {
+        // One call-chain entry: in a user file's mapping (and the vDSO's) the address within
+        // the file, as the map gives it (ip - start + pgoff); kernel and anonymous memory as
+        // recorded.
+        std::string_view text = frame.inlined ? inlined_text(frame) : chain_text(*frame.where);
+        at = output_.reserve(text.size() + 2);
+        *at++ = '\t';
+        at = put(at, text);
+        *at++ = '\n';
+        output_.commit(at);
       }
-      output_.buffer.push_back('\n');
+      output_.append("\n");
+    } else if (frames) {
+      output_.commit(at);
+      const ResolvedAddress& where = resolver_.resolve(sample_.pid, {sample_.ip, cpumode, false});
+      std::string_view text = leaf_text(where);
+      at = output_.reserve(text.size() + 2);
+      *at++ = ' ';
+      at = put(at, text);
+      *at++ = '\n';
+      output_.commit(at);
+    } else {
+      *at++ = '\n';
+      output_.commit(at);
     }
-    output_.flush_if_full();
   }
 
   void finish() { output_.flush(); }
   std::size_t undecodable() const { return undecodable_; }
 
  private:
-  // One call-chain entry: in a user file's mapping (and the vDSO's) the address within the
-  // file, as the map gives it (ip - start + pgoff); kernel and anonymous memory as recorded.
-  void chain_line(const StackFrame& frame) {
-    output_.buffer.push_back('\t');
-    print_frame(frame.where->dso_address, *frame.where, frame.function, frame.inlined);
-    output_.buffer.push_back('\n');
+  // The comm, pid and tid columns of the sample's thread ("              sh 16546 "), made
+  // once per thread until a record changes what the threads are called.
+  std::string_view task_columns(bool chain) {
+    TaskText& entry = task_texts_[sample_.tid % task_texts_.size()];
+    if (entry.epoch == task_epoch_ && entry.tid == sample_.tid && entry.pid == sample_.pid &&
+        entry.chain == chain) {
+      return entry.text;
+    }
+    entry.epoch = task_epoch_;
+    entry.tid = sample_.tid;
+    entry.pid = sample_.pid;
+    entry.chain = chain;
+    std::string_view comm = resolver_.maps().comm_of(sample_.tid);
+    std::string unknown;
+    if (comm.empty()) {
+      unknown = fmt::format(":{}", static_cast<std::int32_t>(sample_.tid));
+      comm = unknown;
+    }
+    entry.text.resize(comm.size() + 64);
+    char* start = entry.text.data();
+    char* at = start;
+    if (fields_.comm) {
+      at = put_padded(at, comm, chain ? 0 : 16, true);
+      *at++ = ' ';
+    }
+    if (fields_.pid) {
+      at = put_task_id(at, sample_.pid, 5, true);
+      *at++ = fields_.tid ? '/' : ' ';
+    }
+    if (fields_.tid) {
+      at = put_task_id(at, sample_.tid, 5, !fields_.pid);
+      *at++ = ' ';
+    }
+    entry.text.resize(static_cast<std::size_t>(at - start));
+    return entry.text;
   }
 
-  // "    55d0c8a5b139 main+0x19 (/usr/bin/prog)": perf script's ip, sym and dso fields; an
-  // inlined call's frame is its function's name and " (inlined)" after the file.
-  void print_frame(std::uint64_t ip, const ResolvedAddress& where, std::string_view function,
-                   bool inlined) {
-    fmt::memory_buffer& out = output_.buffer;
-    if (fields_.ip) append_number(out, ip, 16, true, 16);
-    if (!fields_.sym && !fields_.dso) return;
+  // "ffffffff81d35179 get_random_u64+0xd9 ([kernel.kallsyms])": perf script's ip, sym and dso
+  // fields, made once per resolved address for the sample's own ip (as recorded) and once for
+  // call-chain entries (as an address of its file).
+  std::string_view leaf_text(const ResolvedAddress& where) {
+    return cached_text(leaf_texts_, where, where.address.ip);
+  }
+  std::string_view chain_text(const ResolvedAddress& where) {
+    return cached_text(chain_texts_, where, where.dso_address);
+  }
+  std::string_view cached_text(std::vector<std::string>& texts, const ResolvedAddress& where,
+                               std::uint64_t ip) {
+    if (where.id == ResolvedAddress::no_id) {
+      scratch_ = frame_text(ip, where, symbol_text(where), false);
+      return scratch_;
+    }
+    if (where.id >= texts.size()) texts.resize(where.id + 1);
+    std::string& text = texts[where.id];
+    if (text.empty()) text = frame_text(ip, where, symbol_text(where), false);
+    return text;
+  }
+  // An inlined call's frame: its function's name and " (inlined)" after the file.
+  std::string_view inlined_text(const StackFrame& frame) {
+    scratch_ = frame_text(frame.where->dso_address, *frame.where, frame.function, true);
+    return scratch_;
+  }
+  // "leaf+0x19" with symoff (perf's default), "leaf" without; "[unknown]" either way.
+  std::string symbol_text(const ResolvedAddress& where) const {
+    if (where.symbol.symbol.empty()) return "[unknown]";
+    if (!fields_.symoff) return std::string(where.symbol.symbol);
+    return fmt::format("{}+{:#x}", where.symbol.symbol, where.function_offset());
+  }
+  std::string frame_text(std::uint64_t ip, const ResolvedAddress& where, std::string_view symbol,
+                         bool inlined) const {
+    std::string text;
+    if (fields_.ip) fmt::format_to(std::back_inserter(text), "{:>16x}", ip);
     if (fields_.sym) {
-      if (fields_.ip) out.push_back(' ');
-      // "leaf+0x19" with symoff (perf's default), "leaf" without; "[unknown]" either way.
-      append(out, inlined ? function : symbol_texts_.text(where, fields_.symoff));
+      if (fields_.ip) text.push_back(' ');
+      text.append(symbol);
     }
     if (fields_.dso) {
-      if (fields_.ip || fields_.sym) out.push_back(' ');
-      out.push_back('(');
-      append(out, where.dso.empty() ? std::string_view("[unknown]") : where.dso);
-      out.push_back(')');
+      if (fields_.ip || fields_.sym) text.push_back(' ');
+      text.push_back('(');
+      text.append(where.dso.empty() ? std::string_view("[unknown]") : where.dso);
+      text.push_back(')');
     }
-    if (inlined) append(out, " (inlined)");
+    if (inlined) text.append(" (inlined)");
+    return text;
   }
+
+  struct TaskText {
+    std::uint64_t epoch = ~std::uint64_t{0};
+    std::uint32_t pid = 0, tid = 0;
+    bool chain = false;
+    std::string text;
+  };
 
   const PerfDataReader& reader_;
   Fields fields_;
   StackResolver resolver_;
-  SymbolTexts symbol_texts_;
   std::vector<StackFrame> frames_;
   SampleRecord sample_;
   Output output_;
@@ -302,6 +368,10 @@ class TextPrinter {
   std::vector<std::uint64_t> fixed_periods_;
   std::size_t name_width_ = 0;
   std::size_t undecodable_ = 0;
+  std::uint64_t task_epoch_ = 0;  // counts the non-sample records seen
+  std::array<TaskText, 1024> task_texts_;
+  std::vector<std::string> leaf_texts_, chain_texts_;  // by ResolvedAddress::id
+  std::string scratch_;
 };
 
 nlohmann::json sample_id_json(const SampleId& id) {
@@ -559,10 +629,9 @@ int ScriptCommand::run() {
         }
         json["dso"] = where.dso.empty() ? std::string("[unknown]") : std::string(where.dso);
       }
-      auto text = json.dump();
-      output.buffer.append(text);
-      output.buffer.push_back('\n');
-      output.flush_if_full();
+      std::string text = json.dump();
+      text.push_back('\n');
+      output.append(text);
     };
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     output.flush();
