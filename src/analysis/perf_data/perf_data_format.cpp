@@ -40,4 +40,9 @@ std::string_view feature_name(unsigned bit) noexcept {
   return bit < names.size() ? names[bit] : std::string_view();
 }
 
+std::string_view feature_label(unsigned bit) noexcept {
+  std::string_view name = feature_name(bit);
+  return name.empty() ? std::string_view("unknown feature") : name;
+}
+
 }  // namespace perfscope::perf_data

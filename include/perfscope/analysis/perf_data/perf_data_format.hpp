@@ -86,6 +86,8 @@ inline constexpr unsigned feature_last_known = 31;
 constexpr unsigned bit(Feature feature) { return static_cast<unsigned>(feature); }
 // "HOSTNAME", "BUILD_ID", ...; "" for bits perf does not define.
 std::string_view feature_name(unsigned bit) noexcept;
+// The name for messages: feature_name, or "unknown feature".
+std::string_view feature_label(unsigned bit) noexcept;
 
 // Strings in feature sections: u32 length (padded to 64 bytes, NUL included), then the bytes.
 inline constexpr std::size_t string_align = 64;

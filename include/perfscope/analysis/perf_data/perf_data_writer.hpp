@@ -17,16 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/perf_data/feature_codec.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/core/records.hpp"
 
 namespace perfscope {
-
-struct PerfDataEvent {
-  abi::PerfEventAttr attr{};
-  std::string name;
-  std::vector<std::uint64_t> ids;
-};
 
 class PerfDataWriter {
  public:
@@ -74,12 +69,6 @@ class PerfDataWriter {
   std::vector<std::byte> buffer_;
   bool finished_ = false;
 };
-
-// Encodes the feature sections the writer writes (also used for pipe-mode HEADER_FEATURE
-// records): the contents of one feature, or empty when `features` lacks it.
-std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& features,
-                                      const std::vector<PerfDataEvent>& events,
-                                      std::uint32_t attr_size);
 
 // The attr size to write: perf 6.1's own when nothing beyond it is set, else ours.
 std::uint32_t portable_attr_size(const abi::PerfEventAttr& attr);
