@@ -186,8 +186,24 @@ std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& feat
   return std::move(out.bytes);
 }
 
+BuildIdEntry build_id_entry(const perf_data::BuildIdHead& head, std::span<const std::byte> name) {
+  BuildIdEntry entry;
+  entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
+  entry.pid = head.pid;
+  std::size_t id_size = (head.header.misc & perf_data::build_id_size_misc)
+                            ? std::min<std::size_t>(head.build_id[20], 20)
+                            : perf_data::build_id_max;
+  entry.build_id.assign(head.build_id, head.build_id + id_size);
+  const char* text = reinterpret_cast<const char*>(name.data());
+  entry.filename.assign(text, strnlen(text, name.size()));
+  return entry;
+}
+
 void decode_feature(unsigned bit, std::span<const std::byte> file, std::uint64_t offset,
                     std::uint64_t size, const FeatureDecodeTarget& into) {
+  // An empty section is a feature the recorder had nothing for (perf 3.x wrote CPUDESC so where
+  // /proc/cpuinfo lacked the line): absent, like one whose bit is clear.
+  if (size == 0) return;
   PerfDataFeatures& features = into.features;
   ByteCursor in(file, offset, offset + size);
   auto fail = [&](const char* what) {
@@ -266,18 +282,9 @@ void decode_feature(unsigned bit, std::span<const std::byte> file, std::uint64_t
           throw PerfDataError(
               at, fmt::format("feature BUILD_ID: entry size {} is inconsistent", head.header.size));
         }
-        BuildIdEntry entry;
-        entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
-        entry.pid = head.pid;
-        std::size_t id_size = (head.header.misc & perf_data::build_id_size_misc)
-                                  ? std::min<std::size_t>(head.build_id[20], 20)
-                                  : perf_data::build_id_max;
-        entry.build_id.assign(head.build_id, head.build_id + id_size);
-        std::size_t name_size = head.header.size - sizeof head;
-        std::string name(name_size, '\0');
-        in.take(name.data(), name_size);
-        name.resize(strnlen(name.data(), name.size()));
-        entry.filename = std::move(name);
+        std::vector<std::byte> name(head.header.size - sizeof head);
+        in.take(name.data(), name.size());
+        BuildIdEntry entry = build_id_entry(head, name);
         features.build_ids.push_back(std::move(entry));
       }
       break;
@@ -315,7 +322,23 @@ void decode_feature(unsigned bit, std::span<const std::byte> file, std::uint64_t
       features.tracing_data = std::move(data);
       break;
     }
-    default: break;  // present in features.present; its contents are not decoded
+    default:
+      if (bit == perf_data::simpleperf_feature_meta_info) {
+        // NUL-terminated key, NUL-terminated value, to the end of the section.
+        std::string text(size, '\0');
+        in.take(text.data(), text.size());
+        std::vector<std::string> strings;
+        for (std::size_t at = 0; at < text.size();) {
+          std::size_t end = text.find('\0', at);
+          if (end == std::string::npos) end = text.size();
+          strings.push_back(text.substr(at, end - at));
+          at = end + 1;
+        }
+        for (std::size_t i = 0; i + 1 < strings.size(); i += 2) {
+          features.simpleperf_meta_info.emplace_back(strings[i], strings[i + 1]);
+        }
+      }
+      break;  // others: present in features.present; their contents are not decoded
   }
   if (!in.ok()) fail("the section ends in the middle of a field");
 }

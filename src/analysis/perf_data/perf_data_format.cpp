@@ -45,4 +45,13 @@ std::string_view feature_label(unsigned bit) noexcept {
   return name.empty() ? std::string_view("unknown feature") : name;
 }
 
+std::string_view simpleperf_record_name(std::uint32_t type) noexcept {
+  // system/extras/simpleperf/record.h, SIMPLE_PERF_RECORD_*.
+  static constexpr std::array<std::string_view, 11> names{
+      "TYPE_START", "KERNEL_SYMBOL",    "DSO",          "SYMBOL", "SPLIT", "SPLIT_END", "EVENT_ID",
+      "CALLCHAIN",  "UNWINDING_RESULT", "TRACING_DATA", "DEBUG"};
+  if (type < simpleperf_record_first || type - simpleperf_record_first >= names.size()) return {};
+  return names[type - simpleperf_record_first];
+}
+
 }  // namespace perfscope::perf_data

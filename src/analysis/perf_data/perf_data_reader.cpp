@@ -14,7 +14,9 @@
 #include "analysis/perf_data/round_queue.hpp"
 #include "analysis/perf_data/zstd_record_stream.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/perf_data/event_naming.hpp"
 #include "perfscope/analysis/perf_data/feature_codec.hpp"
+#include "perfscope/analysis/perf_data/tracing_data.hpp"
 #include "perfscope/core/error.hpp"
 
 namespace perfscope {
@@ -158,6 +160,19 @@ void PerfDataReader::parse() {
     // A truncated file lost its feature sections with the end of its data.
     if (!truncated_) parse_features();
     parse_leading_records();
+  }
+  if (!features_.simpleperf_meta_info.empty() ||
+      std::any_of(features_.present.begin(), features_.present.end(),
+                  [](unsigned bit) { return bit >= perf_data::simpleperf_feature_first; })) {
+    std::string version;
+    for (const auto& [key, value] : features_.simpleperf_meta_info) {
+      if (key == "simpleperf_version") version = " " + value;
+    }
+    notes_.push_back(fmt::format(
+        "written by simpleperf{}: its own feature sections (bits 128 and up) and record types "
+        "(32768 and up: KERNEL_SYMBOL, DSO, SYMBOL, CALLCHAIN, UNWINDING_RESULT, ...) are "
+        "skipped (perf stops at them); events are named from their attrs, as perf names them",
+        version));
   }
   finish_events();
 }
@@ -441,16 +456,7 @@ bool PerfDataReader::take_user_record(std::uint64_t offset, const abi::RecordHea
                         record.size(), sizeof(perf_data::BuildIdHead)));
       }
       auto head = load<perf_data::BuildIdHead>(record.data());
-      BuildIdEntry entry;
-      entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
-      entry.pid = head.pid;
-      std::size_t id_size = (head.header.misc & perf_data::build_id_size_misc)
-                                ? std::min<std::size_t>(head.build_id[20], 20)
-                                : perf_data::build_id_max;
-      entry.build_id.assign(head.build_id, head.build_id + id_size);
-      auto name = record.subspan(sizeof head);
-      const char* text = reinterpret_cast<const char*>(name.data());
-      entry.filename.assign(text, strnlen(text, name.size()));
+      BuildIdEntry entry = build_id_entry(head, record.subspan(sizeof head));
       features_.build_ids.push_back(std::move(entry));
       return true;
     }
@@ -468,6 +474,20 @@ bool PerfDataReader::take_user_record(std::uint64_t offset, const abi::RecordHea
       return true;
     }
     case abi::UserRecordType::event_update: return take_event_update(offset, record);
+    case abi::UserRecordType::header_tracing_data: {
+      if (pipe_mode_ || features_.tracing_data) return true;
+      // simpleperf writes its tracing data as this record in a file's data section, the data
+      // inside the record (a u32 size, then the bytes) where perf's pipe mode puts it after.
+      std::uint32_t size = record.size() >= 12 ? load<std::uint32_t>(record.data() + 8) : ~0U;
+      if (size > record.size() - std::min<std::size_t>(record.size(), 12)) {
+        return malformed(
+            fmt::format("HEADER_TRACING_DATA record of {} bytes cannot hold its {} "
+                        "bytes of tracing data",
+                        record.size(), size));
+      }
+      features_.tracing_data.emplace(record.begin() + 12, record.begin() + 12 + size);
+      return true;
+    }
     case abi::UserRecordType::time_conv: {
       if (record.size() < 32) {
         return malformed(
@@ -528,7 +548,20 @@ bool PerfDataReader::take_event_update(std::uint64_t offset, std::span<const std
 
 void PerfDataReader::finish_events() {
   all_identifier_ = !events_.empty();
+  std::vector<TracingDataEvent> tracepoints;
+  bool tracepoints_read = false;
   for (auto& event : events_) {
+    if (event.name.empty()) {
+      // No EVENT_DESC or EVENT_UPDATE named it: the name perf gives it.
+      if (!tracepoints_read && features_.tracing_data &&
+          event.attr.type == static_cast<std::uint32_t>(abi::EventType::tracepoint)) {
+        std::string error;
+        tracepoints = tracing_data_events(*features_.tracing_data, &error);
+        if (!error.empty()) notes_.push_back(error + ": tracepoints after it stay unnamed");
+        tracepoints_read = true;
+      }
+      event.name = derived_event_name(event.attr, tracepoints);
+    }
     event.config = ParseConfig::from_attr(event.attr);
     all_identifier_ &= event.config.has(sf::identifier);
     for (auto id : event.ids) id_to_event_.emplace_back(id, &event - events_.data());
@@ -560,6 +593,21 @@ std::optional<PerfDataError> PerfDataReader::record_at(std::uint64_t offset, std
     }
     view.bytes = std::span<const std::byte>(bytes_.data() + offset, view.header.size);
     next = offset + view.header.size;
+    if (view.header.type == type_of(abi::UserRecordType::auxtrace)) {
+      // The trace data follows the record, `size` bytes that header.size does not count.
+      if (view.header.size < record_header_size + 8) {
+        return PerfDataError(
+            offset, fmt::format("AUXTRACE record of {} bytes has no data size", view.header.size));
+      }
+      std::uint64_t size = load_u64(bytes_.data() + offset + record_header_size);
+      if (size > end - next) {
+        return PerfDataError(offset, fmt::format("the {} bytes of AUX trace data after the "
+                                                 "AUXTRACE record run past the end of the data "
+                                                 "at offset {:#x}",
+                                                 size, end));
+      }
+      next += size;
+    }
     if (pipe_mode_ &&
         view.header.type == static_cast<std::uint32_t>(abi::UserRecordType::header_tracing_data)) {
       // The tracing data follows its record, padded to 8 bytes.
@@ -711,7 +759,10 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) co
           payload, [&](std::span<const std::byte> bytes) { deliver(bytes, offset, false); });
       if (failure) return PerfDataError(offset, *failure);
     } else {
+      // What follows a record outside its size (AUXTRACE's trace data, pipe-mode tracing data).
+      record.trailing = bytes_.subspan(offset + view.header.size, next - offset - view.header.size);
       deliver(view.bytes, offset, true);
+      record.trailing = {};
     }
     offset = next;
   }

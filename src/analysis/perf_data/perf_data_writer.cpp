@@ -189,6 +189,18 @@ void PerfDataWriter::append(std::span<const std::byte> record) {
   if (buffer_.size() >= flush_threshold) write_out();
 }
 
+void PerfDataWriter::append_auxtrace(perf_data::AuxtraceRecord record,
+                                     std::span<const std::byte> data) {
+  static constexpr std::byte zeros[8] = {};
+  std::size_t padding = (8 - data.size() % 8) % 8;
+  record.header = {static_cast<std::uint32_t>(abi::UserRecordType::auxtrace), 0,
+                   sizeof(perf_data::AuxtraceRecord)};
+  record.size = data.size() + padding;
+  append(std::as_bytes(std::span(&record, 1)));
+  append(data);
+  append(std::span(zeros, padding));
+}
+
 void PerfDataWriter::write_out() {
   if (buffer_.empty()) return;
   if (pipe_) {

@@ -176,7 +176,10 @@ std::uint64_t TaskMaps::maps_generation(std::uint32_t pid) const noexcept {
 
 std::string_view TaskMaps::comm_of(std::uint32_t tid) const noexcept {
   auto found = comms_.find(tid);
-  return found == comms_.end() ? std::string_view() : std::string_view(found->second);
+  if (found != comms_.end()) return found->second;
+  // The idle task: no COMM record names it (the kernel has no task to synthesize one for), and
+  // perf calls it swapper, as the kernel does.
+  return tid == 0 ? std::string_view("swapper") : std::string_view();
 }
 
 std::vector<TaskMaps::Hit> TaskMaps::hit_files() const {

@@ -27,6 +27,10 @@ std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& feat
                                       const std::vector<PerfDataEvent>& events,
                                       std::uint32_t attr_size);
 
+// One build id: a BUILD_ID feature entry or a HEADER_BUILD_ID record (the same layout), from its
+// head and the file name bytes after it.
+BuildIdEntry build_id_entry(const perf_data::BuildIdHead& head, std::span<const std::byte> name);
+
 // Where a decoded feature's contents go.
 struct FeatureDecodeTarget {
   PerfDataFeatures& features;

@@ -42,6 +42,10 @@ class PerfDataWriter {
 
   void append(std::span<const std::byte> record);
   void append(const RecordView& view) { append(view.bytes); }
+  // An AUXTRACE record and its trace data (the record's size field is set here: the data's size
+  // padded to 8 bytes, the padding written as zeros, as perf writes it). Copying a record read
+  // from a file is append(record.view) then append(record.trailing).
+  void append_auxtrace(perf_data::AuxtraceRecord record, std::span<const std::byte> data);
   // Ends a round: a FINISHED_ROUND record, the buffered bytes written out, and the header's
   // data size moved past them.
   void end_round();

@@ -48,7 +48,8 @@ class TaskMaps {
   // (an unwinder's module list) compare it to know when to rebuild.
   std::uint64_t maps_generation(std::uint32_t pid) const noexcept;
 
-  // The command name of a thread; empty when no record named it.
+  // The command name of a thread; empty when no record named it, "swapper" for tid 0 (the idle
+  // task) unless a record named it otherwise.
   std::string_view comm_of(std::uint32_t tid) const noexcept;
 
   // Every file a lookup has returned, with the cpumode it was found under.
