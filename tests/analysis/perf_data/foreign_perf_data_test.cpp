@@ -352,3 +352,50 @@ TEST(ForeignPerfDataTest, PidZeroIsSwapperUnlessACommNamesIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// A kernel MMAP as perf synthesizes them (pid -1, misc kernel).
+RecordView kernel_mmap(std::vector<std::byte>& storage, std::uint64_t start, std::uint64_t length,
+                       std::string_view filename) {
+  storage = RecordBuilder(static_cast<std::uint32_t>(abi::RecordType::mmap))
+                .misc(abi::record_misc::kernel)
+                .add(std::uint32_t{0xffffffff})
+                .add(std::uint32_t{0})
+                .add(start)
+                .add(length)
+                .add(std::uint64_t{0})
+                .text(filename)
+                .done();
+  RecordView view;
+  std::memcpy(&view.header, storage.data(), sizeof view.header);
+  view.bytes = storage;
+  return view;
+}
+
+TEST(ForeignPerfDataTest, KernelModuleMapsAreNamedAsPerfNamesThem) {
+  TaskMaps maps;
+  std::vector<std::byte> storage;
+  // simpleperf's kernel maps of length 0 map nothing.
+  maps.observe(kernel_mmap(storage, 0, 0, "[kernel.kallsyms]_text"), ParseConfig{});
+  EXPECT_FALSE(maps.has_kernel_maps());
+  maps.observe(kernel_mmap(storage, 0xffffffff81000000, 0x1000000, "[kernel.kallsyms]_stext"),
+               ParseConfig{});
+  maps.observe(kernel_mmap(storage, 0xffffffffc0000000, 0x6000,
+                           "/lib/modules/3.8.11/kernel/drivers/input/joydev.ko"),
+               ParseConfig{});
+  maps.observe(kernel_mmap(storage, 0xffffffffc0006000, 0x7000,
+                           "/lib/modules/3.8.11/kernel/drivers/media/videobuf2-memops.ko.xz"),
+               ParseConfig{});
+  EXPECT_TRUE(maps.has_kernel_maps());
+  auto name_at = [&](std::uint64_t ip) {
+    auto mapping = maps.mapping_of(0, ip, abi::record_misc::kernel);
+    return mapping ? *mapping->filename : std::string("(none)");
+  };
+  EXPECT_EQ(name_at(0xffffffff81000100), "[kernel.kallsyms]");
+  EXPECT_EQ(name_at(0xffffffffc0000010), "[joydev]");
+  EXPECT_EQ(name_at(0xffffffffc0006010), "[videobuf2_memops]");
+  EXPECT_EQ(name_at(0x401000), "(none)");  // a user address with kernel misc (PEBS skid)
+}
+
+}  // namespace

@@ -41,6 +41,10 @@ class TaskMaps {
   // Like dso_of, with the whole mapping.
   std::optional<MappingView> mapping_of(std::uint32_t pid, std::uint64_t address,
                                         std::uint16_t cpumode) const noexcept;
+  // Whether any kernel mapping was recorded (one of non-zero length): a kernel ip outside them
+  // all is then in no known map, which perf shows as [unknown]. Kernel module maps are named
+  // "[module]" as perf names them.
+  bool has_kernel_maps() const noexcept;
   // Every mapping of process `pid` in address order.
   void for_each_mapping(std::uint32_t pid,
                         const std::function<void(const MappingView&)>& visit) const;
