@@ -244,7 +244,8 @@ class TextPrinter {
     bool dwarf = sample_.has(sf::regs_user) && sample_.has(sf::stack_user);
     if ((chain || dwarf) && (fields_.ip || fields_.sym || fields_.dso)) {
       output_.buffer.push_back('\n');
-      resolver_.resolve_sample(sample_, cpumode, frames_);
+      resolver_.resolve_sample(sample_, cpumode, frames_,
+                               reader_.events()[record.event].config.branch_sample_type);
       for (const StackFrame& frame : frames_) chain_line(frame);
       output_.buffer.push_back('\n');
     } else {

@@ -428,7 +428,8 @@ struct ProfileBuilder::State {
         return;
       }
     }
-    resolver.walk(sample, cpumode, stack_ips);
+    resolver.walk_from_sample_ip(sample, cpumode, stack_ips,
+                                 events[event_index].config.branch_sample_type);
 
     // Frames leaf first: within one ip's run the innermost inlined call is the leaf.
     TaskCacheEntry& task = task_of(sample);

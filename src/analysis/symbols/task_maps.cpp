@@ -127,6 +127,8 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     bool kernel =
         kernel_mode(cpumode) || static_cast<std::int32_t>(mmap->pid) == perf_data::host_kernel_pid;
     if (kernel) {
+      // Some recorders write kernel maps of length 0 (simpleperf): they map nothing.
+      kernel_mapped_ |= mmap->len != 0;
       insert(kernel_, mmap->addr, mmap->len, mmap->pgoff, kernel_map_name(mmap->filename));
     } else {
       insert(processes_[mmap->pid], mmap->addr, mmap->len, mmap->pgoff, mmap->filename);
@@ -136,6 +138,7 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     std::span<const std::byte> build_id =
         mmap2->has_build_id ? mmap2->build_id : std::span<const std::byte>();
     if (kernel_mode(cpumode)) {
+      kernel_mapped_ |= mmap2->len != 0;
       insert(kernel_, mmap2->addr, mmap2->len, mmap2->pgoff, kernel_map_name(mmap2->filename),
              build_id);
     } else {
@@ -183,14 +186,6 @@ void TaskMaps::for_each_mapping(std::uint32_t pid,
   auto found = processes_.find(pid);
   if (found == processes_.end()) return;
   for (const auto& [start, mapping] : found->second) visit(view_of(start, mapping));
-}
-
-bool TaskMaps::has_kernel_maps() const noexcept {
-  // Some recorders write kernel maps of length 0 (simpleperf): they map nothing.
-  for (const auto& [start, mapping] : kernel_) {
-    if (mapping.end > start) return true;
-  }
-  return false;
 }
 
 std::uint64_t TaskMaps::maps_generation(std::uint32_t pid) const noexcept {

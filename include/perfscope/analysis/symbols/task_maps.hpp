@@ -44,7 +44,7 @@ class TaskMaps {
   // Whether any kernel mapping was recorded (one of non-zero length): a kernel ip outside them
   // all is then in no known map, which perf shows as [unknown]. Kernel module maps are named
   // "[module]" as perf names them.
-  bool has_kernel_maps() const noexcept;
+  bool has_kernel_maps() const noexcept { return kernel_mapped_; }
   // Every mapping of process `pid` in address order.
   void for_each_mapping(std::uint32_t pid,
                         const std::function<void(const MappingView&)>& visit) const;
@@ -81,6 +81,7 @@ class TaskMaps {
 
   std::unordered_map<std::uint32_t, AddressMap> processes_;
   AddressMap kernel_;
+  bool kernel_mapped_ = false;  // a kernel map of non-zero length was recorded
   std::unordered_map<std::uint32_t, std::string> comms_;
   std::unordered_map<std::uint32_t, std::uint64_t> generations_;
   std::uint64_t next_generation_ = 1;
