@@ -1,7 +1,5 @@
 #include "perfscope/analysis/profile/stack_resolver.hpp"
 
-#include <unistd.h>
-
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -105,17 +103,6 @@ struct StackResolver::State {
     } else {
       out.dso = out.symbol.dso.empty() ? kernel_dso : out.symbol.dso;
     }
-  }
-
-  // Whether perf could open the file of the user pc `ip` to unwind from it: the unwinder still
-  // reports a pc whose file is missing, but perf shows no user frame at all then.
-  bool unwindable_file(std::uint32_t pid, std::uint64_t ip) const {
-    auto mapping = maps.mapping_of(pid, ip, misc::user);
-    if (!mapping) return false;
-    const std::string& name = *mapping->filename;
-    if (name == "[vdso]") return true;
-    return name.starts_with('/') && !is_anonymous_mapping(name) &&
-           ::access(name.c_str(), R_OK) == 0;
   }
 
   void resolve_uncached(std::uint32_t pid, const StackAddress& address, bool name_kernel_now,
@@ -231,9 +218,6 @@ struct StackResolver::State {
       }
       UnwindResult result = unwinder->unwind(sample, unwound);
       std::size_t frames = result.frames;
-      // Unwinding failed at the pc itself (its file cannot be read): perf shows no user frame,
-      // and an invented one would be a frame perf never printed.
-      if (frames == 1 && !result.complete && !unwindable_file(sample.pid, unwound[0])) frames = 0;
       for (std::size_t i = 0; i < frames; ++i) {
         out.push_back({unwound[i], misc::user, i != 0});
       }
