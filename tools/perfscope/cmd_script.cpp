@@ -233,7 +233,8 @@ class TextPrinter {
     if ((chain || dwarf) && frames) {
       *at++ = '\n';
       output_.commit(at);
-      resolver_.resolve_sample(sample_, cpumode, frames_);
+      resolver_.resolve_sample(sample_, cpumode, frames_,
+                               reader_.events()[record.event].config.branch_sample_type);
       for (const StackFrame& frame : frames_) {
         // One call-chain entry: in a user file's mapping (and the vDSO's) the address within
         // the file, as the map gives it (ip - start + pgoff); kernel and anonymous memory as

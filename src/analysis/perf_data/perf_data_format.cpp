@@ -40,4 +40,18 @@ std::string_view feature_name(unsigned bit) noexcept {
   return bit < names.size() ? names[bit] : std::string_view();
 }
 
+std::string_view feature_label(unsigned bit) noexcept {
+  std::string_view name = feature_name(bit);
+  return name.empty() ? std::string_view("unknown feature") : name;
+}
+
+std::string_view simpleperf_record_name(std::uint32_t type) noexcept {
+  // system/extras/simpleperf/record.h, SIMPLE_PERF_RECORD_*.
+  static constexpr std::array<std::string_view, 11> names{
+      "TYPE_START", "KERNEL_SYMBOL",    "DSO",          "SYMBOL", "SPLIT", "SPLIT_END", "EVENT_ID",
+      "CALLCHAIN",  "UNWINDING_RESULT", "TRACING_DATA", "DEBUG"};
+  if (type < simpleperf_record_first || type - simpleperf_record_first >= names.size()) return {};
+  return names[type - simpleperf_record_first];
+}
+
 }  // namespace perfscope::perf_data

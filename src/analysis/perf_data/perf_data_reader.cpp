@@ -1,7 +1,6 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 
 #include <fmt/format.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +11,12 @@
 #include <memory>
 #include <new>
 
+#include "analysis/perf_data/round_queue.hpp"
+#include "analysis/perf_data/zstd_record_stream.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/perf_data/event_naming.hpp"
+#include "perfscope/analysis/perf_data/feature_codec.hpp"
+#include "perfscope/analysis/perf_data/tracing_data.hpp"
 #include "perfscope/core/error.hpp"
 
 namespace perfscope {
@@ -20,7 +24,6 @@ namespace perfscope {
 namespace {
 
 namespace sf = abi::sample_format;
-using perf_data::Feature;
 
 constexpr std::size_t record_header_size = sizeof(abi::RecordHeader);
 // The largest record: its size is a u16.
@@ -31,71 +34,6 @@ constexpr std::uint64_t drop_step = 8 << 20;
 constexpr std::uint32_t type_of(abi::UserRecordType type) {
   return static_cast<std::uint32_t>(type);
 }
-
-std::string_view feature_label(unsigned bit) {
-  std::string_view name = perf_data::feature_name(bit);
-  return name.empty() ? std::string_view("unknown feature") : name;
-}
-
-// Bounds-checked reads from a byte range: every accessor fails (sets `ok` false) instead of
-// reading past `end`.
-class ByteCursor {
- public:
-  ByteCursor(std::span<const std::byte> bytes, std::uint64_t begin, std::uint64_t end)
-      : bytes_(bytes), position_(begin), end_(std::min<std::uint64_t>(end, bytes.size())) {}
-  bool ok() const noexcept { return ok_; }
-  std::uint64_t position() const noexcept { return position_; }
-  std::uint64_t left() const noexcept { return position_ < end_ ? end_ - position_ : 0; }
-  bool take(void* out, std::size_t size) noexcept {
-    if (!ok_ || left() < size) {
-      ok_ = false;
-      return false;
-    }
-    if (size == 0) return true;  // an empty file has no data pointer to copy from
-    std::memcpy(out, bytes_.data() + position_, size);
-    position_ += size;
-    return true;
-  }
-  std::uint32_t u32() noexcept {
-    std::uint32_t value = 0;
-    take(&value, sizeof value);
-    return value;
-  }
-  std::uint64_t u64() noexcept {
-    std::uint64_t value = 0;
-    take(&value, sizeof value);
-    return value;
-  }
-  // perf_header_string: u32 length (NUL and padding included), then the bytes.
-  std::string string() noexcept {
-    std::uint32_t length = u32();
-    if (!ok_ || left() < length) {
-      ok_ = false;
-      return {};
-    }
-    const char* text = reinterpret_cast<const char*>(bytes_.data() + position_);
-    position_ += length;
-    return std::string(text, strnlen(text, length));
-  }
-  std::vector<std::string> string_list() {
-    std::uint32_t count = u32();
-    std::vector<std::string> out;
-    // Each string takes at least its 4-byte length: a count beyond that is corrupt.
-    if (!ok_ || count > left() / sizeof(std::uint32_t)) {
-      ok_ = false;
-      return out;
-    }
-    out.reserve(count);
-    for (std::uint32_t i = 0; i < count && ok_; ++i) out.push_back(string());
-    return out;
-  }
-
- private:
-  std::span<const std::byte> bytes_;
-  std::uint64_t position_;
-  std::uint64_t end_;
-  bool ok_ = true;
-};
 
 std::uint64_t load_u64(const std::byte* at) noexcept {
   std::uint64_t value;
@@ -151,67 +89,6 @@ std::optional<std::vector<int>> decode_cpu_map(std::span<const std::byte> data) 
   }
   return cpus;
 }
-
-// The zstd stream `perf record -z` writes: one stream across the data of every COMPRESSED
-// record, flushed at each, holding whole records that may straddle two COMPRESSED records. The
-// output buffer is reused: whole records go out as soon as they are decompressed, and only a
-// straddling record's start is carried over, so memory stays bounded however much the stream
-// expands.
-class ZstdRecordStream {
- public:
-  ZstdRecordStream() : stream_(ZSTD_createDStream()), buffer_(buffer_size) {
-    if (!stream_) throw std::bad_alloc();
-    ZSTD_initDStream(stream_);
-  }
-  ~ZstdRecordStream() { ZSTD_freeDStream(stream_); }
-  ZstdRecordStream(const ZstdRecordStream&) = delete;
-  ZstdRecordStream& operator=(const ZstdRecordStream&) = delete;
-
-  // Decompresses `input` and calls `deliver(bytes)` for every whole record. Returns what went
-  // wrong, if anything.
-  template <class Deliver>
-  std::optional<std::string> feed(std::span<const std::byte> input, Deliver&& deliver) {
-    ZSTD_inBuffer in{input.data(), input.size(), 0};
-    for (;;) {
-      ZSTD_outBuffer out{buffer_.data(), buffer_.size(), used_};
-      std::size_t in_before = in.pos;
-      std::size_t result = ZSTD_decompressStream(stream_, &out, &in);
-      if (ZSTD_isError(result)) {
-        return fmt::format("zstd cannot decompress the data: {}", ZSTD_getErrorName(result));
-      }
-      bool progress = out.pos != used_ || in.pos != in_before;
-      bool output_full = out.pos == out.size;
-      used_ = out.pos;
-      std::size_t position = 0;
-      while (used_ - position >= record_header_size) {
-        auto header = load<abi::RecordHeader>(buffer_.data() + position);
-        if (header.size < record_header_size) {
-          return fmt::format("a decompressed record (type {}) is {} bytes, less than its header",
-                             header.type, header.size);
-        }
-        if (header.size > used_ - position) break;
-        deliver(std::span<const std::byte>(buffer_.data() + position, header.size));
-        position += header.size;
-      }
-      if (position != 0) {
-        std::memmove(buffer_.data(), buffer_.data() + position, used_ - position);
-        used_ -= position;
-      }
-      if (in.pos == in.size && !output_full) return std::nullopt;
-      if (!progress) return std::string("the zstd stream stopped making progress");
-    }
-  }
-  // Bytes of a record whose end has not been decompressed yet.
-  std::size_t pending() const noexcept { return used_; }
-
- private:
-  // A carried-over record start (under 64 KiB) leaves at least ZSTD_DStreamOutSize() (128 KiB)
-  // free for each call.
-  static constexpr std::size_t buffer_size = 256 * 1024;
-  ZSTD_DStream* stream_;
-  std::vector<std::byte> buffer_;
-  std::size_t used_ = 0;
-};
 
 std::vector<std::byte> read_stream(std::FILE* file, const std::string& path) {
   std::vector<std::byte> bytes;
@@ -283,6 +160,19 @@ void PerfDataReader::parse() {
     // A truncated file lost its feature sections with the end of its data.
     if (!truncated_) parse_features();
     parse_leading_records();
+  }
+  if (!features_.simpleperf_meta_info.empty() ||
+      std::any_of(features_.present.begin(), features_.present.end(),
+                  [](unsigned bit) { return bit >= perf_data::simpleperf_feature_first; })) {
+    std::string version;
+    for (const auto& [key, value] : features_.simpleperf_meta_info) {
+      if (key == "simpleperf_version") version = " " + value;
+    }
+    notes_.push_back(fmt::format(
+        "written by simpleperf{}: its own feature sections (bits 128 and up) and record types "
+        "(32768 and up: KERNEL_SYMBOL, DSO, SYMBOL, CALLCHAIN, UNWINDING_RESULT, ...) are "
+        "skipped (perf stops at them); events are named from their attrs, as perf names them",
+        version));
   }
   finish_events();
 }
@@ -436,157 +326,35 @@ void PerfDataReader::parse_features() {
     if (at > bytes_.size() || bytes_.size() - at < sizeof(perf_data::FileSection)) {
       throw PerfDataError(at, fmt::format("the section table entry of feature {} is past the "
                                           "end of the file: the file is truncated",
-                                          feature_label(bit)));
+                                          perf_data::feature_label(bit)));
     }
     perf_data::FileSection section;
     std::memcpy(&section, bytes_.data() + at, sizeof section);
     if (section.offset > bytes_.size() || section.size > bytes_.size() - section.offset) {
-      throw PerfDataError(at, fmt::format("feature {} ({} bytes at offset {}) is outside the file",
-                                          feature_label(bit), section.size, section.offset));
+      throw PerfDataError(at,
+                          fmt::format("feature {} ({} bytes at offset {}) is outside the file",
+                                      perf_data::feature_label(bit), section.size, section.offset));
     }
     parse_feature(bit, section.offset, section.size);
   }
 }
 
 void PerfDataReader::parse_feature(unsigned bit, std::uint64_t offset, std::uint64_t size) {
-  ByteCursor in(bytes_, offset, offset + size);
-  auto fail = [&](const char* what) {
-    throw PerfDataError(in.position(), fmt::format("feature {}: {}", feature_label(bit), what));
-  };
-  switch (static_cast<Feature>(bit)) {
-    case Feature::hostname: features_.hostname = in.string(); break;
-    case Feature::osrelease: features_.osrelease = in.string(); break;
-    case Feature::version: features_.version = in.string(); break;
-    case Feature::arch: features_.arch = in.string(); break;
-    case Feature::cpudesc: features_.cpudesc = in.string(); break;
-    case Feature::cpuid: features_.cpuid = in.string(); break;
-    case Feature::nrcpus:
-      features_.nr_cpus_available = in.u32();
-      features_.nr_cpus_online = in.u32();
-      break;
-    case Feature::total_mem: features_.total_mem_kb = in.u64(); break;
-    case Feature::clockid: features_.clockid_res_ns = in.u64(); break;
-    case Feature::sample_time: {
-      std::uint64_t first = in.u64();
-      std::uint64_t last = in.u64();
-      features_.sample_time = {first, last};
-      break;
+  std::vector<PerfDataEvent> described;
+  decode_feature(bit, bytes_, offset, size, {features_, described, notes_});
+  for (std::size_t i = 0; i < described.size(); ++i) {
+    if (i < events_.size()) {
+      events_[i].name = std::move(described[i].name);
+    } else if (pipe_mode_) {
+      // Pipe files have no attr section: EVENT_DESC alone describes their events.
+      PerfDataEventInfo info;
+      info.attr = described[i].attr;
+      info.file_attr_size = described[i].attr.size;
+      info.ids = std::move(described[i].ids);
+      info.name = std::move(described[i].name);
+      events_.push_back(std::move(info));
     }
-    case Feature::cmdline: features_.cmdline = in.string_list(); break;
-    case Feature::event_desc: {
-      std::uint32_t count = in.u32();
-      std::uint32_t attr_size = in.u32();
-      if (!in.ok()) break;
-      if (attr_size < abi::attr_size::ver0 || count > in.left() / attr_size) {
-        fail("event count or attr size is inconsistent with the section size");
-      }
-      for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
-        abi::PerfEventAttr attr{};
-        std::vector<std::byte> raw(attr_size);
-        in.take(raw.data(), attr_size);
-        std::memcpy(&attr, raw.data(), std::min<std::size_t>(attr_size, sizeof attr));
-        std::uint32_t id_count = in.u32();
-        std::string name = in.string();
-        if (!in.ok() || id_count > in.left() / sizeof(std::uint64_t)) fail("truncated event");
-        std::vector<std::uint64_t> ids(id_count);
-        for (auto& id : ids) id = in.u64();
-        // Pipe files have no attr section: EVENT_DESC alone describes their events.
-        if (i < events_.size()) {
-          events_[i].name = name;
-        } else if (pipe_mode_) {
-          PerfDataEventInfo info;
-          info.attr = attr;
-          info.file_attr_size = attr.size;
-          info.ids = std::move(ids);
-          info.name = name;
-          events_.push_back(std::move(info));
-        }
-      }
-      break;
-    }
-    case Feature::cpu_topology: {
-      CpuTopology topology;
-      topology.core_siblings = in.string_list();
-      topology.thread_siblings = in.string_list();
-      if (!in.ok()) break;
-      std::uint32_t cpus = features_.nr_cpus_available.value_or(0);
-      if (in.left() >= std::uint64_t{cpus} * 8) {
-        topology.cpus.resize(cpus);
-        for (auto& cpu : topology.cpus) {
-          cpu.core_id = in.u32();
-          cpu.socket_id = in.u32();
-        }
-        if (in.left() > 0) {
-          topology.die_siblings = in.string_list();
-          if (in.left() >= std::uint64_t{cpus} * 4) {
-            for (auto& cpu : topology.cpus) cpu.die_id = in.u32();
-          }
-        }
-      }
-      features_.cpu_topology = std::move(topology);
-      break;
-    }
-    case Feature::build_id: {
-      while (in.ok() && in.left() > 0) {
-        std::uint64_t at = in.position();
-        perf_data::BuildIdHead head{};
-        if (!in.take(&head, sizeof head)) fail("truncated build-id entry");
-        if (head.header.size < sizeof head || head.header.size - sizeof head > in.left()) {
-          throw PerfDataError(
-              at, fmt::format("feature BUILD_ID: entry size {} is inconsistent", head.header.size));
-        }
-        BuildIdEntry entry;
-        entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
-        entry.pid = head.pid;
-        std::size_t id_size = (head.header.misc & perf_data::build_id_size_misc)
-                                  ? std::min<std::size_t>(head.build_id[20], 20)
-                                  : perf_data::build_id_max;
-        entry.build_id.assign(head.build_id, head.build_id + id_size);
-        std::size_t name_size = head.header.size - sizeof head;
-        std::string name(name_size, '\0');
-        in.take(name.data(), name_size);
-        name.resize(strnlen(name.data(), name.size()));
-        entry.filename = std::move(name);
-        features_.build_ids.push_back(std::move(entry));
-      }
-      break;
-    }
-    case Feature::compressed: {
-      CompressionInfo info;
-      info.version = in.u32();
-      info.type = in.u32();
-      info.level = in.u32();
-      info.ratio = in.u32();
-      info.mmap_len = in.u32();
-      features_.compression = info;
-      break;
-    }
-    case Feature::clock_data: {
-      std::uint32_t version = in.u32();
-      if (in.ok() && version != ClockData::version) {
-        // perf rejects other versions too; the rest of the file is still good.
-        notes_.push_back(
-            fmt::format("feature CLOCK_DATA has version {}; only version {} is "
-                        "known, so sample times are not tied to wall-clock time",
-                        version, ClockData::version));
-        return;
-      }
-      ClockData clock;
-      clock.clockid = in.u32();
-      clock.wall_clock_ns = in.u64();
-      clock.clockid_time_ns = in.u64();
-      if (in.ok()) features_.clock_data = clock;
-      break;
-    }
-    case Feature::tracing_data: {
-      std::vector<std::byte> data(size);
-      in.take(data.data(), data.size());
-      features_.tracing_data = std::move(data);
-      break;
-    }
-    default: break;  // present in features_.present; its contents are not decoded
   }
-  if (!in.ok()) fail("the section ends in the middle of a field");
 }
 
 void PerfDataReader::parse_pipe() {
@@ -688,16 +456,7 @@ bool PerfDataReader::take_user_record(std::uint64_t offset, const abi::RecordHea
                         record.size(), sizeof(perf_data::BuildIdHead)));
       }
       auto head = load<perf_data::BuildIdHead>(record.data());
-      BuildIdEntry entry;
-      entry.misc = head.header.misc & abi::record_misc::cpumode_mask;
-      entry.pid = head.pid;
-      std::size_t id_size = (head.header.misc & perf_data::build_id_size_misc)
-                                ? std::min<std::size_t>(head.build_id[20], 20)
-                                : perf_data::build_id_max;
-      entry.build_id.assign(head.build_id, head.build_id + id_size);
-      auto name = record.subspan(sizeof head);
-      const char* text = reinterpret_cast<const char*>(name.data());
-      entry.filename.assign(text, strnlen(text, name.size()));
+      BuildIdEntry entry = build_id_entry(head, record.subspan(sizeof head));
       features_.build_ids.push_back(std::move(entry));
       return true;
     }
@@ -715,6 +474,20 @@ bool PerfDataReader::take_user_record(std::uint64_t offset, const abi::RecordHea
       return true;
     }
     case abi::UserRecordType::event_update: return take_event_update(offset, record);
+    case abi::UserRecordType::header_tracing_data: {
+      if (pipe_mode_ || features_.tracing_data) return true;
+      // simpleperf writes its tracing data as this record in a file's data section, the data
+      // inside the record (a u32 size, then the bytes) where perf's pipe mode puts it after.
+      std::uint32_t size = record.size() >= 12 ? load<std::uint32_t>(record.data() + 8) : ~0U;
+      if (size > record.size() - std::min<std::size_t>(record.size(), 12)) {
+        return malformed(
+            fmt::format("HEADER_TRACING_DATA record of {} bytes cannot hold its {} "
+                        "bytes of tracing data",
+                        record.size(), size));
+      }
+      features_.tracing_data.emplace(record.begin() + 12, record.begin() + 12 + size);
+      return true;
+    }
     case abi::UserRecordType::time_conv: {
       if (record.size() < 32) {
         return malformed(
@@ -775,7 +548,20 @@ bool PerfDataReader::take_event_update(std::uint64_t offset, std::span<const std
 
 void PerfDataReader::finish_events() {
   all_identifier_ = !events_.empty();
+  std::vector<TracingDataEvent> tracepoints;
+  bool tracepoints_read = false;
   for (auto& event : events_) {
+    if (event.name.empty()) {
+      // No EVENT_DESC or EVENT_UPDATE named it: the name perf gives it.
+      if (!tracepoints_read && features_.tracing_data &&
+          event.attr.type == static_cast<std::uint32_t>(abi::EventType::tracepoint)) {
+        std::string error;
+        tracepoints = tracing_data_events(*features_.tracing_data, &error);
+        if (!error.empty()) notes_.push_back(error + ": tracepoints after it stay unnamed");
+        tracepoints_read = true;
+      }
+      event.name = derived_event_name(event.attr, tracepoints);
+    }
     event.config = ParseConfig::from_attr(event.attr);
     all_identifier_ &= event.config.has(sf::identifier);
     for (auto id : event.ids) id_to_event_.emplace_back(id, &event - events_.data());
@@ -807,6 +593,21 @@ std::optional<PerfDataError> PerfDataReader::record_at(std::uint64_t offset, std
     }
     view.bytes = std::span<const std::byte>(bytes_.data() + offset, view.header.size);
     next = offset + view.header.size;
+    if (view.header.type == type_of(abi::UserRecordType::auxtrace)) {
+      // The trace data follows the record, `size` bytes that header.size does not count.
+      if (view.header.size < record_header_size + 8) {
+        return PerfDataError(
+            offset, fmt::format("AUXTRACE record of {} bytes has no data size", view.header.size));
+      }
+      std::uint64_t size = load_u64(bytes_.data() + offset + record_header_size);
+      if (size > end - next) {
+        return PerfDataError(offset, fmt::format("the {} bytes of AUX trace data after the "
+                                                 "AUXTRACE record run past the end of the data "
+                                                 "at offset {:#x}",
+                                                 size, end));
+      }
+      next += size;
+    }
     if (pipe_mode_ &&
         view.header.type == static_cast<std::uint32_t>(abi::UserRecordType::header_tracing_data)) {
       // The tracing data follows its record, padded to 8 bytes.
@@ -891,7 +692,7 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) co
   // Records the views cannot point at in place: those a COMPRESSED record or an odd-sized one
   // before them left off an 8-byte boundary.
   std::vector<std::byte> realigned;
-  std::optional<ZstdRecordStream> zstd;
+  std::optional<perf_data::ZstdRecordStream> zstd;
   std::uint64_t last_compressed = 0;
   auto deliver = [&](std::span<const std::byte> bytes, std::uint64_t offset, bool stable) {
     std::memcpy(&record.view.header, bytes.data(), record_header_size);
@@ -958,7 +759,10 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) co
           payload, [&](std::span<const std::byte> bytes) { deliver(bytes, offset, false); });
       if (failure) return PerfDataError(offset, *failure);
     } else {
+      // What follows a record outside its size (AUXTRACE's trace data, pipe-mode tracing data).
+      record.trailing = bytes_.subspan(offset + view.header.size, next - offset - view.header.size);
       deliver(view.bytes, offset, true);
+      record.trailing = {};
     }
     offset = next;
   }
@@ -977,97 +781,11 @@ std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visi
 }
 
 std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visitor& visit) const {
-  // Records wait for their round to end. A mapped one waits as its offset in the file; one whose
-  // bytes do not outlive the walk's call (decompressed, realigned) as a copy in `arena`.
-  struct Queued {
-    std::uint64_t time;
-    std::uint64_t where;        // offset in the file, or in the arena
-    std::uint64_t file_offset;  // PerfDataRecord::offset
-    std::uint32_t event;
-    std::uint32_t in_arena;
-  };
-  std::vector<Queued> queue, scratch;
-  std::vector<std::size_t> runs;
-  std::vector<std::byte> arena, kept;
-  std::uint64_t round_limit = 0;  // the latest time of the previous round
-  std::uint64_t max_time = 0;
-  bool limit_set = false;
-  auto by_time = [](const Queued& a, const Queued& b) { return a.time < b.time; };
-  // A round holds one time-ordered stretch per CPU ring buffer drained into it: a merge of those
-  // runs (stable, so ties in time keep file order, as perf's insertion does) sorts it in
-  // O(n log runs), where a general sort took O(n log n) comparisons.
-  auto sort_queue = [&] {
-    runs.clear();
-    runs.push_back(0);
-    for (std::size_t i = 1; i < queue.size(); ++i) {
-      if (queue[i].time < queue[i - 1].time) runs.push_back(i);
-    }
-    if (runs.size() == 1) return;
-    runs.push_back(queue.size());
-    scratch.resize(queue.size());
-    Queued* from = queue.data();
-    Queued* to = scratch.data();
-    while (runs.size() > 2) {
-      std::size_t kept_runs = 0, run = 0;
-      for (; run + 2 < runs.size(); run += 2) {
-        std::merge(from + runs[run], from + runs[run + 1], from + runs[run + 1],
-                   from + runs[run + 2], to + runs[run], by_time);
-        runs[kept_runs++] = runs[run];
-      }
-      if (run + 1 < runs.size()) {
-        std::copy(from + runs[run], from + runs[run + 1], to + runs[run]);
-        runs[kept_runs++] = runs[run];
-      }
-      runs[kept_runs++] = queue.size();
-      runs.resize(kept_runs);
-      std::swap(from, to);
-    }
-    if (from != queue.data()) std::copy(from, from + queue.size(), queue.data());
-  };
-  PerfDataRecord out;
-  auto flush = [&](bool everything) {
-    sort_queue();
-    std::size_t delivered = 0;
-    for (; delivered < queue.size(); ++delivered) {
-      const Queued& entry = queue[delivered];
-      if (!everything && (!limit_set || entry.time > round_limit)) break;
-      const std::byte* at =
-          entry.in_arena ? arena.data() + entry.where : bytes_.data() + entry.where;
-      std::memcpy(&out.view.header, at, record_header_size);
-      out.view.bytes = std::span<const std::byte>(at, out.view.header.size);
-      out.offset = entry.file_offset;
-      out.event = entry.event;
-      out.time = entry.time;
-      visit(out);
-    }
-    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(delivered));
-    // What is left of the arena moves to the front of a fresh one.
-    kept.clear();
-    for (auto& entry : queue) {
-      if (!entry.in_arena) continue;
-      std::size_t at = kept.size();
-      std::uint16_t size;
-      std::memcpy(&size, arena.data() + entry.where + offsetof(abi::RecordHeader, size),
-                  sizeof size);
-      kept.insert(kept.end(), arena.begin() + static_cast<std::ptrdiff_t>(entry.where),
-                  arena.begin() + static_cast<std::ptrdiff_t>(entry.where + ((size + 7u) & ~7u)));
-      entry.where = at;
-    }
-    arena.swap(kept);
-  };
-  auto held = [&] {
-    std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
-    for (const Queued& entry : queue) {
-      if (!entry.in_arena) lowest = std::min(lowest, entry.where);
-    }
-    return lowest;
-  };
+  perf_data::RoundQueue queue(bytes_);
   auto error = walk(
       [&](const PerfDataRecord& record, bool stable) {
         if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
-          flush(false);
-          round_limit = max_time;
-          limit_set = true;
+          queue.end_round(visit);
           visit(record);
           return;
         }
@@ -1075,20 +793,10 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visit
           visit(record);
           return;
         }
-        max_time = std::max(max_time, record.time);
-        auto event = static_cast<std::uint32_t>(record.event);
-        if (stable) {
-          auto where = static_cast<std::uint64_t>(record.view.bytes.data() - bytes_.data());
-          queue.push_back({record.time, where, record.offset, event, 0});
-          return;
-        }
-        std::size_t at = arena.size();
-        arena.resize(at + ((record.view.bytes.size() + 7) & ~std::size_t{7}));
-        std::memcpy(arena.data() + at, record.view.bytes.data(), record.view.bytes.size());
-        queue.push_back({record.time, at, record.offset, event, 1});
+        queue.push(record, stable);
       },
-      held);
-  flush(true);
+      [&] { return queue.held(); });
+  queue.flush_all(visit);
   return error;
 }
 

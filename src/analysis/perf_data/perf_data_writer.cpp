@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "perfscope/analysis/perf_data/byte_writer.hpp"
+#include "perfscope/analysis/perf_data/feature_codec.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_attr.hpp"
 
@@ -23,25 +24,6 @@ constexpr std::size_t flush_threshold = 1 << 20;
 
 // PERF_EVENT_UPDATE__NAME: an EVENT_UPDATE record carrying the event's name.
 constexpr std::uint64_t event_update_name = 2;
-
-class Encoder : public ByteWriter {
- public:
-  void string(const std::string& text) {
-    std::size_t padded = (text.size() + 1 + perf_data::string_align - 1) / perf_data::string_align *
-                         perf_data::string_align;
-    u32(static_cast<std::uint32_t>(padded));
-    put(text.data(), text.size());
-    bytes.resize(bytes.size() + padded - text.size());
-  }
-  void string_list(const std::vector<std::string>& list) {
-    u32(static_cast<std::uint32_t>(list.size()));
-    for (const auto& text : list) string(text);
-  }
-};
-
-}  // namespace
-
-namespace {
 
 // A HEADER_FEATURE record: header, the feature bit as u64, the section's contents. Like perf, the
 // size is not rounded to 8 bytes (perf's readers take the contents to end with the record).
@@ -66,102 +48,6 @@ std::uint32_t portable_attr_size(const abi::PerfEventAttr& attr) {
   return EventAttr(attr).fields_set_beyond(perf_data::portable_attr_size).empty()
              ? perf_data::portable_attr_size
              : static_cast<std::uint32_t>(sizeof(abi::PerfEventAttr));
-}
-
-std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& features,
-                                      const std::vector<PerfDataEvent>& events,
-                                      std::uint32_t attr_size) {
-  Encoder out;
-  auto string = [&](const std::optional<std::string>& value) {
-    if (value) out.string(*value);
-  };
-  switch (static_cast<Feature>(bit)) {
-    case Feature::hostname: string(features.hostname); break;
-    case Feature::osrelease: string(features.osrelease); break;
-    case Feature::version: string(features.version); break;
-    case Feature::arch: string(features.arch); break;
-    case Feature::cpudesc: string(features.cpudesc); break;
-    case Feature::cpuid: string(features.cpuid); break;
-    case Feature::nrcpus:
-      if (features.nr_cpus_available && features.nr_cpus_online) {
-        out.u32(*features.nr_cpus_available);
-        out.u32(*features.nr_cpus_online);
-      }
-      break;
-    case Feature::total_mem:
-      if (features.total_mem_kb) out.u64(*features.total_mem_kb);
-      break;
-    case Feature::clockid:
-      if (features.clockid_res_ns) out.u64(*features.clockid_res_ns);
-      break;
-    case Feature::clock_data:
-      if (features.clock_data) {
-        out.u32(ClockData::version);
-        out.u32(features.clock_data->clockid);
-        out.u64(features.clock_data->wall_clock_ns);
-        out.u64(features.clock_data->clockid_time_ns);
-      }
-      break;
-    case Feature::sample_time:
-      if (features.sample_time) {
-        out.u64(features.sample_time->first);
-        out.u64(features.sample_time->second);
-      }
-      break;
-    case Feature::cmdline:
-      if (features.cmdline) out.string_list(*features.cmdline);
-      break;
-    case Feature::event_desc:
-      out.u32(static_cast<std::uint32_t>(events.size()));
-      out.u32(attr_size);
-      for (const auto& event : events) {
-        abi::PerfEventAttr attr = event.attr;
-        attr.size = attr_size;
-        out.put(&attr, attr_size);
-        out.u32(static_cast<std::uint32_t>(event.ids.size()));
-        out.string(event.name);
-        for (auto id : event.ids) out.u64(id);
-      }
-      break;
-    case Feature::cpu_topology:
-      if (features.cpu_topology) {
-        const CpuTopology& topology = *features.cpu_topology;
-        out.string_list(topology.core_siblings);
-        out.string_list(topology.thread_siblings);
-        for (const auto& cpu : topology.cpus) {
-          out.u32(cpu.core_id);
-          out.u32(cpu.socket_id);
-        }
-        if (!topology.die_siblings.empty()) {
-          out.string_list(topology.die_siblings);
-          for (const auto& cpu : topology.cpus) out.u32(cpu.die_id);
-        }
-      }
-      break;
-    case Feature::build_id:
-      for (const auto& entry : features.build_ids) {
-        std::size_t name_size = (entry.filename.size() + 1 + perf_data::string_align - 1) /
-                                perf_data::string_align * perf_data::string_align;
-        perf_data::BuildIdHead head{};
-        head.header.type = static_cast<std::uint32_t>(abi::UserRecordType::header_build_id);
-        head.header.misc = static_cast<std::uint16_t>(entry.misc | perf_data::build_id_size_misc);
-        head.header.size = static_cast<std::uint16_t>(sizeof head + name_size);
-        head.pid = entry.pid;
-        std::size_t id_size = std::min(entry.build_id.size(), perf_data::build_id_max);
-        std::memcpy(head.build_id, entry.build_id.data(), id_size);
-        head.build_id[20] = static_cast<std::uint8_t>(id_size);
-        out.put(&head, sizeof head);
-        out.put(entry.filename.data(), entry.filename.size());
-        out.bytes.resize(out.bytes.size() + name_size - entry.filename.size());
-      }
-      break;
-    case Feature::tracing_data:
-      if (features.tracing_data)
-        out.put(features.tracing_data->data(), features.tracing_data->size());
-      break;
-    default: break;
-  }
-  return std::move(out.bytes);
 }
 
 PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfDataEvent> events)
@@ -233,7 +119,7 @@ PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfDataEven
   header.size = sizeof header;
   header.attr_size = attr_size_ + sizeof(perf_data::FileSection);
   header.attrs = {sizeof header, events_.size() * header.attr_size};
-  Encoder body;
+  ByteWriter body;
   std::uint64_t ids_offset = header.attrs.offset + header.attrs.size;
   for (const auto& event : events_) {
     abi::PerfEventAttr attr = event.attr;
@@ -301,6 +187,18 @@ void PerfDataWriter::write_at(std::uint64_t offset, const void* bytes, std::size
 void PerfDataWriter::append(std::span<const std::byte> record) {
   buffer_.insert(buffer_.end(), record.begin(), record.end());
   if (buffer_.size() >= flush_threshold) write_out();
+}
+
+void PerfDataWriter::append_auxtrace(perf_data::AuxtraceRecord record,
+                                     std::span<const std::byte> data) {
+  static constexpr std::byte zeros[8] = {};
+  std::size_t padding = (8 - data.size() % 8) % 8;
+  record.header = {static_cast<std::uint32_t>(abi::UserRecordType::auxtrace), 0,
+                   sizeof(perf_data::AuxtraceRecord)};
+  record.size = data.size() + padding;
+  append(std::as_bytes(std::span(&record, 1)));
+  append(data);
+  append(std::span(zeros, padding));
 }
 
 void PerfDataWriter::write_out() {

@@ -166,3 +166,127 @@ std::optional<TracingData> collect_tracing_data(const std::vector<PerfDataEvent>
 }
 
 }  // namespace perfscope
+
+namespace perfscope {
+
+namespace {
+
+// Bounds-checked reads in the section's byte order; every read fails once one has.
+class TracingReader {
+ public:
+  TracingReader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  bool ok() const noexcept { return ok_; }
+  void set_swapped(bool swapped) noexcept { swapped_ = swapped; }
+  std::size_t left() const noexcept { return bytes_.size() - at_; }
+  std::string_view c_string() noexcept {
+    const char* text = reinterpret_cast<const char*>(bytes_.data() + at_);
+    std::size_t length = ok_ ? strnlen(text, left()) : 0;
+    if (!ok_ || length == left()) return fail_view();
+    at_ += length + 1;
+    return {text, length};
+  }
+  std::string_view bytes(std::uint64_t size) noexcept {
+    if (!ok_ || size > left()) return fail_view();
+    const char* text = reinterpret_cast<const char*>(bytes_.data() + at_);
+    at_ += size;
+    return {text, size};
+  }
+  std::uint64_t u64() noexcept { return number<std::uint64_t>(); }
+  std::uint32_t u32() noexcept { return number<std::uint32_t>(); }
+  std::uint8_t u8() noexcept { return number<std::uint8_t>(); }
+
+ private:
+  std::string_view fail_view() noexcept {
+    ok_ = false;
+    return {};
+  }
+  template <class T>
+  T number() noexcept {
+    T value{};
+    if (!ok_ || sizeof value > left()) {
+      ok_ = false;
+      return value;
+    }
+    std::memcpy(&value, bytes_.data() + at_, sizeof value);
+    at_ += sizeof value;
+    if (swapped_) {
+      if constexpr (sizeof value == 8) value = __builtin_bswap64(value);
+      if constexpr (sizeof value == 4) value = __builtin_bswap32(value);
+    }
+    return value;
+  }
+  std::span<const std::byte> bytes_;
+  std::size_t at_ = 0;
+  bool ok_ = true;
+  bool swapped_ = false;
+};
+
+// "name: sched_switch\nID: 316\n..." -> {316, "<system>:sched_switch"}.
+std::optional<TracingDataEvent> event_of_format(std::string_view system, std::string_view format) {
+  auto field = [&](std::string_view key) -> std::string_view {
+    for (std::size_t at = 0; at < format.size();) {
+      std::size_t end = format.find('\n', at);
+      if (end == std::string_view::npos) end = format.size();
+      std::string_view line = format.substr(at, end - at);
+      if (line.starts_with(key)) {
+        line.remove_prefix(key.size());
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+          line.remove_prefix(1);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+        return line;
+      }
+      at = end + 1;
+    }
+    return {};
+  };
+  std::string_view name = field("name:");
+  std::string_view id_text = field("ID:");
+  if (name.empty() || id_text.empty()) return std::nullopt;
+  std::uint64_t id = 0;
+  for (char c : id_text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    id = id * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return TracingDataEvent{id, fmt::format("{}:{}", system, name)};
+}
+
+}  // namespace
+
+std::vector<TracingDataEvent> tracing_data_events(std::span<const std::byte> section,
+                                                  std::string* error) {
+  std::vector<TracingDataEvent> events;
+  TracingReader in(section);
+  auto failed = [&](const char* what) {
+    if (error) *error = what;
+    return events;
+  };
+  std::string_view magic = in.bytes(sizeof tracing_magic);
+  if (!in.ok() || std::memcmp(magic.data(), tracing_magic, sizeof tracing_magic) != 0) {
+    return failed("the tracing data does not start with trace-cmd's magic");
+  }
+  in.c_string();  // the version: 0.5 and 0.6 differ after the formats only (saved_cmdlines)
+  bool big_endian = in.u8() != 0;
+  in.u8();  // the size of a long
+  in.set_swapped(big_endian != (std::endian::native == std::endian::big));
+  in.u32();  // the page size
+  for (const char* header : {"header_page", "header_event"}) {
+    if (in.c_string() != header) return failed("the tracing data lacks its header files");
+    in.bytes(in.u64());
+  }
+  std::uint32_t ftrace_formats = in.u32();
+  for (std::uint32_t i = 0; i < ftrace_formats && in.ok(); ++i) {
+    if (auto event = event_of_format("ftrace", in.bytes(in.u64()))) events.push_back(*event);
+  }
+  std::uint32_t systems = in.u32();
+  for (std::uint32_t i = 0; i < systems && in.ok(); ++i) {
+    std::string_view system = in.c_string();
+    std::uint32_t count = in.u32();
+    for (std::uint32_t j = 0; j < count && in.ok(); ++j) {
+      if (auto event = event_of_format(system, in.bytes(in.u64()))) events.push_back(*event);
+    }
+  }
+  if (!in.ok()) return failed("the tracing data ends inside its event formats");
+  return events;
+}
+
+}  // namespace perfscope

@@ -239,9 +239,11 @@ struct ProfileBuilder::State {
       resolver.name_kernel(where);
       const SymbolizedAddress& symbol = where.symbol;
       ProfileFrame& frame = profile.frames[pending.frame];
-      std::uint32_t dso = intern_dso(where.dso, true, {});
-      std::string function_name = symbol.symbol.empty() ? fmt::format("{:#018x}", frame.address)
-                                                        : std::string(symbol.symbol);
+      // An ip outside every recorded kernel map has no file: [unknown], as in resolve().
+      std::uint32_t dso = where.dso.empty() ? no_index : intern_dso(where.dso, true, {});
+      std::string function_name = !symbol.symbol.empty() ? std::string(symbol.symbol)
+                                  : dso == no_index      ? std::string("[unknown]")
+                                                         : fmt::format("{:#018x}", frame.address);
       frame.function = intern_function(
           function_name, dso, !symbol.symbol.empty(),
           symbol.symbol.empty() ? frame.address : where.dso_address - where.function_offset());
@@ -428,7 +430,8 @@ struct ProfileBuilder::State {
         return;
       }
     }
-    resolver.walk(sample, cpumode, stack_ips);
+    resolver.walk_from_sample_ip(sample, cpumode, stack_ips,
+                                 events[event_index].config.branch_sample_type);
 
     // Frames leaf first: within one ip's run the innermost inlined call is the leaf.
     TaskCacheEntry& task = task_of(sample);

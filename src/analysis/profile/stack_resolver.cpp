@@ -93,9 +93,16 @@ struct StackResolver::State {
   }
 
   void name_kernel(ResolvedAddress& out) {
-    out.symbol = symbolizer.resolve_kernel(out.address.lookup());
-    out.dso = out.symbol.dso.empty() ? kernel_dso : out.symbol.dso;
     out.named = true;
+    // A kernel-mode ip outside every recorded kernel map (no kernel map covers it, or a PEBS
+    // skid left a user address with kernel misc): perf shows [unknown] and names nothing.
+    if (!out.mapping && maps.has_kernel_maps()) return;
+    out.symbol = symbolizer.resolve_kernel(out.address.lookup());
+    if (out.mapping && *out.mapping->filename != kernel_dso) {
+      out.dso = *out.mapping->filename;  // a kernel module's map, "[ath9k]"
+    } else {
+      out.dso = out.symbol.dso.empty() ? kernel_dso : out.symbol.dso;
+    }
   }
 
   void resolve_uncached(std::uint32_t pid, const StackAddress& address, bool name_kernel_now,
@@ -173,20 +180,33 @@ struct StackResolver::State {
   }
 
   void walk(const SampleRecord& sample, std::uint16_t sample_cpumode,
-            std::vector<StackAddress>& out) {
+            std::uint64_t branch_sample_type, std::vector<StackAddress>& out) {
     out.clear();
     bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
+    // The user part comes from the unwinder when the sample carries user registers. A recorder
+    // that unwound at record time (simpleperf: registers ABI 0, no stack) left the user frames
+    // in the call chain: they are used as they are.
+    bool unwound_here = dwarf && sample.regs_user.abi != 0;
+    // --call-graph lbr: the user part is the LBR call stack, the latest branch's target first,
+    // then each branch's source (perf's resolve_lbr_callchain_sample, callee order).
+    bool lbr = (branch_sample_type & abi::branch_sample::call_stack) != 0 &&
+               sample.has(sf::branch_stack) && !sample.branch_stack.entries.empty();
     if (options.callchains && sample.has(sf::callchain)) {
       std::uint16_t mode = sample_cpumode;
       bool first_of_context = true;
       for (std::uint64_t ip : sample.callchain) {
         if (cc::is_marker(ip)) {
+          if (lbr && ip == cc::user) {
+            const auto& entries = sample.branch_stack.entries;
+            out.push_back({entries[0].to, misc::user, false});
+            for (const auto& entry : entries) out.push_back({entry.from, misc::user, false});
+            break;
+          }
           mode = mode_after(ip, mode);
           first_of_context = true;
           continue;
         }
-        // With DWARF stacks the user part comes from the unwinder.
-        if (dwarf && !is_kernel_cpumode(mode)) continue;
+        if (unwound_here && !is_kernel_cpumode(mode)) continue;
         out.push_back({ip, mode, !first_of_context});
         first_of_context = false;
       }
@@ -197,9 +217,11 @@ struct StackResolver::State {
         unwound.resize(1024);
       }
       UnwindResult result = unwinder->unwind(sample, unwound);
-      for (std::size_t i = 0; i < result.frames; ++i) {
+      std::size_t frames = result.frames;
+      for (std::size_t i = 0; i < frames; ++i) {
         out.push_back({unwound[i], misc::user, i != 0});
       }
+      if (unwound_here) return;  // no frame, not the sample's ip, when nothing unwound
     }
     if (out.empty()) out.push_back({sample.ip, sample_cpumode, false});
   }
@@ -236,8 +258,22 @@ std::span<const std::uint8_t> StackResolver::recorded_build_id(std::string_view 
 }
 
 void StackResolver::walk(const SampleRecord& sample, std::uint16_t cpumode,
-                         std::vector<StackAddress>& out) {
-  state_->walk(sample, cpumode, out);
+                         std::vector<StackAddress>& out, std::uint64_t branch_sample_type) {
+  state_->walk(sample, cpumode, branch_sample_type, out);
+}
+
+void StackResolver::walk_from_sample_ip(const SampleRecord& sample, std::uint16_t cpumode,
+                                        std::vector<StackAddress>& out,
+                                        std::uint64_t branch_sample_type) {
+  state_->walk(sample, cpumode, branch_sample_type, out);
+  // The sample's own cost belongs to its ip, which is not the chain's first entry with PEBS
+  // (the chain starts at the interrupted ip) or LBR call stacks (the latest branch's target).
+  StackAddress leaf{sample.ip, cpumode, false};
+  if (out.empty()) {
+    out.push_back(leaf);
+  } else if (out.front().ip != sample.ip) {
+    out.front() = leaf;
+  }
 }
 
 const ResolvedAddress& StackResolver::resolve(std::uint32_t pid, const StackAddress& address,
@@ -248,10 +284,10 @@ const ResolvedAddress& StackResolver::resolve(std::uint32_t pid, const StackAddr
 void StackResolver::name_kernel(ResolvedAddress& resolved) { state_->name_kernel(resolved); }
 
 void StackResolver::resolve_sample(const SampleRecord& sample, std::uint16_t cpumode,
-                                   std::vector<StackFrame>& out) {
+                                   std::vector<StackFrame>& out, std::uint64_t branch_sample_type) {
   State& state = *state_;
   out.clear();
-  state.walk(sample, cpumode, state.addresses);
+  state.walk(sample, cpumode, branch_sample_type, state.addresses);
   for (const StackAddress& address : state.addresses) {
     const ResolvedAddress& where = state.resolve(sample.pid, address, true);
     for (const InlinedCall& call : where.symbol.inlined) {

@@ -1,5 +1,6 @@
 #include "perfscope/analysis/symbols/task_maps.hpp"
 
+#include <string>
 #include <variant>
 
 #include "perfscope/abi/record_type.hpp"
@@ -15,6 +16,22 @@ bool kernel_mode(std::uint16_t cpumode) {
 
 // perf's name for the kernel, whatever suffix ("_text", "_stext") says where it was anchored.
 constexpr std::string_view kernel_name = "[kernel.kallsyms]";
+
+// A kernel map's name as perf shows it: the kernel, or a module's "[name]" from its file
+// (/lib/modules/.../ath9k.ko -> [ath9k]; perf writes dashes as underscores, as the kernel
+// names modules); other names as recorded.
+std::string kernel_map_name(std::string_view filename) {
+  if (filename.starts_with(kernel_name)) return std::string(kernel_name);
+  std::string_view base = filename.substr(filename.rfind('/') + 1);
+  for (std::string_view suffix : {".ko", ".ko.gz", ".ko.xz", ".ko.zst"}) {
+    if (base.size() > suffix.size() && base.ends_with(suffix) && filename.starts_with('/')) {
+      std::string name(base.substr(0, base.size() - suffix.size()));
+      for (char& c : name) c = c == '-' ? '_' : c;
+      return "[" + name + "]";
+    }
+  }
+  return std::string(filename);
+}
 
 }  // namespace
 
@@ -110,9 +127,9 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     bool kernel =
         kernel_mode(cpumode) || static_cast<std::int32_t>(mmap->pid) == perf_data::host_kernel_pid;
     if (kernel) {
-      std::string_view name =
-          mmap->filename.starts_with(kernel_name) ? kernel_name : mmap->filename;
-      insert(kernel_, mmap->addr, mmap->len, mmap->pgoff, name);
+      // Some recorders write kernel maps of length 0 (simpleperf): they map nothing.
+      kernel_mapped_ |= mmap->len != 0;
+      insert(kernel_, mmap->addr, mmap->len, mmap->pgoff, kernel_map_name(mmap->filename));
     } else {
       insert(processes_[mmap->pid], mmap->addr, mmap->len, mmap->pgoff, mmap->filename);
       touch(mmap->pid);
@@ -121,7 +138,9 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     std::span<const std::byte> build_id =
         mmap2->has_build_id ? mmap2->build_id : std::span<const std::byte>();
     if (kernel_mode(cpumode)) {
-      insert(kernel_, mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename, build_id);
+      kernel_mapped_ |= mmap2->len != 0;
+      insert(kernel_, mmap2->addr, mmap2->len, mmap2->pgoff, kernel_map_name(mmap2->filename),
+             build_id);
     } else {
       insert(processes_[mmap2->pid], mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename,
              build_id);
@@ -176,7 +195,10 @@ std::uint64_t TaskMaps::maps_generation(std::uint32_t pid) const noexcept {
 
 std::string_view TaskMaps::comm_of(std::uint32_t tid) const noexcept {
   auto found = comms_.find(tid);
-  return found == comms_.end() ? std::string_view() : std::string_view(found->second);
+  if (found != comms_.end()) return found->second;
+  // The idle task: no COMM record names it (the kernel has no task to synthesize one for), and
+  // perf calls it swapper, as the kernel does.
+  return tid == 0 ? std::string_view("swapper") : std::string_view();
 }
 
 std::vector<TaskMaps::Hit> TaskMaps::hit_files() const {

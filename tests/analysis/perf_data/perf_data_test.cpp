@@ -19,6 +19,7 @@
 #include "perfscope/analysis/perf_data/host_description.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+#include "record_builder.hpp"
 
 namespace {
 
@@ -212,39 +213,8 @@ TEST(PerfDataTest, CorruptFilesGiveErrorsWithOffsets) {
 }
 
 // Record bytes built field by field.
-class RecordBuilder {
- public:
-  explicit RecordBuilder(std::uint32_t type) { add(abi::RecordHeader{type, 0, 0}); }
-  template <class T>
-  RecordBuilder& add(const T& value) {
-    auto at = bytes_.size();
-    bytes_.resize(at + sizeof value);
-    std::memcpy(bytes_.data() + at, &value, sizeof value);
-    return *this;
-  }
-  RecordBuilder& misc(std::uint16_t value) {
-    std::memcpy(bytes_.data() + offsetof(abi::RecordHeader, misc), &value, sizeof value);
-    return *this;
-  }
-  RecordBuilder& text(std::string_view value) {
-    bytes_.insert(bytes_.end(), reinterpret_cast<const std::byte*>(value.data()),
-                  reinterpret_cast<const std::byte*>(value.data() + value.size()));
-    bytes_.push_back(std::byte{0});
-    return *this;
-  }
-  // Pads to 8 bytes and sets the header's size.
-  std::vector<std::byte> done() {
-    bytes_.resize((bytes_.size() + 7) & ~std::size_t{7});
-    auto size = static_cast<std::uint16_t>(bytes_.size());
-    std::memcpy(bytes_.data() + offsetof(abi::RecordHeader, size), &size, sizeof size);
-    return bytes_;
-  }
-
- private:
-  std::vector<std::byte> bytes_;
-};
-
-std::uint32_t user_type(abi::UserRecordType type) { return static_cast<std::uint32_t>(type); }
+using perfscope::test::RecordBuilder;
+using perfscope::test::user_type;
 
 // The zstd stream `perf record -z` writes: one stream, flushed at the end of each chunk, each
 // chunk's output the payload of one COMPRESSED record (81, unpadded) or COMPRESSED2 (83: a data
@@ -490,7 +460,8 @@ TEST(PerfDataTest, PipeModeUserRecordsAreDecoded) {
   EXPECT_EQ(first.scale, 0.25);
   EXPECT_EQ(first.cpus, (std::vector<int>{1, 3}));
   EXPECT_EQ(reader.events()[1].cpus, (std::vector<int>{1, 2}));
-  EXPECT_TRUE(reader.events()[1].name.empty());
+  // No EVENT_UPDATE named it: the name perf derives from the attr.
+  EXPECT_EQ(reader.events()[1].name, "cpu-clock:HG");
   ASSERT_EQ(reader.id_index().size(), 2u);
   EXPECT_EQ(reader.id_index()[1].id, 201u);
   EXPECT_EQ(reader.id_index()[1].idx, 1u);

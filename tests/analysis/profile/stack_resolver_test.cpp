@@ -151,20 +151,43 @@ TEST(StackResolverTest, SamplesWithoutChainsAreTheirIp) {
   expect_address(ips[0], 0x401010, misc::user, false);
 }
 
-TEST(StackResolverTest, DwarfSamplesTakeOnlyTheKernelPartOfTheChain) {
+TEST(StackResolverTest, DwarfSamplesWithoutRegistersUseTheRecordedUserFrames) {
   StackResolver resolver;
   std::vector<std::uint64_t> chain = {cc::kernel, 0xffffffff81000150, 0xffffffff81000230,
                                       cc::user,   0x401010,           0x402020};
   SampleRecord sample = chain_sample(0xffffffff81000150, chain);
-  // Registers not captured (a kernel thread): the unwinder gives nothing, and the chain's user
-  // entries are not used in its place (frame pointers are not what a DWARF recording trusts).
+  // Registers not captured (a kernel thread; simpleperf, which unwinds at record time): the
+  // unwinder gives nothing, and the chain's user entries are what the recorder left, as perf
+  // uses them (issue #21).
   sample.fields |= sf::regs_user | sf::stack_user;
   auto ips = walk(resolver, sample, misc::kernel);
-  ASSERT_EQ(ips.size(), 2u);
+  ASSERT_EQ(ips.size(), 4u);
   expect_address(ips[0], 0xffffffff81000150, misc::kernel, false);
   expect_address(ips[1], 0xffffffff81000230, misc::kernel, true);
+  expect_address(ips[2], 0x401010, misc::user, false);
+  expect_address(ips[3], 0x402020, misc::user, true);
   ASSERT_NE(resolver.unwind_statistics(), nullptr);
   EXPECT_EQ(resolver.unwind_statistics()->no_user_regs, 1u);
+}
+
+TEST(StackResolverTest, LbrCallStackBuildsTheUserPartFromTheBranches) {
+  StackResolver resolver;
+  std::vector<std::uint64_t> chain = {cc::user, 0x401014, 0x402020};
+  SampleRecord sample = chain_sample(0x401014, chain);
+  std::vector<abi::PerfBranchEntry> entries = {{0x402010, 0x401000, 0}, {0x403030, 0x402000, 0}};
+  sample.fields |= sf::branch_stack;
+  sample.branch_stack.entries = entries;
+  std::vector<StackAddress> ips;
+  resolver.walk(sample, misc::user, ips, abi::branch_sample::call_stack);
+  // The latest branch's target, then each branch's source (perf, callee order).
+  ASSERT_EQ(ips.size(), 3u);
+  expect_address(ips[0], 0x401000, misc::user, false);
+  expect_address(ips[1], 0x402010, misc::user, false);
+  expect_address(ips[2], 0x403030, misc::user, false);
+  // A profile charges the sample's own cost to its ip.
+  resolver.walk_from_sample_ip(sample, misc::user, ips, abi::branch_sample::call_stack);
+  expect_address(ips[0], 0x401014, misc::user, false);
+  expect_address(ips[1], 0x402010, misc::user, false);
 }
 
 // The test program's own mapping of `function`, as /proc/self/maps gives it.

@@ -82,10 +82,19 @@ enum class Feature : unsigned {
   pmu_caps = 31,
 };
 inline constexpr unsigned feature_last_known = 31;
+// simpleperf's own feature bits (FEAT_FILE and after) start here; META_INFO holds its version.
+inline constexpr unsigned simpleperf_feature_first = 128;
+inline constexpr unsigned simpleperf_feature_meta_info = 129;
+// simpleperf's own record types (SIMPLE_PERF_RECORD_*) start here; perf knows none of them.
+inline constexpr std::uint32_t simpleperf_record_first = 32768;
+// "KERNEL_SYMBOL", "CALLCHAIN", ... for a simpleperf record type; "" for others.
+std::string_view simpleperf_record_name(std::uint32_t type) noexcept;
 
 constexpr unsigned bit(Feature feature) { return static_cast<unsigned>(feature); }
 // "HOSTNAME", "BUILD_ID", ...; "" for bits perf does not define.
 std::string_view feature_name(unsigned bit) noexcept;
+// The name for messages: feature_name, or "unknown feature".
+std::string_view feature_label(unsigned bit) noexcept;
 
 // Strings in feature sections: u32 length (padded to 64 bytes, NUL included), then the bytes.
 inline constexpr std::size_t string_align = 64;
@@ -101,6 +110,21 @@ struct BuildIdHead {
   std::uint8_t build_id[24];
 };
 static_assert(sizeof(BuildIdHead) == 36);
+
+// PERF_RECORD_AUXTRACE: a chunk of an AUX area (Intel PT, ARM SPE, CoreSight ETM trace). The
+// `size` bytes of trace data follow the record and are not counted in header.size; perf pads
+// them to 8 bytes and counts the padding in `size`.
+struct AuxtraceRecord {
+  abi::RecordHeader header;
+  std::uint64_t size;       // of the trace data after the record
+  std::uint64_t offset;     // of the data in the AUX area's stream
+  std::uint64_t reference;  // links it to its AUX record (perf: a timestamp or counter)
+  std::uint32_t idx;        // the AUX area (mmap index)
+  std::uint32_t tid;
+  std::uint32_t cpu;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(AuxtraceRecord) == 48);
 
 // PERF_RECORD_ID_INDEX entry.
 struct IdIndexEntry {

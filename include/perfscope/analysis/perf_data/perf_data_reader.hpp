@@ -39,7 +39,9 @@ struct PerfDataEventInfo {
   std::uint32_t file_attr_size = 0;  // attr.size as written in the file
   ParseConfig config;
   std::vector<std::uint64_t> ids;
-  std::string name;  // from EVENT_DESC (or EVENT_UPDATE in pipe mode); empty when absent
+  // From EVENT_DESC (or EVENT_UPDATE in pipe mode); else the name perf derives from the attr
+  // (derived_event_name).
+  std::string name;
   // From EVENT_UPDATE records: the unit and scale of its counts, and the CPUs it was opened on
   // (-1: any CPU). Empty when no record said.
   std::string unit;
@@ -103,6 +105,9 @@ struct PerfDataFeatures {
   std::optional<CompressionInfo> compression;
   std::optional<ClockData> clock_data;
   std::vector<unsigned> present;  // every feature bit the file has, decoded or not
+  // simpleperf's META_INFO feature (bit 129): key/value pairs ("simpleperf_version",
+  // "event_type_info", ...). Empty in files perf wrote.
+  std::vector<std::pair<std::string, std::string>> simpleperf_meta_info;
 };
 
 // One data record as the reader delivers it.
@@ -112,6 +117,10 @@ struct PerfDataRecord {
   std::uint64_t offset = 0;
   std::size_t event = 0;   // index into events() of the event that wrote it
   std::uint64_t time = 0;  // its timestamp; 0 for records without one
+  // Bytes that follow the record in the file but are not counted in its size: the trace data of
+  // an AUXTRACE record, the tracing data of a pipe-mode HEADER_TRACING_DATA. Valid during the
+  // visit only; empty for other records.
+  std::span<const std::byte> trailing;
 };
 
 class PerfDataReader {

@@ -17,16 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/perf_data/feature_codec.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/core/records.hpp"
 
 namespace perfscope {
-
-struct PerfDataEvent {
-  abi::PerfEventAttr attr{};
-  std::string name;
-  std::vector<std::uint64_t> ids;
-};
 
 class PerfDataWriter {
  public:
@@ -47,6 +42,10 @@ class PerfDataWriter {
 
   void append(std::span<const std::byte> record);
   void append(const RecordView& view) { append(view.bytes); }
+  // An AUXTRACE record and its trace data (the record's size field is set here: the data's size
+  // padded to 8 bytes, the padding written as zeros, as perf writes it). Copying a record read
+  // from a file is append(record.view) then append(record.trailing).
+  void append_auxtrace(perf_data::AuxtraceRecord record, std::span<const std::byte> data);
   // Ends a round: a FINISHED_ROUND record, the buffered bytes written out, and the header's
   // data size moved past them.
   void end_round();
@@ -74,12 +73,6 @@ class PerfDataWriter {
   std::vector<std::byte> buffer_;
   bool finished_ = false;
 };
-
-// Encodes the feature sections the writer writes (also used for pipe-mode HEADER_FEATURE
-// records): the contents of one feature, or empty when `features` lacks it.
-std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& features,
-                                      const std::vector<PerfDataEvent>& events,
-                                      std::uint32_t attr_size);
 
 // The attr size to write: perf 6.1's own when nothing beyond it is set, else ours.
 std::uint32_t portable_attr_size(const abi::PerfEventAttr& attr);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,22 @@ std::vector<std::byte> encode_tracing_data(const TracingData& data);
 // read from tracefs; nullopt when none is a tracepoint. Throws perfscope::Error when tracefs or a
 // format file cannot be read.
 std::optional<TracingData> collect_tracing_data(const std::vector<PerfDataEvent>& events);
+
+}  // namespace perfscope
+
+namespace perfscope {
+
+// A tracepoint a TRACING_DATA section describes: its id and "system:name".
+struct TracingDataEvent {
+  std::uint64_t id = 0;
+  std::string name;
+};
+
+// Reads the event formats out of a TRACING_DATA section (perf's layout, versions 0.5 and 0.6):
+// each format's ID and name under its system. Returns what it could read before a malformed
+// part (a section cut short still names the events before the cut); `error` (if given) says
+// what was wrong. Files of other byte orders than this machine's are read too.
+std::vector<TracingDataEvent> tracing_data_events(std::span<const std::byte> section,
+                                                  std::string* error = nullptr);
 
 }  // namespace perfscope

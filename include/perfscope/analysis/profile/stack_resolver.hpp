@@ -101,11 +101,21 @@ class StackResolver {
   std::span<const std::uint8_t> build_id_of(const TaskMaps::MappingView& mapping) const;
   std::span<const std::uint8_t> recorded_build_id(std::string_view filename) const;
 
-  // The ips of `sample`, leaf first, into `out` (cleared first). `cpumode` is the sample's
-  // (its header's misc): the mode of the call chain's entries before the first marker and of the
-  // sample's ip. With registers and a user stack (`--call-graph dwarf`) the user part comes
-  // from the unwinder, the kernel part from the call chain. A sample with no chain is its ip.
-  void walk(const SampleRecord& sample, std::uint16_t cpumode, std::vector<StackAddress>& out);
+  // The ips of `sample`, leaf first, into `out` (cleared first), as perf script prints them.
+  // `cpumode` is the sample's (its header's misc): the mode of the call chain's entries before
+  // the first marker and of the sample's ip. With user registers and stack (`--call-graph
+  // dwarf`) the user part comes from the unwinder, the kernel part from the call chain; when the
+  // unwinder cannot start (the pc's file is unreadable) there is no user frame, as in perf.
+  // Without user registers (simpleperf unwinds at record time) the chain's user frames are
+  // used. With `branch_sample_type` CALL_STACK (`--call-graph lbr`) the user part is the LBR
+  // call stack. A sample with no chain is its ip.
+  void walk(const SampleRecord& sample, std::uint16_t cpumode, std::vector<StackAddress>& out,
+            std::uint64_t branch_sample_type = 0);
+  // walk, with the leaf at the sample's ip: what a profile charges the sample's own cost to
+  // (perf report's self cost goes to the sample ip, not the chain's first entry, which differs
+  // with PEBS and LBR call stacks). Never empty.
+  void walk_from_sample_ip(const SampleRecord& sample, std::uint16_t cpumode,
+                           std::vector<StackAddress>& out, std::uint64_t branch_sample_type = 0);
 
   // Names one ip of process `pid`; answered from the cache after the first time (per address,
   // process and version of its mappings). `name_kernel` false leaves kernel ips unnamed and
@@ -118,7 +128,7 @@ class StackResolver {
   // walk + resolve + inline expansion: the frames of `sample`, leaf first, into `out` (cleared
   // first). The frames' `where` point into the resolver until its next call.
   void resolve_sample(const SampleRecord& sample, std::uint16_t cpumode,
-                      std::vector<StackFrame>& out);
+                      std::vector<StackFrame>& out, std::uint64_t branch_sample_type = 0);
 
   const TaskMaps& maps() const noexcept;
   Symbolizer& symbolizer() noexcept;

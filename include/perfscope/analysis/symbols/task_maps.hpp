@@ -41,6 +41,10 @@ class TaskMaps {
   // Like dso_of, with the whole mapping.
   std::optional<MappingView> mapping_of(std::uint32_t pid, std::uint64_t address,
                                         std::uint16_t cpumode) const noexcept;
+  // Whether any kernel mapping was recorded (one of non-zero length): a kernel ip outside them
+  // all is then in no known map, which perf shows as [unknown]. Kernel module maps are named
+  // "[module]" as perf names them.
+  bool has_kernel_maps() const noexcept { return kernel_mapped_; }
   // Every mapping of process `pid` in address order.
   void for_each_mapping(std::uint32_t pid,
                         const std::function<void(const MappingView&)>& visit) const;
@@ -48,7 +52,8 @@ class TaskMaps {
   // (an unwinder's module list) compare it to know when to rebuild.
   std::uint64_t maps_generation(std::uint32_t pid) const noexcept;
 
-  // The command name of a thread; empty when no record named it.
+  // The command name of a thread; empty when no record named it, "swapper" for tid 0 (the idle
+  // task) unless a record named it otherwise.
   std::string_view comm_of(std::uint32_t tid) const noexcept;
 
   // Every file a lookup has returned, with the cpumode it was found under.
@@ -76,6 +81,7 @@ class TaskMaps {
 
   std::unordered_map<std::uint32_t, AddressMap> processes_;
   AddressMap kernel_;
+  bool kernel_mapped_ = false;  // a kernel map of non-zero length was recorded
   std::unordered_map<std::uint32_t, std::string> comms_;
   std::unordered_map<std::uint32_t, std::uint64_t> generations_;
   std::uint64_t next_generation_ = 1;
