@@ -7,8 +7,8 @@ std::string detailed_event_list(int level) {
   // data and last-level cache loads; then instruction cache and TLBs; then L1 prefetches.
   static constexpr const char* levels[] = {
       "L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
-      "L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,"
-      "iTLB-load-misses",
+      ("L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,"
+       "iTLB-load-misses"),
       "L1-dcache-prefetches,L1-dcache-prefetch-misses",
   };
   std::string list;

@@ -182,7 +182,6 @@ class SamplingSession {
   std::unique_ptr<sys::GatedChild> child_;
   std::vector<std::string> unsupported_;
   EventOpener opener_;  // the fallbacks taken (user space only, no PERF_FORMAT_LOST)
-  int cgroup_fd_ = -1;
   int pidfd_ = -1;
   bool command_exited_ = false;
   bool opened_ = false;
