@@ -178,12 +178,21 @@ void RingBuffer::map_aux(std::size_t bytes, bool overwrite) {
                             overwrite ? sys::MapAccess::read_only : sys::MapAccess::read_write,
                             user->aux_offset);
   if (result < 0) {
+    // The kernel refuses an AUX area with EOPNOTSUPP for an event whose PMU has none (every
+    // software, tracepoint and core PMU event), with EINVAL for an offset or size it rejects.
+    int errnum = -result;
+    std::string diagnosis =
+        errnum == EOPNOTSUPP
+            ? "the event's PMU has no AUX area: only events of PMUs that trace into one "
+              "(intel_pt, intel_bts, cs_etm, arm_spe_N, ...) can map it."
+        : errnum == EINVAL
+            ? "the kernel rejected the AUX offset or size: map the data area first, and give a "
+              "power-of-two number of pages."
+            : mlock_explanation(aux_bytes);
     throw Error(
-        -result,
-        fmt::format("cannot map a {} KiB AUX area: {}", aux_bytes / 1024, std::strerror(-result)),
-        -result == EINVAL ? "only events of PMUs with an AUX area (intel_pt, cs_etm, "
-                            "arm_spe, ...) have one"
-                          : mlock_explanation(aux_bytes));
+        errnum,
+        fmt::format("cannot map a {} KiB AUX area: {}", aux_bytes / 1024, std::strerror(errnum)),
+        std::move(diagnosis));
   }
 }
 

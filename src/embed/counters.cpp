@@ -16,16 +16,9 @@
 
 namespace perfscope {
 
-namespace flag = abi::attr_flag;
-namespace rf = abi::read_format;
 using abi::EventType;
 
 namespace {
-
-// nr, time_enabled, time_running, then one value per member: members are matched by their
-// order of joining, so no PERF_FORMAT_ID (two words fewer per member to copy on every read).
-constexpr std::uint64_t embed_read_format =
-    rf::total_time_enabled | rf::total_time_running | rf::group;
 
 std::uint64_t monotonic_ns() noexcept {
   timespec now{};
@@ -136,16 +129,40 @@ Counters::Counters(std::string_view events, CountersOptions options) : options_(
   for (const auto& group : groups) largest_group_ = std::max(largest_group_, group.events.size());
   read_buffer_.assign(3 + largest_group_, 0);
 
-  if (!open_all(groups, group_counts)) {
-    groups_.clear();
-    for (auto& count : counts_) {
-      count.supported = true;
-      count.open_errno = 0;
-      count.unsupported_reason.clear();
+  // Opened by the one counting engine; Counters then drives the groups' fds itself on its hot
+  // paths (one ioctl per region edge, one read(2) or rdpmc per group).
+  CountingOptions counting;
+  counting.inherit = options_.scope == CountersScope::process;
+  counting.skip_unsupported = options_.skip_unsupported;
+  counting.user_space_when_restricted = options_.user_space_when_restricted;
+  counting.identify_members = false;
+  // The session's counts are in group order, the Counters' in the order of the string.
+  std::vector<std::size_t> mine;
+  for (const auto& members : group_counts) mine.insert(mine.end(), members.begin(), members.end());
+  session_ = std::make_unique<CountingSession>(std::move(groups),
+                                               options_.scope == CountersScope::process
+                                                   ? Target::process(::getpid())
+                                                   : Target::calling_thread(),
+                                               counting);
+  session_->open();
+  const auto& opened = session_->read();  // names, support and reasons as opened
+  for (std::size_t i = 0; i < opened.size(); ++i) {
+    EventCount& count = counts_[mine[i]];
+    count.name = opened[i].name;
+    count.supported = opened[i].supported;
+    count.open_errno = opened[i].open_errno;
+    count.unsupported_reason = opened[i].unsupported_reason;
+  }
+  notices_ = session_->notices();
+  for (auto& open : session_->open_groups()) {
+    OpenGroup group;
+    group.leader = &open.events[0];
+    for (std::size_t m = 0; m < open.events.size(); ++m) {
+      group.members.push_back(&open.events[m]);
+      group.count_index.push_back(mine[open.count_index[m]]);
     }
-    exclude_kernel_ = true;
-    notices_.push_back(user_space_only_notice());
-    open_all(groups, group_counts);
+    map_pages(group);
+    groups_.push_back(std::move(group));
   }
   for (const auto& count : counts_) {
     if (!count.supported) {
@@ -164,77 +181,6 @@ Counters::Counters(std::string_view events, CountersOptions options) : options_(
 
 Counters::~Counters() = default;
 
-bool Counters::open_all(const std::vector<EventGroupSpec>& groups,
-                        const std::vector<std::vector<std::size_t>>& group_counts) {
-  std::vector<pid_t> tasks;
-  if (options_.scope == CountersScope::process) {
-    // Every thread the process has now: inherit alone would count only threads created later.
-    tasks = sys::list_threads(::getpid());
-    std::size_t needed = tasks.size() * counts_.size() + 64;
-    if (sys::open_files_limit().soft < needed) sys::raise_open_files_limit(needed);
-  } else {
-    tasks.push_back(0);
-  }
-  for (pid_t task : tasks) {
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      if (!open_group(groups[g], group_counts[g], task)) return false;
-    }
-  }
-  return true;
-}
-
-EventAttr Counters::prepare_attr(const EventAttr& attr, bool leader) const {
-  EventAttr prepared = attr;
-  prepared.set_read_format(embed_read_format);
-  prepared.set_flag(flag::inherit, options_.scope == CountersScope::process);
-  prepared.set_flag(flag::disabled, leader);
-  if (exclude_kernel_ && !attr.has(flag::exclude_user)) {
-    prepared.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
-  }
-  return prepared;
-}
-
-bool Counters::open_group(const EventGroupSpec& group, const std::vector<std::size_t>& count_index,
-                          pid_t pid) {
-  OpenGroup open;
-  for (std::size_t i = 0; i < group.events.size(); ++i) {
-    EventCount& count = counts_[count_index[i]];
-    if (!count.supported) continue;  // failed on an earlier thread: same machine, same answer
-    bool leader = open.events.empty();
-    EventAttr attr = prepare_attr(group.events[i].attr, leader);
-    int errnum = 0;
-    Event event = Event::try_open(attr, pid, -1, leader ? nullptr : &open.events[0], 0, errnum);
-    if (!event.valid()) {
-      if (errnum == ESRCH && pid != 0) return true;  // the thread exited meanwhile
-      OpenContext context;
-      context.pid = pid;
-      // Like perf at perf_event_paranoid 2: the caller reopens everything counting user space
-      // only, so that no group mixes events with and without the kernel.
-      if (options_.user_space_when_restricted && !exclude_kernel_ &&
-          !attr.has(flag::exclude_user) && user_space_only_fallback(errnum, attr, context)) {
-        return false;
-      }
-      context.group_fd = leader ? -1 : open.events[0].fd();
-      context.event_name = count.name;
-      context.group_size = open.events.size() + 1;
-      context.kernel_attr_size = event.kernel_attr_size();
-      if (options_.skip_unsupported && open_failure_means_unsupported(errnum, attr)) {
-        count.supported = false;
-        count.open_errno = errnum;
-        count.unsupported_reason = diagnose_open_failure(errnum, attr, context);
-        continue;
-      }
-      throw_open_error(errnum, attr, context);
-    }
-    open.count_index.push_back(count_index[i]);
-    open.events.push_back(std::move(event));
-  }
-  if (open.events.empty()) return true;
-  map_pages(open);
-  groups_.push_back(std::move(open));
-  return true;
-}
-
 void Counters::map_pages(OpenGroup& group) {
   if (options_.scope != CountersScope::calling_thread) {
     group.no_user_reads =
@@ -249,17 +195,17 @@ void Counters::map_pages(OpenGroup& group) {
     group.no_user_reads = "perfscope knows no user-space counter instruction on this CPU.";
     return;
   }
-  for (const auto& event : group.events) {
-    if (is_software_context(event.attr())) {
+  for (const Event* event : group.members) {
+    if (is_software_context(event->attr())) {
       group.no_user_reads =
           "the group has a software event (task-clock, page-faults, a tracepoint): it has no "
           "hardware counter to read in user space.";
       return;
     }
   }
-  for (const auto& event : group.events) {
+  for (const Event* event : group.members) {
     sys::MemoryMap page;
-    if (page.map(event.fd(), sys::page_size(), sys::MapAccess::read_only) < 0) {
+    if (page.map(event->fd(), sys::page_size(), sys::MapAccess::read_only) < 0) {
       group.pages.clear();
       group.no_user_reads =
           "the events' pages could not be mapped (RLIMIT_MEMLOCK or kernel.perf_event_mlock_kb).";
@@ -274,11 +220,11 @@ void Counters::map_pages(OpenGroup& group) {
 // would cost twice as much, and on Linux 6.18 a task-clock member toggled that way counts only
 // its first enabled period (tests/embed/counters_test.cpp keeps task-clock as a member).
 void Counters::enable_groups() noexcept {
-  for (auto& group : groups_) group.events[0].enable();
+  for (auto& group : groups_) group.leader->enable();
 }
 
 void Counters::disable_groups() noexcept {
-  for (auto& group : groups_) group.events[0].disable();
+  for (auto& group : groups_) group.leader->disable();
 }
 
 // Region edges are timestamped with the timestamp counter where the kernel's own clock is that
@@ -351,7 +297,7 @@ LiveRead Counters::read_groups(std::span<Reading> out, bool user_space) noexcept
   for (const auto& group : groups_) {
     if (user_space && read_group_user_space(group, out, times_current)) continue;
     all_user_space = false;
-    ssize_t bytes = group.events[0].read_words(read_buffer_);
+    ssize_t bytes = group.leader->read_words(read_buffer_);
     std::size_t words = bytes > 0 ? static_cast<std::size_t>(bytes) / sizeof(std::uint64_t) : 0;
     if (words < 3) {
       ok = false;
@@ -454,7 +400,7 @@ std::string_view Counters::syscall_reason(std::size_t index) const noexcept {
 // decodes into current_ first; this one spares a pass on the region's hot path.)
 void Counters::accumulate_since_stop(std::vector<Reading>& sums) noexcept {
   for (const auto& group : groups_) {
-    ssize_t bytes = group.events[0].read_words(read_buffer_);
+    ssize_t bytes = group.leader->read_words(read_buffer_);
     std::size_t words = bytes > 0 ? static_cast<std::size_t>(bytes) / sizeof(std::uint64_t) : 0;
     if (words < 3) continue;
     const std::uint64_t* word = read_buffer_.data();

@@ -59,69 +59,45 @@ std::size_t CountingSession::open_fd_count() const noexcept {
   return fds;
 }
 
+std::uint64_t CountingSession::read_format() const noexcept {
+  return options_.identify_members ? counting_read_format : counting_read_format & ~rf::id;
+}
+
 EventAttr CountingSession::prepare_attr(const EventAttr& attr, bool leader) const {
   EventAttr prepared = attr;
-  prepared.set_read_format(counting_read_format);
+  prepared.set_read_format(read_format());
   bool per_task =
       target_.kind() == Target::Kind::calling_thread || target_.kind() == Target::Kind::thread ||
       target_.kind() == Target::Kind::process || target_.kind() == Target::Kind::command;
   prepared.set_flag(flag::inherit, options_.inherit && per_task);
   prepared.set_flag(flag::disabled, leader);
   prepared.set_flag(flag::enable_on_exec, leader && target_.kind() == Target::Kind::command);
-  if (user_space_only_) prepared.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
   return prepared;
 }
 
 void CountingSession::open_group(const EventGroupSpec& group, std::size_t first_count,
-                                 const TargetUnit& unit) {
+                                 std::size_t unit_index) {
+  const TargetUnit& unit = units_.units()[unit_index];
   OpenGroup open;
+  open.unit = unit_index;
   for (std::size_t i = 0; i < group.events.size(); ++i) {
     EventCount& count = counts_[first_count + i];
     if (!count.supported) continue;  // failed on an earlier unit: same machine, same answer
-    const EventSpec& spec = group.events[i];
     bool leader = open.events.empty();
-    EventAttr attr = prepare_attr(spec.attr, leader);
-    int errnum = 0;
-    Event event = Event::try_open(attr, unit.pid, unit.cpu, leader ? nullptr : &open.events[0],
-                                  unit.flags, errnum);
-    OpenContext where;
-    where.pid = unit.pid;
-    where.cpu = unit.cpu;
-    where.flags = unit.flags;
-    if (!event.valid() && !user_space_only_ && user_space_only_fallback(errnum, attr, where)) {
-      user_space_only_ = true;
-      notices_.push_back(user_space_only_notice());
-      attr = prepare_attr(spec.attr, leader);
-      event = Event::try_open(attr, unit.pid, unit.cpu, leader ? nullptr : &open.events[0],
-                              unit.flags, errnum);
+    OpenSite site{unit.pid,   unit.cpu,
+                  unit.flags, leader ? nullptr : &open.events[0],
+                  count.name, open.events.size() + 1};
+    OpenOutcome outcome = opener_.open(prepare_attr(group.events[i].attr, leader), site);
+    if (outcome.status == OpenStatus::task_gone) return;  // the thread exited meanwhile
+    if (outcome.status == OpenStatus::unsupported) {
+      count.supported = false;
+      count.open_errno = outcome.errnum;
+      count.unsupported_reason = std::move(outcome.diagnosis);
+      continue;
     }
-    if (!event.valid()) {
-      if (errnum == ESRCH && target_.kind() == Target::Kind::process) return;  // thread exited
-      OpenContext context;
-      context.pid = unit.pid;
-      context.cpu = unit.cpu;
-      context.group_fd = leader ? -1 : open.events[0].fd();
-      context.flags = unit.flags;
-      context.event_name = count.name;
-      context.group_size = open.events.size() + 1;
-      context.kernel_attr_size = event.kernel_attr_size();
-      if (options_.skip_unsupported && open_failure_means_unsupported(errnum, attr)) {
-        count.supported = false;
-        count.open_errno = errnum;
-        count.unsupported_reason = diagnose_open_failure(errnum, attr, context);
-        continue;
-      }
-      if (errnum == EMFILE || errnum == ENFILE) {
-        // Out of descriptors: give back the ones held before explaining (the explanation, and
-        // whatever prints it, may need one).
-        open.events.clear();
-        open_groups_.clear();
-      }
-      throw_open_error(errnum, attr, context);
-    }
-    open.ids.push_back(event.id());
+    if (options_.identify_members) open.ids.push_back(outcome.event.id());
     open.count_index.push_back(first_count + i);
-    open.events.push_back(std::move(event));
+    open.events.push_back(std::move(outcome.event));
   }
   if (!open.events.empty()) open_groups_.push_back(std::move(open));
 }
@@ -138,11 +114,17 @@ void CountingSession::open() {
     }
   }
   units_.resolve(target_, command_pid(), /*tasks_per_cpu=*/false);
-  if (auto notice = raise_open_files_for(units_.units().size() * counts_.size())) {
-    notices_.push_back(std::move(*notice));
-  }
+  OpenerPolicy policy;
+  policy.skip_unsupported = options_.skip_unsupported;
+  policy.user_space_fallback = options_.user_space_when_restricted;
+  policy.task_may_exit = target_.kind() == Target::Kind::process;
+  opener_ = EventOpener(policy);
+  // Out of descriptors: give back the ones held before explaining (the explanation, and
+  // whatever prints it, may need one).
+  opener_.on_descriptors_exhausted([this] { open_groups_.clear(); });
+  opener_.reserve_descriptors(units_.units().size() * counts_.size());
   try {
-    for (const auto& unit : units_.units()) {
+    for (std::size_t unit = 0; unit < units_.units().size(); ++unit) {
       std::size_t first = 0;
       for (const auto& group : groups_) {
         open_group(group, first, unit);
@@ -158,21 +140,18 @@ void CountingSession::open() {
     throw Error(ESRCH,
                 fmt::format("process {} exited before it could be attached to", target_.pid()));
   }
-  if (user_space_only_) {
-    // Named as perf names them: the label says what was counted.
-    std::size_t index = 0;
-    for (const auto& group : groups_) {
-      for (const auto& spec : group.events) {
-        EventCount& count = counts_[index++];
-        if (!spec.attr.has(flag::exclude_kernel)) {
-          count.name = user_space_only_name(count.name);
-        }
-      }
+  // Named as perf names them: the label says what was counted.
+  std::size_t index = 0;
+  for (const auto& group : groups_) {
+    for (const auto& spec : group.events) {
+      EventCount& count = counts_[index++];
+      count.name = opener_.label(count.name, spec.attr);
     }
   }
   std::size_t largest = 0;
   for (const auto& group : groups_) largest = std::max(largest, group.events.size());
-  read_buffer_.assign(read_size_bytes(counting_read_format, largest) / sizeof(std::uint64_t), 0);
+  read_buffer_.assign(read_size_bytes(read_format(), largest) / sizeof(std::uint64_t), 0);
+  sums_.assign(counts_.size(), Reading{});
   opened_ = true;
 }
 
@@ -201,39 +180,55 @@ void CountingSession::stop() noexcept {
   for (auto& group : open_groups_) group.events[0].disable(true);
 }
 
-const std::vector<EventCount>& CountingSession::read() noexcept {
-  for (auto& count : counts_) count.reading = Reading{};
-  for (auto& group : open_groups_) {
-    ssize_t bytes = group.events[0].read_words(read_buffer_);
-    if (bytes <= 0) continue;
-    // Decoded here rather than by decode_read(): the format is fixed (counting_read_format:
-    // nr, time_enabled, time_running, then value and id per member), and this runs right after
-    // the syscall, where every instruction shows in the cost of a read.
-    const std::uint64_t* words = read_buffer_.data();
-    std::size_t available = static_cast<std::size_t>(bytes) / sizeof(std::uint64_t);
-    if (available < 3) continue;
-    std::size_t members = std::min<std::size_t>(words[0], (available - 3) / 2);
-    std::uint64_t enabled = words[1];
-    std::uint64_t running = words[2];
-    const std::uint64_t* member = words + 3;
-    for (std::size_t m = 0; m < members; ++m, member += 2) {
-      std::uint64_t id = member[1];
+bool CountingSession::add_group_read(OpenGroup& group, Reading* out) noexcept {
+  ssize_t bytes = group.events[0].read_words(read_buffer_);
+  if (bytes <= 0) return false;
+  // Decoded here rather than by decode_read(): the format is fixed (nr, time_enabled,
+  // time_running, then value and, with identify_members, id per member), and this runs right
+  // after the syscall, where every instruction shows in the cost of a read.
+  const std::uint64_t* words = read_buffer_.data();
+  std::size_t available = static_cast<std::size_t>(bytes) / sizeof(std::uint64_t);
+  if (available < 3) return false;
+  std::size_t stride = options_.identify_members ? 2 : 1;
+  std::size_t members = std::min<std::size_t>(words[0], (available - 3) / stride);
+  std::uint64_t enabled = words[1];
+  std::uint64_t running = words[2];
+  const std::uint64_t* member = words + 3;
+  for (std::size_t m = 0; m < members; ++m, member += stride) {
+    std::size_t index = m;
+    if (stride == 2) {
       // The kernel lists members in the order they joined the group, the order of `ids`: look
       // there first, and search only when that is not the member (one could not be opened).
-      std::size_t index = m;
+      std::uint64_t id = member[1];
       if (m >= group.ids.size() || group.ids[m] != id) {
         index = static_cast<std::size_t>(std::find(group.ids.begin(), group.ids.end(), id) -
                                          group.ids.begin());
-        if (index == group.ids.size()) continue;
       }
-      Reading& sum = counts_[group.count_index[index]].reading;
-      sum.value += member[0];
-      sum.enabled += enabled;
-      sum.running += running;
     }
+    if (index >= group.count_index.size()) continue;
+    Reading& sum = out[group.count_index[index]];
+    sum.value += member[0];
+    sum.enabled += enabled;
+    sum.running += running;
   }
-  for (auto& count : counts_) count.scaled = scale(count.reading);
+  return true;
+}
+
+const std::vector<EventCount>& CountingSession::read() noexcept {
+  std::fill(sums_.begin(), sums_.end(), Reading{});
+  for (auto& group : open_groups_) add_group_read(group, sums_.data());
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    counts_[i].reading = sums_[i];
+    counts_[i].scaled = scale(sums_[i]);
+  }
   return counts_;
+}
+
+void CountingSession::read_unit(std::size_t unit, std::vector<Reading>& out) noexcept {
+  out.assign(counts_.size(), Reading{});
+  for (auto& group : open_groups_) {
+    if (group.unit == unit) add_group_read(group, out.data());
+  }
 }
 
 int CountingSession::wait_for_command() {

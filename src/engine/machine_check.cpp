@@ -13,15 +13,16 @@
 #include <sstream>
 
 #include "perfscope/abi/perf_event_attr.hpp"
-#include "perfscope/abi/perf_event_mmap_page.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/core/counter_instructions.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/core/ring_buffer.hpp"
+#include "perfscope/core/user_page.hpp"
 #include "perfscope/sys/kernel_files.hpp"
-#include "perfscope/sys/memory_map.hpp"
 
 namespace perfscope {
 
@@ -314,11 +315,6 @@ Event check_hardware_events(MachineReport& report) {
   return event;
 }
 
-std::uint64_t ring_data_head(const sys::MemoryMap& map) {
-  const auto* page = static_cast<const abi::PerfEventMmapPage*>(map.data());
-  return __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-}
-
 struct SamplingProbe {
   int errnum = 0;           // of the open
   int map_error = 0;        // -errno of the mmap
@@ -334,17 +330,21 @@ SamplingProbe probe_sampling(const EventAttr& attr) {
   SamplingProbe probe;
   Event event = open_on_self(attr, probe.errnum);
   if (!event.valid()) return probe;
-  sys::MemoryMap map;
-  probe.map_error =
-      map.map(event.fd(), (1 + sampling_data_pages) * sys::page_size(), sys::MapAccess::read_write);
-  if (probe.map_error < 0) return probe;
+  RingBuffer buffer;
+  try {
+    buffer = RingBuffer::map(event, sampling_data_pages);
+  } catch (const Error& error) {
+    probe.map_error = -error.errnum();
+    return probe;
+  }
+  // Nothing is read: the bytes the kernel wrote are the bytes not yet released.
   auto start = std::chrono::steady_clock::now();
   auto deadline = start + sampling_probe_time;
-  while (ring_data_head(map) < wanted_samples * sample_record_bytes &&
+  while (buffer.unread_bytes() < wanted_samples * sample_record_bytes &&
          std::chrono::steady_clock::now() < deadline) {
     spin(work_iterations / 100);
   }
-  probe.bytes = ring_data_head(map);
+  probe.bytes = buffer.unread_bytes();
   probe.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return probe;
@@ -562,26 +562,19 @@ void check_breakpoints(MachineReport& report) {
       "Data watchpoints (mem:ADDR:rwx events) work and count exactly.");
 }
 
-UserPageCapabilities read_user_page(const sys::MemoryMap& map, bool from_hardware) {
-  const auto* page = static_cast<const abi::PerfEventMmapPage*>(map.data());
+UserPageCapabilities user_page_capabilities(const UserPage& page, bool from_hardware) {
   UserPageCapabilities result;
   result.mapped = true;
   result.from_hardware_event = from_hardware;
-  std::uint64_t capabilities = 0;
-  // The kernel rewrites these fields under its seqlock whenever the event is scheduled.
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    std::uint32_t sequence = __atomic_load_n(&page->lock, __ATOMIC_ACQUIRE);
-    capabilities = __atomic_load_n(&page->capabilities, __ATOMIC_RELAXED);
-    result.index = __atomic_load_n(&page->index, __ATOMIC_RELAXED);
-    result.pmc_width = __atomic_load_n(&page->pmc_width, __ATOMIC_RELAXED);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (__atomic_load_n(&page->lock, __ATOMIC_RELAXED) == sequence && (sequence & 1) == 0) break;
-  }
-  namespace cap = abi::mmap_capability;
-  result.user_rdpmc = capabilities & cap::user_rdpmc;
-  result.user_time = capabilities & cap::user_time;
-  result.user_time_zero = capabilities & cap::user_time_zero;
-  result.user_time_short = capabilities & cap::user_time_short;
+  PageCapabilities capabilities = page.capabilities();
+  result.user_rdpmc = capabilities.user_rdpmc;
+  result.user_time = capabilities.user_time;
+  result.user_time_zero = capabilities.user_time_zero;
+  result.user_time_short = capabilities.user_time_short;
+  result.pmc_width = capabilities.pmc_width;
+  // The counter index, read under the page's seqlock as every reader does.
+  result.index =
+      read_user_page(page.page(), arch::read_hardware_counter, arch::read_timestamp_counter).index;
   return result;
 }
 
@@ -610,11 +603,12 @@ void check_user_page(MachineReport& report, const Event& hardware_event) {
     report.user_space_reads = "no";
     return;
   }
-  sys::MemoryMap map;
-  int mapped = map.map(event->fd(), sys::page_size(), sys::MapAccess::read_only);
-  if (mapped < 0) {
+  UserPage user_page;
+  try {
+    user_page = UserPage::map(*event);
+  } catch (const Error& error) {
     add(report, "user_counter_reads", "user-space counter reads", CheckStatus::warn,
-        fmt::format("the event's first page cannot be mapped ({})", errno_name(-mapped)),
+        fmt::format("the event's first page cannot be mapped ({})", errno_name(error.errnum())),
         "Counters and time can only be read with read(2) here.",
         "sudo sysctl kernel.perf_event_mlock_kb=2048, or raise ulimit -l");
     report.user_space_reads = "no";
@@ -622,7 +616,7 @@ void check_user_page(MachineReport& report, const Event& hardware_event) {
   }
   // The counter index is published while the event is on the PMU: keep it busy a moment.
   spin(work_iterations / 10);
-  auto page = read_user_page(map, hardware_event.valid());
+  auto page = user_page_capabilities(user_page, hardware_event.valid());
   report.user_page = page;
   bool counters = page.from_hardware_event && page.user_rdpmc && page.index != 0;
   bool time = page.user_time && page.user_time_zero;

@@ -34,11 +34,6 @@ constexpr std::uint64_t identity_fields = sf::tid | sf::time;
 constexpr std::uint64_t command_token = ~0ULL;
 constexpr std::uint64_t waker_token = ~0ULL - 1;
 
-bool means_not_supported(int errnum) {
-  return errnum == ENOENT || errnum == EOPNOTSUPP || errnum == ENODEV || errnum == ENXIO ||
-         errnum == ENOSYS;
-}
-
 std::uint64_t read_u64(const RecordView& view, std::size_t offset) noexcept {
   std::uint64_t value = 0;
   if (offset + sizeof value <= view.header.size) {
@@ -138,10 +133,9 @@ EventAttr SamplingSession::prepare_attr(const EventSpec& spec, bool leader,
         .set_flag(flag::mmap_data, options_.data_mmaps);
   }
   if (tracks_tasks && options_.context_switches) attr.set_flag(flag::context_switch);
-  if (user_space_only_) attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
   // The kernel's own count of what it could not write (see kernel_lost). Not with READ samples:
-  // it would change their layout.
-  if (lost_format_ && !(attr.raw().sample_type & sf::read)) {
+  // it would change their layout. The opener drops it where the kernel is older than 6.0.
+  if (!(attr.raw().sample_type & sf::read)) {
     attr.set_read_format(attr.raw().read_format | abi::read_format::lost);
   }
   return attr;
@@ -188,9 +182,17 @@ void SamplingSession::open() {
   // An inherited per-task event cannot be mmap'd with cpu -1: sample tasks per CPU then.
   TargetUnits units;
   units.resolve(target_, command_pid(), options_.inherit);
-  if (auto notice = raise_open_files_for(units.units().size() * events_.size())) {
-    notices_.push_back(std::move(*notice));
-  }
+  OpenerPolicy policy;
+  policy.skip_unsupported = options_.skip_unsupported;
+  policy.task_may_exit = target_.kind() == Target::Kind::process;
+  opener_ = EventOpener(policy);
+  // Out of descriptors: give back the ones held before explaining (the explanation, and
+  // whatever prints it, may need one).
+  opener_.on_descriptors_exhausted([this] {
+    buffers_.clear();
+    open_events_.clear();
+  });
+  opener_.reserve_descriptors(units.units().size() * events_.size());
   poll_ = std::make_unique<sys::EventPoll>();
   if (poll_->error()) throw Error(poll_->error(), "epoll_create1 failed");
   waker_ = std::make_unique<sys::PollWaker>();
@@ -223,50 +225,18 @@ void SamplingSession::open() {
           bool first_in_buffer = found == owners.end();
           // Pointers into open_events_ are taken only here: the vector grows below.
           const Event* leader = has_leader ? &open_events_[leader_slot] : nullptr;
-          EventAttr attr = prepare_attr(events_[event_index], leader == nullptr, !unit_tracked);
-          int errnum = 0;
-          Event event = Event::try_open(attr, unit.pid, unit.cpu, leader, unit.flags, errnum);
-          OpenContext where;
-          where.pid = unit.pid;
-          where.cpu = unit.cpu;
-          where.flags = unit.flags;
-          if (!event.valid() && !user_space_only_ &&
-              user_space_only_fallback(errnum, attr, where)) {
-            user_space_only_ = true;
-            notices_.push_back(user_space_only_notice());
-            attr = prepare_attr(events_[event_index], leader == nullptr, !unit_tracked);
-            event = Event::try_open(attr, unit.pid, unit.cpu, leader, unit.flags, errnum);
+          OpenSite site{unit.pid,  unit.cpu, unit.flags, leader, events_[event_index].name,
+                        member + 1};
+          OpenOutcome outcome = opener_.open(
+              prepare_attr(events_[event_index], leader == nullptr, !unit_tracked), site);
+          if (outcome.status == OpenStatus::task_gone) break;
+          if (outcome.status == OpenStatus::unsupported) {
+            unsupported[event_index] = true;
+            unsupported_.push_back(
+                fmt::format("{}: {}", events_[event_index].name, outcome.diagnosis));
+            continue;
           }
-          if (!event.valid() && errnum == EINVAL && lost_format_ && open_events_.empty() &&
-              (attr.raw().read_format & abi::read_format::lost)) {
-            // A kernel before 6.0: without the count, only LOST records tell of losses.
-            lost_format_ = false;
-            attr = prepare_attr(events_[event_index], leader == nullptr, !unit_tracked);
-            event = Event::try_open(attr, unit.pid, unit.cpu, leader, unit.flags, errnum);
-          }
-          if (!event.valid()) {
-            if (errnum == ESRCH && target_.kind() == Target::Kind::process) break;
-            OpenContext context{unit.pid,
-                                unit.cpu,
-                                leader ? leader->fd() : -1,
-                                unit.flags,
-                                events_[event_index].name,
-                                member + 1,
-                                event.kernel_attr_size()};
-            if (options_.skip_unsupported && means_not_supported(errnum)) {
-              unsupported[event_index] = true;
-              unsupported_.push_back(fmt::format("{}: {}", events_[event_index].name,
-                                                 diagnose_open_failure(errnum, attr, context)));
-              continue;
-            }
-            if (errnum == EMFILE || errnum == ENFILE) {
-              // Out of descriptors: give back the ones held before explaining (the explanation,
-              // and whatever prints it, may need one).
-              buffers_.clear();
-              open_events_.clear();
-            }
-            throw_open_error(errnum, attr, context);
-          }
+          Event event = std::move(outcome.event);
           id_to_event_.emplace_back(event.id(), event_index);
           if (first_in_buffer) {
             Buffer buffer;
@@ -296,12 +266,8 @@ void SamplingSession::open() {
     throw;
   }
   std::sort(id_to_event_.begin(), id_to_event_.end());
-  if (user_space_only_) {
-    // Named as perf names them (in the recording too): the label says what was sampled.
-    for (auto& spec : events_) {
-      if (!spec.attr.has(flag::exclude_kernel)) spec.name = user_space_only_name(spec.name);
-    }
-  }
+  // Named as perf names them (in the recording too): the label says what was sampled.
+  for (auto& spec : events_) spec.name = opener_.label(spec.name, spec.attr);
   if (child_) {
     pidfd_ = sys::open_pidfd(child_->pid());
     if (pidfd_ >= 0) poll_->add(pidfd_, command_token);
@@ -497,7 +463,7 @@ BufferStats SamplingSession::buffer_stats(std::size_t buffer) const noexcept {
 }
 
 std::optional<std::uint64_t> SamplingSession::kernel_lost() const noexcept {
-  if (!lost_format_) return std::nullopt;
+  if (!opener_.lost_format()) return std::nullopt;
   std::uint64_t lost = 0;
   for (const auto& event : open_events_) {
     if (!(event.attr().raw().read_format & abi::read_format::lost)) continue;
@@ -516,14 +482,12 @@ BufferStats SamplingSession::total_stats() const noexcept {
 bool can_sample_cpu_cycles(std::uint64_t frequency) {
   auto attr = EventAttr::hardware(abi::HardwareEvent::cpu_cycles);
   attr.set_sample_freq(frequency).set_flag(flag::disabled);
-  int errnum = 0;
-  Event event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
-  OpenContext self;
-  if (!event.valid() && user_space_only_fallback(errnum, attr, self)) {
-    attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
-    event = Event::try_open(attr, 0, -1, nullptr, 0, errnum);
+  EventOpener opener;
+  try {
+    return opener.open(attr, OpenSite{}).status == OpenStatus::opened;
+  } catch (const Error&) {
+    return false;  // a probe: any refusal means no
   }
-  return event.valid();
 }
 
 }  // namespace perfscope

@@ -81,7 +81,6 @@ void TargetUnits::resolve(const Target& target, pid_t command_pid, bool tasks_pe
       }
       return;
   }
-  task_target_ = true;
   if (!tasks_per_cpu) {
     for (pid_t task : tasks) units_.push_back({task, -1, 0});
     return;

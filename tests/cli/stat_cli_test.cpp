@@ -1,6 +1,7 @@
 // `perfscope stat` end to end: the built CLI run on commands with a known amount of work, its
 // text, JSON and CSV reports checked against that work.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -24,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "perfscope/core/cpu_list.hpp"
 #include "perfscope/engine/pmu_capacity.hpp"
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/kernel_files.hpp"
@@ -766,8 +768,9 @@ TEST(StatCli, SigintEndsAnOpenEndedMeasurementWithTotals) {
   perfscope.interrupt();
   int status = perfscope.wait();
   std::string out = perfscope.out(), err = perfscope.err();
-  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status) << "\n" << err;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << err;
+  // As perf stat: the totals, then the exit by the signal (a shell sees 130).
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exited " << WEXITSTATUS(status) << "\n" << err;
+  EXPECT_EQ(WTERMSIG(status), SIGINT) << err;
   std::string report = read_file(report_file);
   json document = json::parse(report, nullptr, false);
   ASSERT_FALSE(document.is_discarded()) << report << out << err;
@@ -777,6 +780,274 @@ TEST(StatCli, SigintEndsAnOpenEndedMeasurementWithTotals) {
   EXPECT_EQ(clock.value("status", ""), "counted");
   EXPECT_GT(clock.value("value", 0.0), 50.0) << document.dump();
   EXPECT_GT(event_named(document, "context-switches").value("raw_value", 0), 0);
+}
+
+// --- stop signals ---------------------------------------------------------------------------
+
+// SIGTERM sent to perfscope alone while it counts a command: the counts so far are printed at
+// once (perf prints nothing), the command is ended, and perfscope exits by the signal as perf.
+TEST(StatCli, SigtermPrintsTheCountsSoFarAndEndsTheCommand) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  BackgroundPerfscope perfscope(
+      dir, {"-v", "stat", "-e", "task-clock,page-faults", "--", "sleep", "30"});
+  ASSERT_TRUE(perfscope.wait_for_stderr("event fds on")) << perfscope.err();
+  // The command is perfscope's only child: find it to check that it was ended.
+  pid_t command = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream stat_file(entry.path() / "stat");
+    std::string line;
+    std::getline(stat_file, line);
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    if (parent == perfscope.pid()) command = std::stoi(name);
+  }
+  ASSERT_GT(command, 0);
+  auto sent = std::chrono::steady_clock::now();
+  ::kill(perfscope.pid(), SIGTERM);
+  int status = perfscope.wait();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  EXPECT_LT(seconds, 2.0) << "perfscope waited for the command";
+  ASSERT_TRUE(WIFSIGNALED(status)) << perfscope.err();
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  std::string report = perfscope.err();
+  EXPECT_TRUE(contains(report, "Performance counter stats for 'sleep 30'")) << report;
+  EXPECT_TRUE(total_in_text(report, "page-faults").has_value()) << report;
+  EXPECT_NE(::kill(command, 0), 0) << "the command still runs";
+}
+
+// SIGHUP to an attached measurement: the totals, the exit by the signal, and the attached
+// process is left alone.
+TEST(StatCli, SighupEndsAnAttachedMeasurementAndLeavesTheTargetRunning) {
+  HeldHelper helper({"threads", "2", "100"});
+  ASSERT_GT(helper.pid(), 0);
+  ASSERT_TRUE(helper.wait_ready());
+  TempDir dir;
+  BackgroundPerfscope perfscope(
+      dir, {"-v", "stat", "-p", std::to_string(helper.pid()), "-e", "task-clock"});
+  ASSERT_TRUE(perfscope.wait_for_stderr("event fds on")) << perfscope.err();
+  ::kill(perfscope.pid(), SIGHUP);
+  int status = perfscope.wait();
+  EXPECT_FALSE(perfscope.timed_out());
+  ASSERT_TRUE(WIFSIGNALED(status)) << perfscope.err();
+  EXPECT_EQ(WTERMSIG(status), SIGHUP);
+  EXPECT_TRUE(contains(perfscope.err(), "Performance counter stats for process"))
+      << perfscope.err();
+  EXPECT_EQ(::kill(helper.pid(), 0), 0) << "the attached process was signalled";
+  EXPECT_TRUE(helper.release());
+  EXPECT_EQ(helper.wait(), 0);
+}
+
+// --- aggregation ----------------------------------------------------------------------------
+
+const std::string perf_path = "/usr/bin/perf";
+bool perf_available() { return ::access(perf_path.c_str(), X_OK) == 0; }
+
+// The first field of each line of perf's (or our) CSV: the aggregate labels in print order.
+std::vector<std::string> first_fields(const std::string& csv, bool skip_header) {
+  std::vector<std::string> labels;
+  for (const auto& line : lines_of(csv)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (skip_header) {
+      skip_header = false;
+      continue;
+    }
+    labels.push_back(line.substr(0, line.find(',')));
+  }
+  return labels;
+}
+
+TEST(StatCli, PerCpuHasPerfsStructureAndAddsUpToTheTotals) {
+  SKIP_UNLESS_ROOT();
+  auto cpus = perfscope::online_cpus();
+  auto text =
+      pt::run_perfscope({"stat", "-A", "-a", "-e", "task-clock,page-faults", "--", "sleep", "0.1"});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  // Event by event, every CPU: "CPU0" padded to 11 columns, then the count as without -A.
+  std::vector<std::string> rows;
+  for (const auto& line : lines_of(text.err)) {
+    if (line.rfind("CPU", 0) == 0) rows.push_back(line);
+  }
+  ASSERT_EQ(rows.size(), 2 * cpus.size()) << text.err;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::string label = "CPU" + std::to_string(cpus[i % cpus.size()]);
+    EXPECT_EQ(rows[i].substr(0, 11), fmt::format("{:<11}", label)) << rows[i];
+    EXPECT_TRUE(contains(rows[i], i < cpus.size() ? " msec task-clock" : " page-faults"))
+        << rows[i];
+  }
+  if (perf_available()) {
+    auto perf = pt::run_command(
+        {perf_path, "stat", "-A", "-a", "-x,", "-e", "task-clock,page-faults", "sleep", "0.05"});
+    auto ours = pt::run_perfscope(
+        {"stat", "-A", "-a", "-x,", "-e", "task-clock,page-faults", "--", "sleep", "0.05"});
+    EXPECT_EQ(first_fields(ours.err, true), first_fields(perf.err, false))
+        << ours.err << "\nperf:\n"
+        << perf.err;
+  }
+  auto json_result = pt::run_perfscope(
+      {"stat", "-A", "-a", "--json", "-e", "task-clock,page-faults", "--", "sleep", "0.1"});
+  ASSERT_EQ(json_result.exit_status, 0) << json_result.err;
+  json document = parse_json(json_result);
+  EXPECT_EQ(document.value("aggregation", ""), "cpu");
+  ASSERT_EQ(document["aggregates"].size(), cpus.size());
+  double elapsed_ns = document.value("elapsed_ns", 0.0);
+  for (std::size_t e = 0; e < 2; ++e) {
+    std::uint64_t sum = 0;
+    for (std::size_t c = 0; c < cpus.size(); ++c) {
+      const json& row = document["aggregates"][c];
+      EXPECT_EQ(row.value("label", ""), "CPU" + std::to_string(cpus[c]));
+      EXPECT_EQ(row.value("cpu", -1), cpus[c]);
+      EXPECT_EQ(row.value("units", 0), 1);
+      sum += row["events"][e].value("raw_value", std::uint64_t{0});
+      if (e == 0) {
+        // A CPU-wide clock runs the whole time on every CPU, busy or idle.
+        double clock = static_cast<double>(row["events"][0].value("raw_value", 0ULL));
+        EXPECT_GT(clock, 0.9 * elapsed_ns) << row.dump();
+        EXPECT_LT(clock, 1.1 * elapsed_ns) << row.dump();
+      }
+    }
+    EXPECT_EQ(sum, document["events"][e].value("raw_value", std::uint64_t{0}));
+  }
+}
+
+// Core, die, socket and node labels from this machine's sysfs, compared with perf's own.
+TEST(StatCli, PerCoreDieSocketAndNodeMatchPerfsAggregates) {
+  SKIP_UNLESS_ROOT();
+  if (!perf_available()) GTEST_SKIP() << "Linux perf is not installed at " << perf_path;
+  for (const char* mode : {"--per-core", "--per-die", "--per-socket", "--per-node"}) {
+    auto perf = pt::run_command(
+        {perf_path, "stat", mode, "-a", "-x,", "-e", "task-clock", "sleep", "0.05"});
+    auto ours =
+        pt::run_perfscope({"stat", mode, "-a", "-x,", "-e", "task-clock", "--", "sleep", "0.05"});
+    ASSERT_EQ(ours.exit_status, 0) << ours.err;
+    EXPECT_EQ(first_fields(ours.err, true), first_fields(perf.err, false))
+        << mode << "\n"
+        << ours.err << "\nperf:\n"
+        << perf.err;
+    // The second field is the number of CPUs summed, as perf's.
+    std::vector<std::string> our_lines = lines_of(ours.err), perf_lines = lines_of(perf.err);
+    std::size_t units = 0;
+    for (std::size_t i = 1; i < our_lines.size(); ++i) {
+      std::istringstream fields(our_lines[i]);
+      std::string label, count;
+      std::getline(fields, label, ',');
+      std::getline(fields, count, ',');
+      units += std::stoul(count);
+    }
+    EXPECT_EQ(units, perfscope::online_cpus().size()) << mode;
+    auto text = pt::run_perfscope({"stat", mode, "-a", "-e", "task-clock", "--", "sleep", "0.05"});
+    auto perf_text =
+        pt::run_command({perf_path, "stat", mode, "-a", "-e", "task-clock", "sleep", "0.05"});
+    // The same columns: the label and the CPUs summed, then the count right-aligned so that
+    // its unit starts where perf's does.
+    auto layout_of = [](const std::string& report) {
+      for (const auto& line : lines_of(report)) {
+        if (!contains(line, " msec task-clock")) continue;
+        std::istringstream words(line);
+        std::string label, summed;
+        words >> label >> summed;
+        return label + " " + summed + " @" + std::to_string(line.find(" msec task-clock"));
+      }
+      return std::string();
+    };
+    EXPECT_EQ(layout_of(text.err), layout_of(perf_text.err)) << text.err << perf_text.err;
+  }
+}
+
+TEST(StatCli, PerThreadCountsEachThreadOfAnAttachedProcess) {
+  SKIP_WITHOUT_TRACEFS();
+  HeldHelper helper({"threads", "3", "200"});
+  ASSERT_GT(helper.pid(), 0);
+  ASSERT_TRUE(helper.wait_ready());
+  TempDir dir;
+  std::string report_file = dir.path() + "/per-thread.json";
+  BackgroundPerfscope perfscope(dir, {"-v", "stat", "--per-thread", "--json", "-o", report_file,
+                                      "-p", std::to_string(helper.pid()), "-e", getpid_tracepoint});
+  ASSERT_TRUE(perfscope.wait_for_stderr("event fds on")) << perfscope.err();
+  EXPECT_TRUE(helper.release());
+  EXPECT_EQ(helper.wait(), 0);
+  perfscope.wait();
+  json document = json::parse(read_file(report_file), nullptr, false);
+  ASSERT_FALSE(document.is_discarded()) << perfscope.err();
+  EXPECT_EQ(document.value("aggregation", ""), "thread");
+  ASSERT_EQ(document["aggregates"].size(), 4u) << document.dump();  // main + 3 workers
+  std::vector<std::uint64_t> counts;
+  for (const auto& row : document["aggregates"]) {
+    std::string label = row.value("label", "");
+    EXPECT_EQ(label, "work_helper-" + std::to_string(row.value("tid", 0))) << label;
+    counts.push_back(row["events"][0].value("raw_value", std::uint64_t{0}));
+  }
+  std::sort(counts.begin(), counts.end());
+  EXPECT_EQ(counts, (std::vector<std::uint64_t>{0, 200, 200, 200}));
+}
+
+TEST(StatCli, PerThreadHasPerfsLayout) {
+  if (!perf_available()) GTEST_SKIP() << "Linux perf is not installed at " << perf_path;
+  HeldHelper helper({"threads", "2", "10"});
+  ASSERT_GT(helper.pid(), 0);
+  ASSERT_TRUE(helper.wait_ready());
+  std::string pid = std::to_string(helper.pid());
+  auto perf = pt::run_command(
+      {perf_path, "stat", "--per-thread", "-p", pid, "-e", "task-clock", "sleep", "0.05"});
+  TempDir dir;
+  BackgroundPerfscope perfscope(dir, {"-v", "stat", "--per-thread", "-p", pid, "-e", "task-clock"});
+  ASSERT_TRUE(perfscope.wait_for_stderr("event fds on")) << perfscope.err();
+  perfscope.interrupt();
+  perfscope.wait();
+  auto thread_lines = [](const std::string& report) {
+    std::vector<std::string> prefixes;
+    for (const auto& line : lines_of(report)) {
+      // "     work_helper-1234     " + the count: the label columns up to the count.
+      if (contains(line, "work_helper-") && contains(line, "task-clock")) {
+        prefixes.push_back(line.substr(0, 26));
+      }
+    }
+    std::sort(prefixes.begin(), prefixes.end());
+    return prefixes;
+  };
+  auto ours = thread_lines(perfscope.err());
+  EXPECT_EQ(ours.size(), 3u) << perfscope.err();
+  EXPECT_EQ(ours, thread_lines(perf.err)) << perfscope.err() << "\nperf:\n" << perf.err;
+  EXPECT_TRUE(helper.release());
+  EXPECT_EQ(helper.wait(), 0);
+}
+
+TEST(StatCli, AggregationNeedsTheRightTarget) {
+  auto per_core = pt::run_perfscope({"stat", "--per-core", "-e", "task-clock", "--", "true"});
+  EXPECT_EQ(per_core.exit_status, 1) << per_core.err;
+  EXPECT_TRUE(contains(per_core.err, "per-core counts need CPU-wide counting: add -a"))
+      << per_core.err;
+  auto both = pt::run_perfscope({"stat", "-A", "--per-socket", "-a", "--", "true"});
+  EXPECT_EQ(both.exit_status, 1) << both.err;
+  EXPECT_TRUE(contains(both.err, "choose one of -A/--no-aggr")) << both.err;
+}
+
+// -d on a machine without a hardware PMU: one note names what is missing; the lines say
+// <not supported> as perf's do.
+TEST(StatCli, DetailedEventsThisMachineLacksAreNamedOnce) {
+  auto result = pt::run_perfscope({"stat", "-dd", "-e", "task-clock", "--", "true"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  const std::vector<std::string> detailed{
+      "L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads",  "LLC-load-misses",
+      "L1-icache-loads", "L1-icache-load-misses", "dTLB-loads", "dTLB-load-misses",
+      "iTLB-loads",      "iTLB-load-misses"};
+  for (const auto& name : detailed) EXPECT_TRUE(contains(result.err, name)) << name;
+  std::size_t notes = 0;
+  std::size_t start = 0;
+  while ((start = result.err.find("perfscope: note: -dd:", start)) != std::string::npos) {
+    ++notes;
+    ++start;
+  }
+  bool lacking = contains(result.err, "<not supported>      L1-dcache-loads");
+  EXPECT_EQ(notes, lacking ? 1u : 0u) << result.err;
+  if (!lacking) GTEST_SKIP() << "this machine counts the detailed events";
+  EXPECT_TRUE(contains(result.err, "detailed events cannot be counted here")) << result.err;
 }
 
 }  // namespace

@@ -324,4 +324,60 @@ TEST(RingBufferSize, ANonPowerOfTwoPageCountIsRefusedBeforeMapping) {
   EXPECT_EQ(buffer.data_size(), 2 * perfscope::sys::page_size());
 }
 
+// --- AUX area ------------------------------------------------------------------------------
+
+// An event of a PMU without an AUX area (any software event): the kernel refuses the mapping,
+// and the error says exactly that, not something about locked-memory limits.
+TEST(AuxArea, AnEventWhosePmuHasNoAuxAreaIsRefusedWithAClearError) {
+  auto attr = EventAttr::software(pabi::SoftwareEvent::cpu_clock);
+  attr.set_sample_period(1'000'000).set_flag(pabi::attr_flag::disabled);
+  Event event = Event::open(attr);
+  auto buffer = RingBuffer::map(event, 1);
+  try {
+    buffer.map_aux(4096);
+    FAIL() << "a cpu-clock event mapped an AUX area";
+  } catch (const perfscope::Error& error) {
+    EXPECT_EQ(error.errnum(), EOPNOTSUPP);
+    EXPECT_EQ(error.summary(), "cannot map a 4 KiB AUX area: Operation not supported");
+    EXPECT_EQ(error.diagnosis(),
+              "the event's PMU has no AUX area: only events of PMUs that trace into one "
+              "(intel_pt, intel_bts, cs_etm, arm_spe_N, ...) can map it.");
+  }
+  EXPECT_TRUE(buffer.aux_area().empty());
+}
+
+// A PMU that traces into an AUX area, where this machine has one: the area fills while the
+// event runs and aux_head/aux_tail move as the manual says.
+TEST(AuxArea, ATracingPmuFillsItsAuxArea) {
+  std::string type_file;
+  for (const char* pmu : {"intel_pt", "intel_bts", "arm_spe_0", "cs_etm"}) {
+    std::string path = std::string("/sys/bus/event_source/devices/") + pmu + "/type";
+    if (std::ifstream(path).good()) {
+      type_file = path;
+      break;
+    }
+  }
+  if (type_file.empty()) {
+    GTEST_SKIP() << "no PMU with an AUX area here (intel_pt, intel_bts, arm_spe_0, cs_etm)";
+  }
+  std::uint32_t type = 0;
+  std::ifstream(type_file) >> type;
+  pabi::PerfEventAttr raw{};
+  raw.type = type;
+  EventAttr attr{raw};
+  attr.set_flag(pabi::attr_flag::disabled).set_flag(pabi::attr_flag::exclude_kernel);
+  Event event = Event::open(attr);
+  auto buffer = RingBuffer::map(event, 8);
+  buffer.map_aux(64 * 1024);
+  ASSERT_EQ(buffer.aux_area().size(), 64u * 1024u);
+  EXPECT_EQ(buffer.aux_head(), 0u);
+  event.enable();
+  volatile std::uint64_t sum = 0;
+  for (std::uint64_t i = 0; i < 1'000'000; ++i) sum = sum + i;
+  event.disable();
+  std::uint64_t head = buffer.aux_head();
+  EXPECT_GT(head, 0u) << "the PMU wrote no trace";
+  buffer.set_aux_tail(head);
+}
+
 }  // namespace

@@ -1,6 +1,7 @@
 // perfscope stat: count events for a command, a process, threads, CPUs or a cgroup.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,14 +9,18 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "commands.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/engine/count_aggregation.hpp"
 #include "perfscope/engine/counting_session.hpp"
+#include "perfscope/engine/detailed_events.hpp"
 #include "perfscope/engine/pmu_capacity.hpp"
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
@@ -34,8 +39,11 @@ std::atomic<int> stop_signal{0};
 
 void on_stop_signal(int signal) { stop_signal.store(signal); }
 
-// SIGINT/SIGTERM end a measurement without a command; with a command they reach the command
-// (same process group) and we wait for it, so the totals are printed either way.
+// SIGINT, SIGTERM and SIGHUP end a measurement and print what was counted so far. SIGINT with
+// a command: the terminal sends it to the command too (same process group), and perf, like us,
+// forwards nothing and waits for the command to exit. SIGTERM and SIGHUP sent to perfscope alone
+// end the count at once; the command is then ended with SIGTERM (as when perf exits, perf's
+// atexit handler does) rather than left running unmeasured.
 void install_stop_handlers() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
@@ -43,6 +51,43 @@ void install_stop_handlers() {
   action.sa_flags = 0;  // no SA_RESTART: poll() must return EINTR
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
+}
+
+// A signal that ends the count without waiting for the command.
+bool ends_at_once(int signal, bool has_command) {
+  return signal != 0 && (!has_command || signal != SIGINT);
+}
+
+// Exits as perf does after a stop signal: by that signal (status 128 + its number).
+[[noreturn]] void exit_by_signal(int signal) {
+  std::fflush(nullptr);
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(signal, &action, nullptr);
+  ::raise(signal);
+  std::_Exit(128 + signal);
+}
+
+Aggregation aggregation_from(const StatOptions& options) {
+  std::vector<std::pair<bool, Aggregation>> chosen = {
+      {options.no_aggr, Aggregation::cpu},   {options.per_core, Aggregation::core},
+      {options.per_die, Aggregation::die},   {options.per_socket, Aggregation::socket},
+      {options.per_node, Aggregation::node}, {options.per_thread, Aggregation::thread}};
+  Aggregation mode = Aggregation::global;
+  int count = 0;
+  for (auto [set, which] : chosen) {
+    if (!set) continue;
+    mode = which;
+    ++count;
+  }
+  if (count > 1) {
+    throw std::invalid_argument(
+        "choose one of -A/--no-aggr, --per-core, --per-die, --per-socket, --per-node and "
+        "--per-thread");
+  }
+  return mode;
 }
 
 double now_ns() {
@@ -77,6 +122,15 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_option("-o,--output", options_.output, "Write the counts to FILE instead of stderr");
   app_->add_flag("-i,--no-inherit", options_.no_inherit,
                  "Do not count threads and children created after start");
+  app_->add_flag("-A,--no-aggr", options_.no_aggr, "Counts per CPU (with -a or -C)");
+  app_->add_flag("--per-core", options_.per_core, "Counts per physical core (with -a or -C)");
+  app_->add_flag("--per-die", options_.per_die, "Counts per die (with -a or -C)");
+  app_->add_flag("--per-socket", options_.per_socket, "Counts per socket (with -a or -C)");
+  app_->add_flag("--per-node", options_.per_node, "Counts per NUMA node (with -a or -C)");
+  app_->add_flag("--per-thread", options_.per_thread,
+                 "Counts per thread (with -p, -t or a command)");
+  app_->add_flag("-d,--detailed", options_.detailed,
+                 "Add perf's detailed cache events (-dd and -ddd add more)");
   // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();
   app_->footer("COMMAND: perfscope stat [options] [--] COMMAND [ARGS...]");
@@ -93,10 +147,18 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
                       : options.csv ? StatFormat::csv
                                     : StatFormat::text;
   Target target = target_from_options(options, "stat");
+  Aggregation aggregation = aggregation_from(options);
+  if (aggregation != Aggregation::global && (options.interval_ms > 0 || options.repeat > 1)) {
+    throw std::invalid_argument(
+        "-A and --per-* print the counts of one run: drop -I and -r, or the aggregation");
+  }
   if (options.repeat > 1 && !target.has_command()) {
     throw std::invalid_argument("-r repeats a command: give one after --");
   }
-  auto groups = parse_event_list(options.events.empty() ? default_events : options.events);
+  std::string event_list(options.events.empty() ? default_events : options.events);
+  std::string detailed = detailed_event_list(options.detailed);
+  if (!detailed.empty()) event_list += "," + detailed;
+  auto groups = parse_event_list(event_list);
   // Before counting, so that the warning is not lost after a long run's output.
   for (const std::string& warning : group_capacity_warnings(groups)) {
     fmt::print(stderr, "perfscope: warning: {}\n", warning);
@@ -134,13 +196,40 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     if (run == 0) {
       for (const auto& notice : session.notices())
         fmt::print(stderr, "perfscope: note: {}\n", notice);
+      if (!detailed.empty()) {
+        // Once, rather than a reason per line: on a machine without a hardware PMU none of
+        // them opens, for the same reason.
+        std::vector<std::string> missing;
+        std::size_t asked = 0;
+        for (const auto& group : parse_event_list(detailed)) {
+          for (const auto& spec : group.events) {
+            ++asked;
+            for (const auto& count : session.events()) {
+              if (!count.supported && count.name == spec.text) missing.push_back(count.name);
+            }
+          }
+        }
+        if (!missing.empty()) {
+          fmt::print(stderr,
+                     "perfscope: note: -{}: {} of the {} detailed events cannot be counted "
+                     "here (no PMU of this machine has them; `perfscope list` shows what it "
+                     "counts): {}\n",
+                     std::string(static_cast<std::size_t>(std::min(options.detailed, 3)), 'd'),
+                     missing.size(), asked, fmt::join(missing, ", "));
+        }
+      }
     }
+    std::unique_ptr<CountAggregator> aggregator;
+    if (aggregation != Aggregation::global) {
+      aggregator = std::make_unique<CountAggregator>(aggregation, session);
+    }
+    double started = now_ns();
+    session.start();
+    // After start: once this is printed, the counters count (tests wait for it).
     if (verbose && run == 0) {
       fmt::print(stderr, "perfscope: {} event fds on {} unit(s) of {}\n", session.open_fd_count(),
                  session.unit_count(), target.describe());
     }
-    double started = now_ns();
-    session.start();
 
     int watch_fd = -1;
     if (target.has_command()) {
@@ -175,7 +264,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     bool can_watch = watch_fd >= 0 || !target.has_command();
     for (; can_watch;) {
       int timeout = options.interval_ms > 0 ? options.interval_ms : -1;
-      if (!target.has_command() && stop_signal.load() != 0) break;
+      if (ends_at_once(stop_signal.load(), target.has_command())) break;
       int ready = sys::wait_readable(watch_fd, timeout);
       if (ready == 1) break;  // the command or the process exited
       if (ready == -EINTR && !target.has_command()) break;
@@ -186,7 +275,9 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
       if (ready == 0 && options.interval_ms > 0) print_interval();
     }
     if (watch_fd >= 0) sys::close_fd(watch_fd);
-    if (target.has_command()) {
+    if (ends_at_once(stop_signal.load(), target.has_command())) {
+      session.stop();  // the command is ended when the session goes
+    } else if (target.has_command()) {
       int status = session.wait_for_command();
       result.exit_status = sys::exit_status_from_wait(status);
       result.has_exit_status = true;
@@ -201,6 +292,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     if (options.interval_ms > 0) print_interval();
     double elapsed = now_ns() - started;
     result.counts = session.read();
+    if (aggregator) {
+      result.aggregation = aggregation;
+      result.aggregates = aggregator->read(session);
+    }
     result.elapsed_ns.add(elapsed);
     per_event.resize(result.counts.size());
     for (std::size_t i = 0; i < result.counts.size(); ++i) {
@@ -221,6 +316,11 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   if (output_file && (std::fflush(out) != 0 || std::ferror(out))) {
     throw std::runtime_error(
         fmt::format("cannot write '{}': {}", options.output, std::strerror(errno)));
+  }
+  if (int signal = stop_signal.load();
+      ends_at_once(signal, target.has_command()) || (signal == SIGINT && !result.has_exit_status)) {
+    output_file.reset();
+    exit_by_signal(signal);
   }
   return result.has_exit_status ? result.exit_status : 0;
 }

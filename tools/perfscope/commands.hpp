@@ -23,6 +23,15 @@ struct StatOptions {
   std::string field_separator;  // -x SEP: CSV with this separator
   std::string output;
   bool no_inherit = false;
+  // Aggregation (perf stat -A/--no-aggr, --per-core, --per-socket, --per-die, --per-node,
+  // --per-thread) and -d/-dd/-ddd detailed event sets.
+  bool no_aggr = false;
+  bool per_core = false;
+  bool per_socket = false;
+  bool per_die = false;
+  bool per_node = false;
+  bool per_thread = false;
+  int detailed = 0;
   std::vector<std::string> command;
 };
 

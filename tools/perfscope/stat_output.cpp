@@ -147,6 +147,50 @@ std::string csv_row(const std::vector<EventCount>& counts, std::size_t i, double
                      metric_unit, extrapolated);
 }
 
+// perf's prefix of an aggregate's line: the label and, for cores, dies, sockets and nodes, the
+// number of CPUs summed (widths as perf 6 prints them).
+std::string text_prefix(Aggregation mode, const AggregateCounts& row) {
+  switch (mode) {
+    case Aggregation::cpu: return fmt::format("{:<10} ", row.label);
+    case Aggregation::core: return fmt::format("{:<15} {:>4} ", row.label, row.units);
+    case Aggregation::die: return fmt::format("{:<12} {:>4} ", row.label, row.units);
+    case Aggregation::socket:
+    case Aggregation::node: return fmt::format("{:<6} {:>4} ", row.label, row.units);
+    case Aggregation::thread: {
+      // comm right-aligned in 16, the tid left-aligned in 8: "         sleep-1234     ".
+      std::string comm = row.label.substr(0, row.label.rfind('-'));
+      return fmt::format("{:>16}-{:<8} ", comm, row.tid);
+    }
+    case Aggregation::global: break;
+  }
+  return {};
+}
+
+// perf prints per-CPU and per-thread counts event by event (every CPU's task-clock, then every
+// CPU's page-faults), and cores, dies, sockets and nodes aggregate by aggregate.
+bool event_major(Aggregation mode) {
+  return mode == Aggregation::cpu || mode == Aggregation::thread;
+}
+
+// The aggregates' lines in perf's order: calls line(row, event index).
+template <class Line>
+void for_each_aggregate_line(const StatResult& result, Line&& line) {
+  std::size_t events = result.counts.size();
+  if (event_major(result.aggregation)) {
+    for (std::size_t i = 0; i < events; ++i) {
+      for (const auto& row : result.aggregates) line(row, i);
+    }
+  } else {
+    for (const auto& row : result.aggregates) {
+      for (std::size_t i = 0; i < events; ++i) line(row, i);
+    }
+  }
+}
+
+bool has_units_column(Aggregation mode) {
+  return mode != Aggregation::cpu && mode != Aggregation::thread;
+}
+
 }  // namespace
 
 void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
@@ -173,7 +217,37 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
       events.push_back(event_json(result.counts, i, elapsed_ns, statistics_of(i)));
     }
     document["events"] = std::move(events);
+    if (result.aggregation != Aggregation::global) {
+      // Added beside the totals (readers of version 1 see the same "events").
+      document["aggregation"] = aggregation_name(result.aggregation);
+      nlohmann::json aggregates = nlohmann::json::array();
+      for (const auto& row : result.aggregates) {
+        nlohmann::json entry = {{"label", row.label}, {"units", row.units}};
+        if (row.cpu >= 0) entry["cpu"] = row.cpu;
+        if (row.tid >= 0) entry["tid"] = row.tid;
+        nlohmann::json row_events = nlohmann::json::array();
+        for (std::size_t i = 0; i < row.counts.size(); ++i) {
+          row_events.push_back(event_json(row.counts, i, elapsed_ns, nullptr));
+        }
+        entry["events"] = std::move(row_events);
+        aggregates.push_back(std::move(entry));
+      }
+      document["aggregates"] = std::move(aggregates);
+    }
     fmt::print(out, "{}\n", document.dump());
+    return;
+  }
+  if (format == StatFormat::csv && result.aggregation != Aggregation::global) {
+    // The aggregate's columns first, as perf -x puts them: label (and CPUs summed).
+    std::string_view key = aggregation_name(result.aggregation);
+    bool units = has_units_column(result.aggregation);
+    fmt::print(out, "{}{}{}{}\n", key, separator, units ? fmt::format("units{}", separator) : "",
+               csv_header(separator));
+    for_each_aggregate_line(result, [&](const AggregateCounts& row, std::size_t i) {
+      fmt::print(out, "{}{}{}{}\n", row.label, separator,
+                 units ? fmt::format("{}{}", row.units, separator) : "",
+                 csv_row(row.counts, i, elapsed_ns, nullptr, separator));
+    });
     return;
   }
   if (format == StatFormat::csv) {
@@ -185,8 +259,15 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
   }
   fmt::print(out, "\n Performance counter stats for {}{}:\n\n", result.target,
              result.runs > 1 ? fmt::format(" ({} runs)", result.runs) : "");
-  for (std::size_t i = 0; i < result.counts.size(); ++i) {
-    fmt::print(out, "{}\n", text_line(result.counts, i, elapsed_ns, statistics_of(i)));
+  if (result.aggregation != Aggregation::global) {
+    for_each_aggregate_line(result, [&](const AggregateCounts& row, std::size_t i) {
+      fmt::print(out, "{}{}\n", text_prefix(result.aggregation, row),
+                 text_line(row.counts, i, elapsed_ns, nullptr));
+    });
+  } else {
+    for (std::size_t i = 0; i < result.counts.size(); ++i) {
+      fmt::print(out, "{}\n", text_line(result.counts, i, elapsed_ns, statistics_of(i)));
+    }
   }
   fmt::print(out, "\n{:>18.9f} seconds time elapsed", elapsed_ns / 1e9);
   if (result.runs > 1) {

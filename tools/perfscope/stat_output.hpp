@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "perfscope/core/running_statistics.hpp"
+#include "perfscope/engine/count_aggregation.hpp"
 #include "perfscope/engine/counting_session.hpp"
 
 namespace perfscope::cli {
@@ -25,6 +26,10 @@ struct StatResult {
   int runs = 1;
   int exit_status = 0;
   bool has_exit_status = false;
+  // -A/--per-*: the counts of each CPU, core, die, socket, node or thread (counts holds the
+  // totals either way).
+  Aggregation aggregation = Aggregation::global;
+  std::vector<AggregateCounts> aggregates;
 };
 
 // `separator` separates CSV fields (perf stat -x).

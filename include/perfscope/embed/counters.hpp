@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -120,8 +121,10 @@ class Counters {
   std::string_view syscall_reason(std::size_t index) const noexcept;
 
  private:
+  // A group the session opened, as the hot paths use it.
   struct OpenGroup {
-    std::vector<Event> events;             // [0] is the leader
+    Event* leader = nullptr;               // the session's
+    std::vector<const Event*> members;     // [0] is the leader
     std::vector<std::size_t> count_index;  // index into counts_ of each member
     std::vector<sys::MemoryMap> pages;     // one per member when user-space reads may work
     std::string_view no_user_reads;        // why pages is empty
@@ -134,16 +137,11 @@ class Counters {
   };
   static constexpr std::size_t max_region_depth = 16;
 
-  bool open_all(const std::vector<EventGroupSpec>& groups,
-                const std::vector<std::vector<std::size_t>>& group_counts);
-  bool open_group(const EventGroupSpec& group, const std::vector<std::size_t>& count_index,
-                  pid_t pid);
   void map_pages(OpenGroup& group);
   void enable_groups() noexcept;
   std::uint64_t now_ticks() const noexcept;
   std::uint64_t ticks_to_ns(std::uint64_t ticks) const noexcept;
   void disable_groups() noexcept;
-  EventAttr prepare_attr(const EventAttr& attr, bool leader) const;
   bool read_all(std::vector<Reading>& out) noexcept;
   LiveRead read_groups(std::span<Reading> out, bool user_space) noexcept;
   bool read_group_user_space(const OpenGroup& group, std::span<Reading> out,
@@ -155,6 +153,7 @@ class Counters {
                             std::uint64_t elapsed_ns, std::uint64_t runs) const;
 
   CountersOptions options_;
+  std::unique_ptr<CountingSession> session_;  // owns the events
   std::vector<EventCount> counts_;
   std::vector<OpenGroup> groups_;
   std::size_t group_count_ = 0;
@@ -162,8 +161,7 @@ class Counters {
   std::vector<std::uint64_t> read_buffer_;
   std::vector<std::string> notices_;
   pthread_t owner_{};
-  bool exclude_kernel_ = false;  // set once the kernel refused kernel space
-  bool tsc_clock_ = false;       // wall time in timestamp-counter ticks (else in ns)
+  bool tsc_clock_ = false;  // wall time in timestamp-counter ticks (else in ns)
   std::uint64_t clock_origin_ns_ = 0;
   std::uint64_t clock_origin_ticks_ = 0;
 

@@ -12,6 +12,7 @@
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/core/reading.hpp"
+#include "perfscope/engine/event_opener.hpp"
 #include "perfscope/engine/target.hpp"
 #include "perfscope/engine/target_units.hpp"
 
@@ -27,6 +28,11 @@ struct CountingOptions {
   // Report events this machine cannot count (no PMU, unmapped generic event) as not supported
   // instead of failing the session.
   bool skip_unsupported = true;
+  // At perf_event_paranoid 2 without CAP_PERFMON, count user space only instead of failing.
+  bool user_space_when_restricted = true;
+  // Read each member's PERF_FORMAT_ID to match it in a group read. Without it members are
+  // matched by the order they joined (two words fewer per member to copy: Counters' live reads).
+  bool identify_members = true;
 };
 
 struct EventCount {
@@ -58,6 +64,8 @@ class CountingSession {
   void stop() noexcept;
   // Cumulative counts since start, one per event in the order given. Never throws.
   const std::vector<EventCount>& read() noexcept;
+  // The events as the last read() left them (names, support; counts zero before any read).
+  const std::vector<EventCount>& events() const noexcept { return counts_; }
 
   // The launched command, when the target has one.
   pid_t command_pid() const noexcept;
@@ -72,17 +80,31 @@ class CountingSession {
   std::size_t unit_count() const noexcept { return units_.units().size(); }
   // What open() changed that the user should know: a raised open-files limit, user space only
   // at perf_event_paranoid 2 (see user_space_only_fallback).
-  const std::vector<std::string>& notices() const noexcept { return notices_; }
+  const std::vector<std::string>& notices() const noexcept { return opener_.notices(); }
+  // True when the paranoid fallback made every event count user space only.
+  bool user_space_only() const noexcept { return opener_.user_space_only(); }
+  // The read_format every event is opened with.
+  std::uint64_t read_format() const noexcept;
 
- private:
+  // One open group on one unit, for callers that drive the fds themselves (Counters' regions).
   struct OpenGroup {
     std::vector<Event> events;             // [0] is the leader
     std::vector<std::size_t> count_index;  // index into counts_ for each event
-    std::vector<std::uint64_t> ids;        // PERF_FORMAT_ID of each event
+    std::vector<std::uint64_t> ids;        // PERF_FORMAT_ID of each event (identify_members)
+    std::size_t unit = 0;                  // index into units()
   };
+  const std::vector<OpenGroup>& open_groups() const noexcept { return open_groups_; }
+  std::vector<OpenGroup>& open_groups() noexcept { return open_groups_; }
+  const std::vector<TargetUnit>& units() const noexcept { return units_.units(); }
+  // The counts of each event on one unit alone (not summed), one per event; for per-CPU and
+  // per-thread views (perf stat -A, --per-thread). Never throws.
+  void read_unit(std::size_t unit, std::vector<Reading>& out) noexcept;
 
-  void open_group(const EventGroupSpec& group, std::size_t first_count, const TargetUnit& unit);
+ private:
+  void open_group(const EventGroupSpec& group, std::size_t first_count, std::size_t unit);
   EventAttr prepare_attr(const EventAttr& attr, bool leader) const;
+  // Decodes one group read into `out` (summing); false when the read failed.
+  bool add_group_read(OpenGroup& group, Reading* out) noexcept;
 
   std::vector<EventGroupSpec> groups_;
   Target target_;
@@ -92,8 +114,8 @@ class CountingSession {
   std::vector<EventCount> counts_;
   std::vector<std::uint64_t> read_buffer_;
   std::unique_ptr<sys::GatedChild> child_;
-  std::vector<std::string> notices_;
-  bool user_space_only_ = false;  // every event excludes the kernel (paranoid fallback)
+  EventOpener opener_;
+  std::vector<Reading> sums_;  // scratch of read()
   bool opened_ = false;
 };
 

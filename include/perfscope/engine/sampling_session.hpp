@@ -19,6 +19,7 @@
 #include "perfscope/core/records.hpp"
 #include "perfscope/core/ring_buffer.hpp"
 #include "perfscope/core/sample_size.hpp"
+#include "perfscope/engine/event_opener.hpp"
 #include "perfscope/engine/target.hpp"
 
 namespace perfscope {
@@ -148,7 +149,7 @@ class SamplingSession {
   const std::vector<std::string>& unsupported() const noexcept { return unsupported_; }
   // What open() changed that the user should know: a raised open-files limit, user space only
   // at perf_event_paranoid 2 (see user_space_only_fallback).
-  const std::vector<std::string>& notices() const noexcept { return notices_; }
+  const std::vector<std::string>& notices() const noexcept { return opener_.notices(); }
 
  private:
   struct Buffer {
@@ -160,13 +161,6 @@ class SamplingSession {
     std::size_t current_event = 0;
     std::uint64_t current_time = 0;
   };
-  struct Unit {
-    pid_t pid;
-    int cpu;
-    unsigned long flags;
-  };
-
-  void resolve_units();
   EventAttr prepare_attr(const EventSpec& spec, bool leader, bool tracks_tasks) const;
   bool load_next(Buffer& buffer) noexcept;
   // Up to `passes` rounds of taking each buffer's new records (each round to the head it had).
@@ -180,7 +174,6 @@ class SamplingSession {
   std::vector<ParseConfig> configs_;
   Target target_;
   SamplingOptions options_;
-  std::vector<Unit> units_;
   std::vector<Event> open_events_;
   std::vector<std::pair<std::uint64_t, std::size_t>> id_to_event_;  // sorted by id
   std::vector<Buffer> buffers_;
@@ -188,10 +181,7 @@ class SamplingSession {
   std::unique_ptr<sys::PollWaker> waker_;  // in the epoll set: interrupt_poll()
   std::unique_ptr<sys::GatedChild> child_;
   std::vector<std::string> unsupported_;
-  std::vector<std::string> notices_;
-  bool user_space_only_ = false;  // every event excludes the kernel (paranoid fallback)
-  bool lost_format_ = true;       // PERF_FORMAT_LOST is asked for (refused before Linux 6.0)
-  int cgroup_fd_ = -1;
+  EventOpener opener_;  // the fallbacks taken (user space only, no PERF_FORMAT_LOST)
   int pidfd_ = -1;
   bool command_exited_ = false;
   bool opened_ = false;

@@ -38,12 +38,10 @@ class TargetUnits {
   void resolve(const Target& target, pid_t command_pid, bool tasks_per_cpu);
 
   const std::vector<TargetUnit>& units() const noexcept { return units_; }
-  bool is_task_target() const noexcept { return task_target_; }
 
  private:
   std::vector<TargetUnit> units_;
   int cgroup_fd_ = -1;
-  bool task_target_ = false;
 };
 
 }  // namespace perfscope
