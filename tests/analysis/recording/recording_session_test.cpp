@@ -125,4 +125,14 @@ TEST(RecordingSessionTest, PerThreadBuffersOf256ThreadsLoseNothingUnreported) {
   EXPECT_LE(samples + lost, hits + 4 * thread_count) << samples << " samples, " << lost << " lost";
 }
 
+TEST(RecordingSessionTest, WarnsOfBiasedSharesAboveOnePercentLost) {
+  EXPECT_FALSE(lost_samples_warning(1000, 0));
+  EXPECT_FALSE(lost_samples_warning(99, 1));   // 1 of 100: 1 %
+  auto warning = lost_samples_warning(98, 1);  // 1 of 99
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("1 of 99 records (1.0 %) were lost"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("the shares may be biased"), std::string::npos) << *warning;
+  EXPECT_TRUE(lost_samples_warning(0, 5));
+}
+
 }  // namespace
