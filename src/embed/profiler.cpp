@@ -302,9 +302,7 @@ void Profiler::stop() {
         "system call or fault): kernel addresses are hidden from this user",
         recorded.kernel_samples_left_out, recorded.kernel_samples_left_out == 1 ? "" : "s"));
   }
-  if (auto warning = lost_samples_warning(totals.samples, totals.lost + totals.lost_samples)) {
-    summary.warnings.push_back(*warning);
-  }
+
   finished_ = true;
   std::exception_ptr drain_error = run->drain_error;
   run.reset();

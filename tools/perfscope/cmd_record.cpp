@@ -343,7 +343,8 @@ int finish(Recording& recording) {
              static_cast<double>(writer.file_size()) / 1e6,
              writer.pipe_mode() ? std::string("standard output") : recording.options.output, wall,
              cpu_seconds());
-  if (auto warning = lost_samples_warning(stats.samples, stats.lost + stats.lost_samples)) {
+  if (auto warning =
+          lost_samples_warning(stats.samples, std::max(stats.lost, stats.lost_samples))) {
     fmt::print(stderr, "perfscope: warning: {}\n", *warning);
   }
   if (stopped && !recording.target.has_command()) return 0;

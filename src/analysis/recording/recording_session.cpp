@@ -34,22 +34,6 @@ RecordView view_of(std::span<const std::byte> bytes) {
 
 }  // namespace
 
-double RecordingStats::lost_fraction() const noexcept {
-  std::uint64_t all = totals.samples + totals.lost + totals.lost_samples;
-  return all == 0 ? 0.0 : static_cast<double>(totals.lost + totals.lost_samples) / all;
-}
-
-std::optional<std::string> lost_samples_warning(std::uint64_t samples, std::uint64_t lost) {
-  std::uint64_t all = samples + lost;
-  // More than 1 %: lost * 100 > all, in integers.
-  if (lost == 0 || lost * 100 <= all) return std::nullopt;
-  return fmt::format(
-      "{} of {} records ({:.1f} %) were lost (the ring buffers were full): the shares may be "
-      "biased, as the kernel drops records in bursts; record with larger buffers (-m) or a lower "
-      "frequency (-F)",
-      lost, all, 100.0 * static_cast<double>(lost) / static_cast<double>(all));
-}
-
 // Between the sampling session and the sink: leaves out the samples of user-only events in
 // kernel code, and notes where each round ends.
 class RecordingSession::Filter final : public RecordConsumer {

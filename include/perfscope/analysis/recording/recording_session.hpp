@@ -17,6 +17,7 @@
 
 #include "perfscope/analysis/perf_data/host_description.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+#include "perfscope/analysis/recording/lost_warning.hpp"
 #include "perfscope/core/records.hpp"
 #include "perfscope/engine/sampling_session.hpp"
 
@@ -39,14 +40,7 @@ struct RecordingStats {
   BufferStats totals;                         // samples kept, LOST records and losses
   std::uint64_t unreported_lost = 0;          // in totals.lost: from the kernel's count at the stop
   std::uint64_t kernel_samples_left_out = 0;  // not in totals.samples (the user-only filter)
-  // Share of the records the kernel had for us that it dropped: lost / (samples + lost).
-  double lost_fraction() const noexcept;
 };
-
-// The warning for a recording whose losses exceed 1 % of its records: the shares of a profile may
-// be biased (the kernel drops records when a buffer is full, which is not at random). Nullopt at
-// or below 1 %.
-std::optional<std::string> lost_samples_warning(std::uint64_t samples, std::uint64_t lost);
 
 class RecordingSession {
  public:
