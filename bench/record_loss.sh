@@ -59,8 +59,8 @@ lost_total() {  # FILE
          END { print n + 0 }'
 }
 
-echo "record_loss: $cpus busy threads, record -a -F max for $seconds s, $runs run(s) each" \
-     "${extra[*]:+(options: ${extra[*]})}; max rate $(cat /proc/sys/kernel/perf_event_max_sample_rate) Hz"
+echo "record_loss: $cpus busy threads, record -a -F max ${extra[*]:+${extra[*]} }for $seconds s," \
+     "$runs run(s) each; max rate $(cat /proc/sys/kernel/perf_event_max_sample_rate) Hz"
 printf '%-16s %10s %8s %12s %10s %12s\n' recorder samples LOST lost_records cpu_s file_MB
 for ((run = 0; run < runs; ++run)); do
   for tool in perf perfscope; do
