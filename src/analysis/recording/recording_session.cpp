@@ -1,6 +1,5 @@
 #include "perfscope/analysis/recording/recording_session.hpp"
 
-#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
