@@ -17,7 +17,7 @@
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/abi/user_registers.hpp"
 #include "perfscope/analysis/perf_data/host_description.hpp"
-#include "perfscope/analysis/perf_data/synthesized_records.hpp"
+#include "perfscope/analysis/recording/recording_session.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"
@@ -39,68 +39,35 @@ namespace misc = abi::record_misc;
 // exited (its fd hangs up and leaves the epoll set).
 constexpr int drain_timeout_ms = 100;
 
-std::vector<std::string> own_command_line() {
-  std::vector<std::string> words;
-  auto cmdline = sys::read_text_file("/proc/self/cmdline");
-  if (!cmdline) return words;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < cmdline->size(); ++i) {
-    if ((*cmdline)[i] != '\0') continue;
-    words.push_back(cmdline->substr(start, i - start));
-    start = i + 1;
-  }
-  return words;
-}
-
-RecordView view_of(std::span<const std::byte> bytes) {
-  RecordView view;
-  std::memcpy(&view.header, bytes.data(), sizeof view.header);
-  view.bytes = bytes;
-  return view;
-}
-
 }  // namespace
 
-// One start()/stop(): the open session, the profile being built, and the drain thread.
-struct Profiler::Run final : RecordConsumer {
+// One start()/stop(): the recording session, the profile being built, and the drain thread.
+struct Profiler::Run final : RecordingSink {
   Run(std::vector<EventGroupSpec> groups, Target target, SamplingOptions sampling,
       const ProfileOptions& profile)
       : session(std::move(groups), std::move(target), sampling), builder(profile) {}
 
-  SamplingSession session;
+  RecordingSession session;
   ProfileBuilder builder;
-  // Per event: it samples user space only and kernel addresses are hidden from us, so its
-  // samples in kernel code (skid into a system call) could only be "[unknown]".
-  std::vector<bool> user_only;
   std::size_t tid_offset = 0;  // of the TID field in every sample (same layout for all events)
   pid_t drain_tid = -1;        // written by the drain thread before it consumes anything
-  std::uint64_t kernel_samples_left_out = 0;
   std::uint64_t drain_thread_samples = 0;
   std::uint64_t wakeups = 0;
   std::atomic<bool> stopping{false};
   std::exception_ptr drain_error;
   std::thread drainer;
 
-  void consume(const SessionRecord& record) override {
-    const RecordView& view = record.view;
-    if (view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
-      if (drain_tid > 0 && tid_offset + sizeof(std::uint32_t) <= view.bytes.size()) {
-        std::uint32_t tid = 0;
-        std::memcpy(&tid, view.bytes.data() + tid_offset, sizeof tid);
-        if (static_cast<pid_t>(tid) == drain_tid) {
-          ++drain_thread_samples;
-          return;
-        }
-      }
-      if (record.event < user_only.size() && user_only[record.event]) {
-        auto mode = view.header.misc & misc::cpumode_mask;
-        if (mode == misc::kernel || mode == misc::hypervisor) {
-          ++kernel_samples_left_out;
-          return;
-        }
+  void record(const RecordView& view, std::size_t event, const ParseConfig&) override {
+    if (view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample) && drain_tid > 0 &&
+        tid_offset + sizeof(std::uint32_t) <= view.bytes.size()) {
+      std::uint32_t tid = 0;
+      std::memcpy(&tid, view.bytes.data() + tid_offset, sizeof tid);
+      if (static_cast<pid_t>(tid) == drain_tid) {
+        ++drain_thread_samples;
+        return;
       }
     }
-    builder.observe(view, static_cast<std::uint32_t>(record.event));
+    builder.observe(view, static_cast<std::uint32_t>(event));
   }
 
   void drain_loop() noexcept {
@@ -252,24 +219,23 @@ void Profiler::start() {
                                                            : Target::calling_thread();
   auto run =
       std::make_unique<Run>(std::move(groups), std::move(target), sampling, options_.profile);
-  SamplingSession& session = run->session;
-  if (auto misfit = session.sample_that_cannot_fit()) {
-    throw Error(EINVAL, misfit->summary(),
-                fmt::format("Fix: ProfilerOptions::buffer_pages = {} or more (at least {}: a "
-                            "buffer that holds one sample loses the next while it is read){}.",
-                            misfit->pages_advised, misfit->pages_needed,
-                            misfit->sample.stack_dump != 0
-                                ? ", or a smaller ProfilerOptions::dwarf_stack_size"
-                                : ""));
-  }
+  RecordingSession& session = run->session;
+  session.check_fit([](const SampleMisfit& misfit) {
+    return fmt::format(
+        "Fix: ProfilerOptions::buffer_pages = {} or more (at least {}: a buffer that holds one "
+        "sample loses the next while it is read){}.",
+        misfit.pages_advised, misfit.pages_needed,
+        misfit.sample.stack_dump != 0 ? ", or a smaller ProfilerOptions::dwarf_stack_size" : "");
+  });
   session.open();
+  const SamplingSession& opened = session.sampling();
   notices_.resize(base_notices_);
-  for (const auto& notice : session.notices()) notices_.push_back(notice);
+  for (const auto& notice : opened.notices()) notices_.push_back(notice);
 
-  for (std::size_t i = 0; i < session.events().size(); ++i) {
-    run->builder.add_event(session.events()[i].name, session.config(i));
+  for (std::size_t i = 0; i < opened.events().size(); ++i) {
+    run->builder.add_event(opened.events()[i].name, opened.config(i));
   }
-  const ParseConfig& first = session.config(0);
+  const ParseConfig& first = opened.config(0);
   run->tid_offset = sizeof(abi::RecordHeader) +
                     (first.has(sf::identifier) ? sizeof(std::uint64_t) : 0) +
                     (first.has(sf::ip) ? sizeof(std::uint64_t) : 0) + sizeof(std::uint32_t);
@@ -278,18 +244,7 @@ void Profiler::start() {
   // record -p synthesizes them, before sampling starts (the profiler's own work stays out of the
   // profile). A library mapped between this read and the enable below has no MMAP record: its
   // samples would show as addresses.
-  Run& self = *run;
-  auto sink = [&self](std::span<const std::byte> bytes) {
-    self.builder.observe(view_of(bytes), 0);
-  };
-  std::size_t trailer = first.sample_id_size();
-  bool kernel_addresses_visible = synthesize_kernel_map(trailer, sink);
-  if (!kernel_addresses_visible) {
-    for (std::size_t i = 0; i < session.events().size(); ++i) {
-      run->user_only.push_back(session.opened_attr(i).has(flag::exclude_kernel));
-    }
-  }
-  synthesize_process(::getpid(), trailer, sink);
+  session.synthesize(*run);
 
   run->start_drain_thread();
   try {
@@ -312,29 +267,19 @@ void Profiler::stop() {
   }
   std::unique_ptr<Run> run = std::move(run_);
   running_ = false;
-  SamplingSession& session = run->session;
-  session.stop();
+  RecordingSession& session = run->session;
+  // Sampling stops first, then the drain thread; what the buffers still hold is read here.
+  session.sampling().stop();
   run->stop_drain_thread();
-  // What the buffers still hold, in this thread now that the drain thread is gone.
-  session.drain(*run);
-  // A buffer still full when sampling stopped never got to write the LOST record for what it
-  // dropped last: the kernel's own count says how much that was.
-  BufferStats totals = session.total_stats();
-  if (auto kernel_lost = session.kernel_lost(); kernel_lost && *kernel_lost > totals.lost) {
-    std::uint64_t unreported = *kernel_lost - totals.lost;
-    auto ids = session.event_ids(0);
-    synthesize_lost(
-        ids.empty() ? 0 : ids.front(), unreported, session.config(0).sample_id_size(),
-        [&run](std::span<const std::byte> bytes) { run->builder.observe(view_of(bytes), 0); });
-    ++totals.lost_records;
-    totals.lost += unreported;
-  }
-  stats_.samples = totals.samples;
+  session.stop(*run);
+  RecordingStats recorded = session.stats();
+  const BufferStats& totals = recorded.totals;
+  stats_.samples = totals.samples + recorded.kernel_samples_left_out;
   stats_.lost_records = totals.lost_records;
   stats_.lost = totals.lost;
   stats_.lost_samples = totals.lost_samples;
   stats_.throttles = totals.throttles;
-  stats_.kernel_samples_left_out = run->kernel_samples_left_out;
+  stats_.kernel_samples_left_out = recorded.kernel_samples_left_out;
   stats_.drain_thread_samples = run->drain_thread_samples;
   stats_.wakeups = run->wakeups;
 
@@ -351,12 +296,13 @@ void Profiler::stop() {
       summary.command_line += word;
     }
   }
-  if (run->kernel_samples_left_out != 0) {
+  if (recorded.kernel_samples_left_out != 0) {
     summary.warnings.push_back(fmt::format(
         "left out {} sample{} that user-space-only events took in kernel code (skid into a "
         "system call or fault): kernel addresses are hidden from this user",
-        run->kernel_samples_left_out, run->kernel_samples_left_out == 1 ? "" : "s"));
+        recorded.kernel_samples_left_out, recorded.kernel_samples_left_out == 1 ? "" : "s"));
   }
+
   finished_ = true;
   std::exception_ptr drain_error = run->drain_error;
   run.reset();

@@ -377,17 +377,30 @@ std::size_t SamplingSession::drain_passes(RecordConsumer& consumer, std::size_t 
       }
     }
     if (!more) break;
+    if (!options_.time_ordered) {
+      // Buffer by buffer: no merge to pick the earliest record, each buffer's records delivered
+      // as they lie (a reader orders them by round, as perf's files).
+      for (std::size_t i = 0; i < buffers_.size(); ++i) {
+        Buffer& buffer = buffers_[i];
+        while (buffer.has_record) {
+          SessionRecord record{buffer.current,       configs_[buffer.current_event],
+                               buffer.current_event, i,
+                               buffer.current_time,  buffer.stats.cpu};
+          consumer.consume(record);
+          ++delivered;
+          load_next(buffer);
+        }
+      }
+    }
     for (;;) {
       Buffer* earliest = nullptr;
       std::size_t earliest_index = 0;
       for (std::size_t i = 0; i < buffers_.size(); ++i) {
         Buffer& candidate = buffers_[i];
         if (!candidate.has_record) continue;
-        if (!earliest || !options_.time_ordered ||
-            candidate.current_time < earliest->current_time) {
+        if (!earliest || candidate.current_time < earliest->current_time) {
           earliest = &candidate;
           earliest_index = i;
-          if (!options_.time_ordered) break;
         }
       }
       if (!earliest) break;

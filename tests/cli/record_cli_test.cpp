@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -304,6 +306,56 @@ TEST(RecordCliTest, SigtermFinishesTheFile) {
   EXPECT_TRUE(reader.features().hostname.has_value());
   EXPECT_FALSE(reader.features().build_ids.empty());
   std::filesystem::remove(path);
+}
+
+// True once `pid` catches `signal_number` (/proc/PID/status SigCgt): before that, the signal
+// ends it the default way, as it would end any program still starting up.
+bool wait_for_handler(pid_t pid, int signal_number) {
+  for (int i = 0; i < 10000; ++i) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("SigCgt:", 0) != 0) continue;
+      unsigned long long caught = std::strtoull(line.c_str() + 7, nullptr, 16);
+      if (caught & (1ULL << (signal_number - 1))) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+// As perf record: a stop signal to `record -- CMD` ends the recording at once (the command gets
+// SIGTERM), not when the command ends on its own (here 30 s later).
+TEST(RecordCliTest, StopSignalEndsTheCommandAndFinishesTheFile) {
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    SCOPED_TRACE(strsignal(signal_number));
+    std::string path = temp_path("stop");
+    pid_t recorder = ::fork();
+    ASSERT_GE(recorder, 0);
+    if (recorder == 0) {
+      // Every 10 us of CPU: the exec of sleep alone takes about a hundred samples.
+      ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-c", "10000",
+              "-o", path.c_str(), "--", "sleep", "30", nullptr);
+      ::_exit(127);
+    }
+    ASSERT_TRUE(wait_for_handler(recorder, signal_number));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    auto sent = std::chrono::steady_clock::now();
+    ::kill(recorder, signal_number);
+    int status = 0;
+    ::waitpid(recorder, &status, 0);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+    EXPECT_LT(seconds, 2.0);
+    // The command's status: sleep ended by SIGTERM.
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << status;
+    PerfDataReader reader = PerfDataReader::open(path);
+    EXPECT_TRUE(reader.notes().empty());
+    auto ours = our_samples(reader);
+    EXPECT_GT(ours.size(), 0u);
+    if (perf_available()) {
+      EXPECT_EQ(perf_samples(path).size(), ours.size());
+    }
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(RecordCliTest, ScriptReportsMissingAndCorruptInput) {

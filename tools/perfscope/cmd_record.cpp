@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "commands.hpp"
@@ -19,11 +20,10 @@
 #include "perfscope/abi/user_registers.hpp"
 #include "perfscope/analysis/perf_data/host_description.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
-#include "perfscope/analysis/perf_data/synthesized_records.hpp"
 #include "perfscope/analysis/perf_data/tracing_data.hpp"
-#include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/recording/perf_data_sink.hpp"
+#include "perfscope/analysis/recording/recording_session.hpp"
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
-#include "perfscope/analysis/symbols/task_maps.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
@@ -54,6 +54,7 @@ void install_stop_handlers() {
   action.sa_flags = 0;  // no SA_RESTART: epoll_wait must return EINTR
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);  // the terminal went away: finish the file, as perf
 }
 
 struct CallGraph {
@@ -149,14 +150,6 @@ std::uint64_t parse_frequency(const std::string& text) {
   return value;
 }
 
-pid_t process_of_thread(pid_t tid) {
-  auto status = sys::read_text_file("/proc/" + std::to_string(tid) + "/status");
-  if (!status) return tid;
-  auto at = status->find("\nTgid:");
-  if (at == std::string::npos) return tid;
-  return static_cast<pid_t>(std::strtol(status->c_str() + at + 6, nullptr, 10));
-}
-
 double cpu_seconds() {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -166,130 +159,21 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-// Appends every record to the file, and notes which files the samples hit (for BUILD_ID).
-class RecordingConsumer : public RecordConsumer {
- public:
-  explicit RecordingConsumer(PerfDataWriter& writer) : writer_(writer) {}
-  // Events (by index) whose samples in kernel code are left out: they count user space only, and
-  // the user may not know kernel addresses (kptr_restrict). The kernel still samples them when
-  // the counter overflows on the way into the kernel (skid), with a kernel address as the IP.
-  void leave_out_kernel_samples(std::vector<bool> events) { user_only_ = std::move(events); }
-  std::uint64_t kernel_samples_left_out() const { return kernel_samples_left_out_; }
-
-  void consume(const SessionRecord& record) override {
-    if (record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample) &&
-        record.event < user_only_.size() && user_only_[record.event]) {
-      auto mode = record.view.header.misc & abi::record_misc::cpumode_mask;
-      if (mode == abi::record_misc::kernel || mode == abi::record_misc::hypervisor) {
-        ++kernel_samples_left_out_;
-        return;
-      }
-    }
-    writer_.append(record.view);
-    if (record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
-      DecodeError error;
-      if (decode_sample(record.view, record.config, sample_, error)) {
-        maps_.dso_of(sample_.pid, sample_.ip,
-                     record.view.header.misc & abi::record_misc::cpumode_mask);
-        if (first_time_ == 0) first_time_ = sample_.time;
-        last_time_ = std::max(last_time_, sample_.time);
-      }
-    } else {
-      maps_.observe(record.view, record.config);
-    }
-  }
-  void synthesized(std::span<const std::byte> bytes, const ParseConfig& config) {
-    writer_.append(bytes);
-    abi::RecordHeader header;
-    std::memcpy(&header, bytes.data(), sizeof header);
-    maps_.observe(RecordView{header, bytes}, config);
-  }
-  const TaskMaps& maps() const { return maps_; }
-  std::uint64_t first_time() const { return first_time_; }
-  std::uint64_t last_time() const { return last_time_; }
-
- private:
-  PerfDataWriter& writer_;
-  std::vector<bool> user_only_;
-  std::uint64_t kernel_samples_left_out_ = 0;
-  TaskMaps maps_;
-  SampleRecord sample_;
-  std::uint64_t first_time_ = 0, last_time_ = 0;
+// One recording from its options to its file: prepare() opens the events, creates the file and
+// writes what exists before sampling; record() samples until a stop signal or the target's end;
+// finish() stops, drains, ends the command and completes the file.
+struct Recording {
+  RecordOptions options;
+  Target target;
+  std::unique_ptr<RecordingSession> session;
+  std::optional<std::vector<std::byte>> tracing_data;
+  std::optional<ClockData> clock_data;
+  std::unique_ptr<PerfDataWriter> writer;
+  std::unique_ptr<PerfDataSink> sink;
+  std::chrono::steady_clock::time_point wall_start;
 };
 
-std::vector<BuildIdEntry> build_ids_of(const TaskMaps& maps) {
-  std::vector<BuildIdEntry> entries;
-  for (const auto& hit : maps.hit_files()) {
-    BuildIdEntry entry;
-    entry.filename = hit.filename;
-    entry.misc = hit.kernel ? abi::record_misc::kernel : abi::record_misc::user;
-    std::optional<std::vector<std::uint8_t>> id;
-    if (hit.kernel && hit.filename == "[kernel.kallsyms]") {
-      id = kernel_build_id();
-    } else if (!hit.filename.empty() && hit.filename.front() == '/') {
-      id = read_build_id(hit.filename);
-    }
-    if (!id) continue;
-    entry.build_id = std::move(*id);
-    entries.push_back(std::move(entry));
-  }
-  return entries;
-}
-
-std::vector<std::string> own_command_line() {
-  std::vector<std::string> words;
-  auto cmdline = sys::read_text_file("/proc/self/cmdline");
-  if (!cmdline) return words;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < cmdline->size(); ++i) {
-    if ((*cmdline)[i] != '\0') continue;
-    words.push_back(cmdline->substr(start, i - start));
-    start = i + 1;
-  }
-  char exe[4096];
-  ssize_t length = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (length > 0 && !words.empty()) words.front().assign(exe, static_cast<std::size_t>(length));
-  return words;
-}
-
-}  // namespace
-
-RecordCommand::RecordCommand(CLI::App& app) {
-  app_ = app.add_subcommand("record", "Sample a command or a target into a perf.data file");
-  app_->add_option("-e,--event", options_.events,
-                   "Events to sample (default: cycles, or cpu-clock without a hardware PMU)");
-  auto* frequency = app_->add_option_function<std::string>(
-      "-F,--freq", [this](const std::string& text) { options_.frequency = parse_frequency(text); },
-      "Samples per second (default 4000; max: kernel.perf_event_max_sample_rate)");
-  frequency->type_name("HZ|max");
-  auto* period = app_->add_option("-c,--count", options_.period, "Sample every N events");
-  frequency->excludes(period);
-  app_->add_flag("-g", options_.frame_pointer_graph,
-                 "Record call chains by frame pointers (--call-graph fp)");
-  app_->add_option("--call-graph", options_.call_graph,
-                   "Call chains: fp, or dwarf[,SIZE] (user stack copies of SIZE bytes)");
-  app_->add_option("-p,--pid", options_.pid, "Record a running process and all its threads");
-  app_->add_option("-t,--tid", options_.tid, "Record one running thread");
-  app_->add_flag("-a,--all-cpus", options_.all_cpus, "Record every CPU (system-wide)");
-  app_->add_option("-C,--cpu", options_.cpu_list, "Record these CPUs (e.g. 0-3,8)");
-  app_->add_option("-G,--cgroup", options_.cgroup, "Record the processes of a cgroup v2");
-  app_->add_option("-o,--output", options_.output,
-                   "Output file (default perf.data; - writes pipe mode to standard output)");
-  app_->add_flag("--sample-cpu", options_.sample_cpu,
-                 "Record the CPU of each sample also when not recording CPUs (-a, -C, -G)");
-  app_->add_option("-m,--mmap-pages", options_.mmap_pages,
-                   "Ring buffer data pages per CPU or thread (a power of two)");
-  // Everything from the first non-option word (or after --) is the command, as with perf.
-  app_->prefix_command();
-  app_->footer("COMMAND: perfscope record [options] [--] COMMAND [ARGS...]");
-}
-
-int RecordCommand::run(bool verbose, std::vector<std::string> command) {
-  (void)verbose;
-  RecordOptions options = options_;
-  options.command = app_->remaining();
-  if (!command.empty())
-    options.command.insert(options.command.end(), command.begin(), command.end());
+std::unique_ptr<Recording> prepare(RecordOptions options) {
   if (options.mmap_pages != 0 && (options.mmap_pages & (options.mmap_pages - 1)) != 0) {
     throw std::invalid_argument(
         fmt::format("--mmap-pages {}: the ring buffer needs a power of two pages (e.g. {})",
@@ -325,19 +209,23 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   sampling.data_pages = options.mmap_pages;
   // As perf record does for --call-graph dwarf, so that perf can unwind our files too.
   sampling.data_mmaps = dwarf_graph;
-  SamplingSession session(std::move(groups), target, sampling);
-  if (auto misfit = session.sample_that_cannot_fit()) {
-    throw Error(EINVAL, misfit->summary(),
-                fmt::format("Fix: a larger buffer, at least {} pages and better {} (perfscope "
-                            "record -m {}: a buffer that holds one sample loses the next while it "
-                            "is read){}.",
-                            misfit->pages_needed, misfit->pages_advised, misfit->pages_advised,
-                            misfit->sample.stack_dump != 0
-                                ? ", or dump less of the stack (--call-graph dwarf,SIZE)"
-                                : ""));
-  }
+  // Each buffer's records go to the file as they lie, a round at a time, as perf record writes
+  // them: readers order them by round (a merge here would cost a comparison per buffer and
+  // record while the buffers fill).
+  sampling.time_ordered = false;
+  auto recording = std::make_unique<Recording>(
+      Recording{options, target, nullptr, {}, {}, {}, {}, std::chrono::steady_clock::now()});
+  recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
+  RecordingSession& session = *recording->session;
+  session.check_fit([](const SampleMisfit& misfit) {
+    return fmt::format(
+        "Fix: a larger buffer, at least {} pages and better {} (perfscope record -m {}: a buffer "
+        "that holds one sample loses the next while it is read){}.",
+        misfit.pages_needed, misfit.pages_advised, misfit.pages_advised,
+        misfit.sample.stack_dump != 0 ? ", or dump less of the stack (--call-graph dwarf,SIZE)"
+                                      : "");
+  });
   install_stop_handlers();
-  auto wall_start = std::chrono::steady_clock::now();
   // With -o - the stream owns standard output: the command (forked by open) writes its own to
   // stderr, as perf's does.
   int saved_stdout =
@@ -349,67 +237,43 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
     throw;
   }
   if (saved_stdout >= 0) sys::restore_stdout(saved_stdout);
-  for (const auto& notice : session.notices()) fmt::print(stderr, "perfscope: note: {}\n", notice);
-
-  std::vector<PerfDataEvent> file_events;
-  for (std::size_t i = 0; i < session.events().size(); ++i) {
-    file_events.push_back(
-        {session.opened_attr(i).raw(), session.events()[i].name, session.event_ids(i)});
+  for (const auto& notice : session.sampling().notices()) {
+    fmt::print(stderr, "perfscope: note: {}\n", notice);
   }
+
+  std::vector<PerfDataEvent> file_events = session.file_events();
   // Read before recording: a module unloaded meanwhile would take its tracepoints' formats.
-  std::optional<std::vector<std::byte>> tracing_data;
   try {
-    if (auto data = collect_tracing_data(file_events)) tracing_data = encode_tracing_data(*data);
+    if (auto data = collect_tracing_data(file_events)) {
+      recording->tracing_data = encode_tracing_data(*data);
+    }
   } catch (const Error& error) {
     fmt::print(
         stderr,
         "perfscope: warning: {}\nperfscope: Linux perf will not read this file; perfscope will.\n",
         error.what());
   }
-  // The events' clock beside the wall clock, read once at the start as perf record -k does.
-  std::optional<ClockData> clock_data;
-  if (EventAttr first = session.opened_attr(0); first.has(flag::use_clockid)) {
-    clock_data = clock_reference(first.raw().clockid);
-  }
-  PerfDataWriter writer(options.output, std::move(file_events));
-  RecordingConsumer consumer(writer);
+  recording->clock_data = session.clock_data();
+  recording->writer = std::make_unique<PerfDataWriter>(options.output, std::move(file_events));
+  PerfDataWriter& writer = *recording->writer;
+  recording->sink = std::make_unique<PerfDataSink>(writer);
   if (writer.pipe_mode()) {
     // A stream cannot go back for the features: they go first, as perf sends them.
     PerfDataFeatures features = describe_host(own_command_line());
-    features.tracing_data = tracing_data;
-    features.clock_data = clock_data;
+    features.tracing_data = recording->tracing_data;
+    features.clock_data = recording->clock_data;
     writer.begin_pipe(features);
   }
-
-  const ParseConfig& first_config = session.config(0);
-  std::size_t trailer = first_config.sample_id_size();
-  auto sink = [&](std::span<const std::byte> bytes) { consumer.synthesized(bytes, first_config); };
-  // False when /proc/kallsyms shows us zeros: kernel addresses are not ours to know.
-  bool kernel_addresses_visible = synthesize_kernel_map(trailer, sink);
-  if (!kernel_addresses_visible) {
-    std::vector<bool> user_only;
-    for (std::size_t i = 0; i < session.events().size(); ++i) {
-      user_only.push_back(session.opened_attr(i).has(flag::exclude_kernel));
-    }
-    consumer.leave_out_kernel_samples(std::move(user_only));
-  }
-  switch (target.kind()) {
-    case Target::Kind::process: synthesize_process(target.pid(), trailer, sink); break;
-    case Target::Kind::thread:
-      synthesize_process(process_of_thread(target.pid()), trailer, sink);
-      break;
-    case Target::Kind::cpus:
-    case Target::Kind::cgroup: synthesize_all_processes(trailer, sink); break;
-    case Target::Kind::command:
-      // The command is a gated copy of perfscope until its exec: name it, so that the samples
-      // the kernel takes in the exec path (before COMM exec) have a command, as perf's do.
-      synthesize_process(session.command_pid(), trailer, sink);
-      break;
-    default: break;
-  }
+  session.synthesize(*recording->sink);
   writer.end_init();
   writer.end_round();
+  return recording;
+}
 
+// Samples until a stop signal, the command's exit or (-p, -t) the target's.
+void record(Recording& recording) {
+  RecordingSession& session = *recording.session;
+  const Target& target = recording.target;
   session.start();
   bool attached = target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread;
   // A pidfd is readable once the process (or, for -t, the thread) has exited, zombie or not:
@@ -421,33 +285,31 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
     return !sys::process_exists(target.pid());
   };
   while (stop_signal.load() == 0) {
-    if (session.poll(consumer, 250) > 0) writer.end_round();
+    session.poll(*recording.sink, 250);
     if (session.command_exited()) break;
     if (attached && target_exited()) break;
   }
   if (watch_fd >= 0) sys::close_fd(watch_fd);
-  session.stop();
-  if (session.drain(consumer) > 0) writer.end_round();
-  // A buffer still full when the events stopped never got to write the LOST record for what it
-  // dropped last: the kernel's own count says how much that was, and the file says it too.
-  std::uint64_t reported_lost = session.total_stats().lost;
-  std::uint64_t unreported_lost = 0;
-  if (auto kernel_lost = session.kernel_lost(); kernel_lost && *kernel_lost > reported_lost) {
-    unreported_lost = *kernel_lost - reported_lost;
-    auto ids = session.event_ids(0);
-    synthesize_lost(ids.empty() ? 0 : ids.front(), unreported_lost, trailer, sink);
-    writer.end_round();
-  }
-  int status = 0;
-  if (target.has_command()) status = session.wait_for_command();
+}
+
+// Stops and drains, ends a command perfscope started that is still running (as perf record: a
+// stop signal ends the recording, not only the sampling), completes the file and prints the
+// summary. Returns the exit status.
+int finish(Recording& recording) {
+  RecordingSession& session = *recording.session;
+  PerfDataWriter& writer = *recording.writer;
+  PerfDataSink& sink = *recording.sink;
+  session.stop(sink);
+  bool stopped = stop_signal.load() != 0;
+  // The command's output may still be in flight; the file is complete before waiting for it.
+  if (stopped) session.terminate_command();
 
   PerfDataFeatures features =
       writer.pipe_mode() ? PerfDataFeatures{} : describe_host(own_command_line());
-  features.build_ids = build_ids_of(consumer.maps());
-  features.tracing_data = std::move(tracing_data);
-  features.clock_data = clock_data;
-  if (consumer.first_time() != 0)
-    features.sample_time = {consumer.first_time(), consumer.last_time()};
+  features.build_ids = sink.build_ids();
+  features.tracing_data = std::move(recording.tracing_data);
+  features.clock_data = recording.clock_data;
+  if (sink.first_time() != 0) features.sample_time = {sink.first_time(), sink.last_time()};
   writer.finish(features);
   // perf record's copy of kallsyms in the build-id cache, for reports after a reboot or module
   // changes; only for recordings with kernel samples (the kernel's BUILD_ID entry), as perf.
@@ -455,19 +317,18 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   bool kernel_hit =
       std::any_of(features.build_ids.begin(), features.build_ids.end(),
                   [](const BuildIdEntry& entry) { return entry.filename == "[kernel.kallsyms]"; });
-  if (!writer.pipe_mode() && kernel_addresses_visible && kernel_hit) {
+  if (!writer.pipe_mode() && session.kernel_addresses_visible() && kernel_hit) {
     save_kallsyms_copy(default_build_id_cache_dir());
   }
+  int status = 0;
+  if (recording.target.has_command()) status = session.wait_for_command();
 
   double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  BufferStats stats = session.total_stats();
-  if (unreported_lost != 0) {
-    ++stats.lost_records;
-    stats.lost += unreported_lost;
-  }
-  if (std::uint64_t left_out = consumer.kernel_samples_left_out(); left_out != 0) {
-    stats.samples -= left_out;
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - recording.wall_start)
+          .count();
+  RecordingStats recorded = session.stats();
+  const BufferStats& stats = recorded.totals;
+  if (std::uint64_t left_out = recorded.kernel_samples_left_out; left_out != 0) {
     fmt::print(stderr,
                "perfscope: note: left out {} sample{} that user-space-only events took in kernel "
                "code (skid into a system call or fault): this user may not see kernel addresses "
@@ -480,12 +341,57 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
              "[ perfscope record: wrote {:.3f} MB to {}; recorder {:.3f} s wall, {:.3f} s CPU ]\n",
              stats.samples, stats.lost_records, stats.lost, stats.lost_samples, stats.throttles,
              static_cast<double>(writer.file_size()) / 1e6,
-             writer.pipe_mode() ? std::string("standard output") : options.output, wall,
+             writer.pipe_mode() ? std::string("standard output") : recording.options.output, wall,
              cpu_seconds());
-  if (stop_signal.load() != 0 && !target.has_command()) return 0;
+  if (auto warning =
+          lost_samples_warning(stats.samples, std::max(stats.lost, stats.lost_samples))) {
+    fmt::print(stderr, "perfscope: warning: {}\n", *warning);
+  }
+  if (stopped && !recording.target.has_command()) return 0;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 0;
+}
+}  // namespace
+
+RecordCommand::RecordCommand(CLI::App& app) {
+  app_ = app.add_subcommand("record", "Sample a command or a target into a perf.data file");
+  app_->add_option("-e,--event", options_.events,
+                   "Events to sample (default: cycles, or cpu-clock without a hardware PMU)");
+  auto* frequency = app_->add_option_function<std::string>(
+      "-F,--freq", [this](const std::string& text) { options_.frequency = parse_frequency(text); },
+      "Samples per second (default 4000; max: kernel.perf_event_max_sample_rate)");
+  frequency->type_name("HZ|max");
+  auto* period = app_->add_option("-c,--count", options_.period, "Sample every N events");
+  frequency->excludes(period);
+  app_->add_flag("-g", options_.frame_pointer_graph,
+                 "Record call chains by frame pointers (--call-graph fp)");
+  app_->add_option("--call-graph", options_.call_graph,
+                   "Call chains: fp, or dwarf[,SIZE] (user stack copies of SIZE bytes)");
+  app_->add_option("-p,--pid", options_.pid, "Record a running process and all its threads");
+  app_->add_option("-t,--tid", options_.tid, "Record one running thread");
+  app_->add_flag("-a,--all-cpus", options_.all_cpus, "Record every CPU (system-wide)");
+  app_->add_option("-C,--cpu", options_.cpu_list, "Record these CPUs (e.g. 0-3,8)");
+  app_->add_option("-G,--cgroup", options_.cgroup, "Record the processes of a cgroup v2");
+  app_->add_option("-o,--output", options_.output,
+                   "Output file (default perf.data; - writes pipe mode to standard output)");
+  app_->add_flag("--sample-cpu", options_.sample_cpu,
+                 "Record the CPU of each sample also when not recording CPUs (-a, -C, -G)");
+  app_->add_option("-m,--mmap-pages", options_.mmap_pages,
+                   "Ring buffer data pages per CPU or thread (a power of two)");
+  // Everything from the first non-option word (or after --) is the command, as with perf.
+  app_->prefix_command();
+  app_->footer("COMMAND: perfscope record [options] [--] COMMAND [ARGS...]");
+}
+
+int RecordCommand::run(bool, std::vector<std::string> command) {
+  RecordOptions options = options_;
+  options.command = app_->remaining();
+  if (!command.empty())
+    options.command.insert(options.command.end(), command.begin(), command.end());
+  auto recording = prepare(std::move(options));
+  record(*recording);
+  return finish(*recording);
 }
 
 }  // namespace perfscope::cli

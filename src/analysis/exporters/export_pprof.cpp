@@ -134,6 +134,11 @@ void write_pprof(const Profile& profile, std::ostream& out) {
   if (!profile.summary.hostname.empty()) {
     pb.add_comment(strings.index("host: " + profile.summary.hostname));
   }
+  // What the profile warns of (lost records that may bias its shares, undecodable samples):
+  // pprof's comments are where `go tool pprof -comments` shows such notes.
+  for (const auto& warning : profile.summary.warnings) {
+    pb.add_comment(strings.index("warning: " + warning));
+  }
 
   // Mappings: the recorded range of each frame, else its (DSO, load bias).
   std::vector<std::uint32_t> frame_mapping(profile.frames.size(), no_index);

@@ -13,7 +13,9 @@
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
+#include "perfscope/analysis/recording/lost_warning.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
 
@@ -583,6 +585,12 @@ Profile ProfileBuilder::finish() {
     warn(fmt::format("{} samples could not be decoded and were left out", state.undecodable));
   }
   for (const auto& warning : state.resolver.symbolizer().warnings()) warn(warning);
+  // LOST_SAMPLES counts most of what LOST records count again: the larger is the loss.
+  const ProfileSummary& summary = profile.summary;
+  if (auto lost = lost_samples_warning(summary.samples_read,
+                                       std::max(summary.lost, summary.lost_samples))) {
+    warn(std::move(*lost));
+  }
   state_.reset();
   return profile;
 }

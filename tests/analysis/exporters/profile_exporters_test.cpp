@@ -368,6 +368,12 @@ TEST(ProfileExporters, PprofParsesBack) {
   EXPECT_EQ(str(pb.period_type().type()), "cpu-clock");
   EXPECT_EQ(pb.period(), static_cast<std::int64_t>(period));
   EXPECT_EQ(pb.duration_nanos(), 11 * static_cast<std::int64_t>(period));
+  // The profile's warnings (here kptr_restrict's; lost records above 1 % alike) are comments.
+  bool warned = false;
+  for (std::int64_t comment : pb.comment()) {
+    warned |= str(comment) == "warning: kptr_restrict hides kernel addresses";
+  }
+  EXPECT_TRUE(warned);
 
   std::map<std::uint64_t, const perftools::profiles::Function*> functions;
   for (const auto& f : pb.function()) functions[f.id()] = &f;

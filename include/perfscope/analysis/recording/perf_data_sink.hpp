@@ -1,0 +1,49 @@
+// PerfDataSink: a recording written to a perf.data file. While recording it does only what cannot
+// wait: each record is copied into the writer's buffer (written out in large writes, a round at a
+// time), the records that change mappings are replayed, and a sample's IP is looked up (through
+// a small cache of the mappings hit last) only to note which files the samples hit, for the
+// BUILD_ID section.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+#include "perfscope/analysis/recording/recording_session.hpp"
+#include "perfscope/analysis/symbols/task_maps.hpp"
+
+namespace perfscope {
+
+class PerfDataSink final : public RecordingSink {
+ public:
+  explicit PerfDataSink(PerfDataWriter& writer) : writer_(writer) {}
+  void record(const RecordView& view, std::size_t event, const ParseConfig& config) override;
+  void end_round() override { writer_.end_round(); }
+
+  // The files the samples hit, with their build ids where one can be read (the kernel's from
+  // /sys/kernel/notes).
+  std::vector<BuildIdEntry> build_ids() const;
+  // The first and last sample times (both 0 without samples).
+  std::uint64_t first_time() const noexcept { return first_time_; }
+  std::uint64_t last_time() const noexcept { return last_time_; }
+
+ private:
+  void note_hit(const RecordView& view, const ParseConfig& config) noexcept;
+
+  PerfDataWriter& writer_;
+  TaskMaps maps_;
+  std::uint64_t first_time_ = 0, last_time_ = 0;
+  // The mapping a sample of each of a few processes hit last: most samples hit one of these,
+  // whose file is noted already. Cleared when mappings change.
+  struct LastHit {
+    std::uint32_t pid = 0;
+    std::uint16_t cpumode = 0;
+    std::uint64_t start = 1, end = 0;  // empty
+  };
+  static constexpr std::size_t last_hit_slots = 64;
+  std::array<LastHit, last_hit_slots> last_hits_{};
+};
+
+}  // namespace perfscope

@@ -1,0 +1,87 @@
+#include "perfscope/analysis/recording/perf_data_sink.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "perfscope/abi/record_type.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
+
+namespace perfscope {
+
+namespace {
+
+namespace sf = abi::sample_format;
+namespace misc = abi::record_misc;
+
+constexpr auto sample_type = static_cast<std::uint32_t>(abi::RecordType::sample);
+
+bool changes_mappings(std::uint32_t type) noexcept {
+  switch (static_cast<abi::RecordType>(type)) {
+    case abi::RecordType::mmap:
+    case abi::RecordType::mmap2:
+    case abi::RecordType::fork:
+    case abi::RecordType::comm: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+void PerfDataSink::record(const RecordView& view, std::size_t, const ParseConfig& config) {
+  writer_.append(view.bytes);
+  if (view.header.type == sample_type) {
+    note_hit(view, config);
+  } else if (changes_mappings(view.header.type)) {
+    maps_.observe(view, config);
+    last_hits_.fill(LastHit{});
+  }
+}
+
+// Reads the three fields it needs where the sample layout puts them: [IDENTIFIER] IP PID/TID TIME
+// (the recorder always samples IP, TID and TIME), without decoding the rest (call chains, stacks).
+void PerfDataSink::note_hit(const RecordView& view, const ParseConfig& config) noexcept {
+  if (!config.has(sf::ip) || !config.has(sf::tid) || !config.has(sf::time)) return;
+  std::size_t at = sizeof(abi::RecordHeader) + (config.has(sf::identifier) ? 8 : 0);
+  if (at + 24 > view.bytes.size()) return;
+  std::uint64_t ip = 0, time = 0;
+  std::uint32_t pid = 0;
+  std::memcpy(&ip, view.bytes.data() + at, sizeof ip);
+  std::memcpy(&pid, view.bytes.data() + at + 8, sizeof pid);
+  std::memcpy(&time, view.bytes.data() + at + 16, sizeof time);
+  if (first_time_ == 0) first_time_ = time;
+  last_time_ = std::max(last_time_, time);
+  auto cpumode = static_cast<std::uint16_t>(view.header.misc & misc::cpumode_mask);
+  // By process and 1 MiB of address space: a process's code and the kernel's, apart.
+  std::size_t slot =
+      (pid * 0x9e3779b1u ^ static_cast<std::uint32_t>(ip >> 20) ^ cpumode) % last_hit_slots;
+  LastHit& last = last_hits_[slot];
+  if (pid == last.pid && cpumode == last.cpumode && ip >= last.start && ip < last.end) {
+    return;  // that file is noted already
+  }
+  if (!maps_.dso_of(pid, ip, cpumode)) return;
+  if (auto mapping = maps_.mapping_of(pid, ip, cpumode)) {
+    last = LastHit{pid, cpumode, mapping->start, mapping->end};
+  }
+}
+
+std::vector<BuildIdEntry> PerfDataSink::build_ids() const {
+  std::vector<BuildIdEntry> entries;
+  for (const auto& hit : maps_.hit_files()) {
+    BuildIdEntry entry;
+    entry.filename = hit.filename;
+    entry.misc = hit.kernel ? misc::kernel : misc::user;
+    std::optional<std::vector<std::uint8_t>> id;
+    if (hit.kernel && hit.filename == "[kernel.kallsyms]") {
+      id = kernel_build_id();
+    } else if (!hit.filename.empty() && hit.filename.front() == '/') {
+      id = read_build_id(hit.filename);
+    }
+    if (!id) continue;
+    entry.build_id = std::move(*id);
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+}  // namespace perfscope
