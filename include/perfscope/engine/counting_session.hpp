@@ -14,6 +14,7 @@
 #include "perfscope/core/reading.hpp"
 #include "perfscope/engine/target.hpp"
 #include "perfscope/engine/target_units.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -41,7 +42,7 @@ struct EventCount {
   ScaledCount scaled;  // reading scaled for multiplexing
 };
 
-class CountingSession {
+class PERFSCOPE_EXPORT CountingSession {
  public:
   CountingSession(std::vector<EventGroupSpec> groups, Target target, CountingOptions options = {});
   ~CountingSession();

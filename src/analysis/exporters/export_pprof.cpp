@@ -18,6 +18,7 @@
 
 #include "analysis/exporters/exporter_common.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
+#include "perfscope/version.hpp"
 #include "profile.pb.h"
 
 namespace perfscope {
@@ -127,7 +128,7 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     pb.set_duration_nanos(
         static_cast<std::int64_t>(profile.summary.last_time - profile.summary.first_time));
   }
-  pb.add_comment(strings.index("perfscope 0.1.0"));
+  pb.add_comment(strings.index(version_banner));
   if (!profile.summary.command_line.empty()) {
     pb.add_comment(strings.index("command: " + profile.summary.command_line));
   }
