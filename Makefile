@@ -12,9 +12,13 @@ all: build
 deps:
 	./scripts/install-deps
 
+# The developer's switches, explicitly: they default to ON only for a top-level build, and the
+# suite must not depend on how perfscope is configured by default.
+DEV_OPTIONS ?= -DPERFSCOPE_WERROR=ON -DPERFSCOPE_BUILD_TESTS=ON -DPERFSCOPE_BUILD_BENCHMARKS=ON
+
 configure: deps
 	cmake -S . -B $(BUILD_DIR) -G $(CMAKE_GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_CXX_COMPILER=g++
+	  -DCMAKE_CXX_COMPILER=g++ $(DEV_OPTIONS)
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)

@@ -61,7 +61,10 @@ std::string function_of(std::uintptr_t pc) {
   if (pc == 0 || ::dladdr(reinterpret_cast<void*>(pc), &info) == 0) return "[unknown]";
   if (info.dli_sname) return info.dli_sname;
   std::string object = info.dli_fname ? info.dli_fname : "?";
-  return "[" + object.substr(object.rfind('/') + 1) + "]";
+  // Appended, not "[" + name + "]": GCC 12's -O3 reports a false -Wrestrict in operator+.
+  std::string name = "[";
+  name.append(object, object.rfind('/') + 1).append("]");
+  return name;
 }
 
 }  // namespace

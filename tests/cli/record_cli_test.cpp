@@ -93,7 +93,9 @@ std::vector<SampleLine> our_samples(const PerfDataReader& reader) {
                   static_cast<unsigned long long>(sample.time % 1000000000ULL / 1000));
     auto comm = comms.find(sample.tid);
     // perf names a thread it has no COMM for by its tid, signed (-1: an idle CPU's sample).
-    std::string unnamed = ":" + std::to_string(static_cast<std::int32_t>(sample.tid));
+    // Appended, not ":" + to_string(): GCC 12 at -O3 reports a false -Wrestrict in operator+.
+    std::string unnamed = ":";
+    unnamed += std::to_string(static_cast<std::int32_t>(sample.tid));
     lines.push_back({comm != comms.end() ? comm->second : unnamed, sample.tid, time, sample.ip});
   });
   EXPECT_FALSE(error) << error->what();

@@ -15,13 +15,14 @@
 #endif
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/version.hpp"
 
 namespace {
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"perfscope: counting and profiling with Linux perf_event", "perfscope"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "perfscope 0.1.0");
+  app.set_version_flag("--version", std::string(perfscope::version_banner));
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Show the perf_event_attr of a failed event and more");
 

@@ -5,12 +5,14 @@
 #include <string_view>
 #include <vector>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope {
 
 // Parses a CPU list; throws std::invalid_argument naming the bad part.
-std::vector<int> parse_cpu_list(std::string_view text);
-std::string format_cpu_list(const std::vector<int>& cpus);
+PERFSCOPE_EXPORT std::vector<int> parse_cpu_list(std::string_view text);
+PERFSCOPE_EXPORT std::string format_cpu_list(const std::vector<int>& cpus);
 // The online CPUs of this machine.
-std::vector<int> online_cpus();
+PERFSCOPE_EXPORT std::vector<int> online_cpus();
 
 }  // namespace perfscope

@@ -10,10 +10,11 @@
 #include <system_error>
 
 #include "perfscope/core/event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
-class Error : public std::system_error {
+class PERFSCOPE_EXPORT Error : public std::system_error {
  public:
   Error(int errnum, std::string summary, std::string diagnosis = {},
         std::optional<EventAttr> attr = std::nullopt);
@@ -46,28 +47,31 @@ struct OpenContext {
 };
 
 // The plain-words explanation of a perf_event_open(2) failure with its fix.
-std::string diagnose_open_failure(int errnum, const EventAttr& attr, const OpenContext& context);
+PERFSCOPE_EXPORT std::string diagnose_open_failure(int errnum, const EventAttr& attr,
+                                                   const OpenContext& context);
 
 // errno name such as "EACCES" (empty for unknown numbers).
-std::string_view errno_name(int errnum) noexcept;
+PERFSCOPE_EXPORT std::string_view errno_name(int errnum) noexcept;
 
-[[noreturn]] void throw_open_error(int errnum, const EventAttr& attr, const OpenContext& context);
+[[noreturn]] PERFSCOPE_EXPORT void throw_open_error(int errnum, const EventAttr& attr,
+                                                    const OpenContext& context);
 
 // Like perf: at kernel.perf_event_paranoid >= 2 an unprivileged user may count user space only.
 // True when an open of a task (not CPU-wide) event that failed with EACCES/EPERM counted the
 // kernel, the level is 2 or more and the process has neither CAP_PERFMON nor CAP_SYS_ADMIN: the
 // same open with exclude_kernel and exclude_hv set is allowed. Sessions then retry that way and
 // give user_space_only_notice().
-bool user_space_only_fallback(int errnum, const EventAttr& attr, const OpenContext& context);
-std::string user_space_only_notice();
+PERFSCOPE_EXPORT bool user_space_only_fallback(int errnum, const EventAttr& attr,
+                                               const OpenContext& context);
+PERFSCOPE_EXPORT std::string user_space_only_notice();
 // perf's label for an event the fallback made user-space only: a "u" modifier added to the name
 // (cycles -> cycles:u, cycles:p -> cycles:pu, cpu/event=0x76/ -> cpu/event=0x76/u).
-std::string user_space_only_name(std::string_view name);
+PERFSCOPE_EXPORT std::string user_space_only_name(std::string_view name);
 
 // True when an open failed because this machine lacks the event (no such PMU, event or
 // hardware: ENOENT, EOPNOTSUPP, ENODEV, ENXIO, ENOSYS, or EINVAL for hardware-type events),
 // rather than because of its settings or privileges: callers asked to skip unsupported events
 // (perf stat's "<not supported>") leave it out.
-bool open_failure_means_unsupported(int errnum, const EventAttr& attr) noexcept;
+PERFSCOPE_EXPORT bool open_failure_means_unsupported(int errnum, const EventAttr& attr) noexcept;
 
 }  // namespace perfscope

@@ -12,11 +12,12 @@
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/reading.hpp"
+#include "perfscope/export.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 
 namespace perfscope {
 
-class Event {
+class PERFSCOPE_EXPORT Event {
  public:
   Event() = default;
   ~Event();

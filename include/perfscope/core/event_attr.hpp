@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "perfscope/abi/perf_event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
-class EventAttr {
+class PERFSCOPE_EXPORT EventAttr {
  public:
   EventAttr() = default;
   explicit EventAttr(const abi::PerfEventAttr& raw) : raw_(raw) {}
@@ -86,9 +87,10 @@ class EventAttr {
 };
 
 // Symbolic names for dumps and messages.
-std::string_view event_type_name(std::uint32_t type) noexcept;  // "PERF_TYPE_SOFTWARE", or ""
-std::string describe_flags(std::uint64_t flags);                // "disabled|inherit|..."
-std::string describe_sample_type(std::uint64_t bits);           // "IP|TID|..."
-std::string describe_read_format(std::uint64_t bits);           // "TOTAL_TIME_ENABLED|..."
+PERFSCOPE_EXPORT std::string_view event_type_name(
+    std::uint32_t type) noexcept;                                  // "PERF_TYPE_SOFTWARE", or ""
+PERFSCOPE_EXPORT std::string describe_flags(std::uint64_t flags);  // "disabled|inherit|..."
+PERFSCOPE_EXPORT std::string describe_sample_type(std::uint64_t bits);  // "IP|TID|..."
+PERFSCOPE_EXPORT std::string describe_read_format(std::uint64_t bits);  // "TOTAL_TIME_ENABLED|..."
 
 }  // namespace perfscope

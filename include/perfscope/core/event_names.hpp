@@ -10,6 +10,7 @@
 
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/core/event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -20,21 +21,21 @@ struct GenericEventName {
   std::uint64_t config;
 };
 
-std::span<const GenericEventName> hardware_event_names() noexcept;
-std::span<const GenericEventName> software_event_names() noexcept;
+PERFSCOPE_EXPORT std::span<const GenericEventName> hardware_event_names() noexcept;
+PERFSCOPE_EXPORT std::span<const GenericEventName> software_event_names() noexcept;
 
 // Every hw-cache name in perf's canonical spelling (L1-dcache-loads, LLC-store-misses, ...).
-std::vector<std::string> hw_cache_event_names();
+PERFSCOPE_EXPORT std::vector<std::string> hw_cache_event_names();
 
 // Looks up a generic hardware, software or hw-cache name (case-sensitive like perf, with perf's
 // alternate cache spellings such as l1d, L1-data, loads/load/read, misses/miss).
-std::optional<EventAttr> lookup_generic_event(std::string_view name);
+PERFSCOPE_EXPORT std::optional<EventAttr> lookup_generic_event(std::string_view name);
 
 // The canonical name of a generic, raw or breakpoint attr ("cycles", "L1-dcache-load-misses",
 // "r1a2b", "mem:0x1000/8:w"); empty when none applies (tracepoints and dynamic PMUs).
-std::string generic_event_name(const abi::PerfEventAttr& attr);
+PERFSCOPE_EXPORT std::string generic_event_name(const abi::PerfEventAttr& attr);
 
 // Levenshtein distance, for "did you mean" suggestions.
-std::size_t edit_distance(std::string_view a, std::string_view b);
+PERFSCOPE_EXPORT std::size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace perfscope

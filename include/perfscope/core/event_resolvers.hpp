@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope {
 
 struct SymbolOffset {
@@ -17,7 +19,7 @@ struct SymbolOffset {
   std::string error;                    // why not, when there is no offset
 };
 
-class SymbolOffsetResolver {
+class PERFSCOPE_EXPORT SymbolOffsetResolver {
  public:
   virtual ~SymbolOffsetResolver() = default;
   // The offset in the file `path` of the bytes of `symbol` (a function), as uprobes want it.
@@ -39,7 +41,7 @@ struct VendorEventLookup {
   std::string error;  // set when the name is known but cannot be encoded; empty when unknown
 };
 
-class VendorEventResolver {
+class PERFSCOPE_EXPORT VendorEventResolver {
  public:
   virtual ~VendorEventResolver() = default;
   virtual VendorEventLookup resolve(std::string_view name) const = 0;
@@ -49,9 +51,11 @@ class VendorEventResolver {
 
 // Process-wide resolvers used when parse options name none. Not thread-safe against a concurrent
 // parse: install them at start-up.
-void install_symbol_offset_resolver(std::shared_ptr<const SymbolOffsetResolver> resolver);
-void install_vendor_event_resolver(std::shared_ptr<const VendorEventResolver> resolver);
-const SymbolOffsetResolver* installed_symbol_offset_resolver() noexcept;
-const VendorEventResolver* installed_vendor_event_resolver() noexcept;
+PERFSCOPE_EXPORT void install_symbol_offset_resolver(
+    std::shared_ptr<const SymbolOffsetResolver> resolver);
+PERFSCOPE_EXPORT void install_vendor_event_resolver(
+    std::shared_ptr<const VendorEventResolver> resolver);
+PERFSCOPE_EXPORT const SymbolOffsetResolver* installed_symbol_offset_resolver() noexcept;
+PERFSCOPE_EXPORT const VendorEventResolver* installed_vendor_event_resolver() noexcept;
 
 }  // namespace perfscope

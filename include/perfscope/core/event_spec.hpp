@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "perfscope/core/event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -45,7 +46,7 @@ struct EventGroupSpec {
 };
 
 // A malformed event list: the message names the problem, position is the offending character.
-class EventSpecError : public std::invalid_argument {
+class PERFSCOPE_EXPORT EventSpecError : public std::invalid_argument {
  public:
   EventSpecError(std::string message, std::string input, std::size_t position);
   std::size_t position() const noexcept { return position_; }
@@ -67,24 +68,26 @@ struct EventParseOptions {
   const VendorEventResolver* vendor = nullptr;
 };
 
-std::vector<EventGroupSpec> parse_event_list(std::string_view text);
-std::vector<EventGroupSpec> parse_event_list(std::string_view text,
-                                             const EventParseOptions& options);
+PERFSCOPE_EXPORT std::vector<EventGroupSpec> parse_event_list(std::string_view text);
+PERFSCOPE_EXPORT std::vector<EventGroupSpec> parse_event_list(std::string_view text,
+                                                              const EventParseOptions& options);
 
 // The event in the grammar's canonical spelling, from its attr and spec: generic names as perf
 // prints them, PMU events as pmu/term=0x..,.../ with every term decoded through format/,
 // tracepoints, breakpoints and probes by their canonical forms, then the modifiers that the attr
 // carries (:ukhGHIpDeSW order). Parsing it gives the same attr. `pmus` resolves dynamic PMU types.
-std::string canonical_event_string(const EventSpec& spec, const PmuRegistry* pmus = nullptr);
+PERFSCOPE_EXPORT std::string canonical_event_string(const EventSpec& spec,
+                                                    const PmuRegistry* pmus = nullptr);
 
 // Applies perf modifiers ("u", "k", "ppp", "G", "H", "I", "P", "D", "e", "S", "W") to an attr:
 // u/k/h count only user/kernel/hypervisor, G/H only guest/host, I excludes idle, p..ppp ask for
 // precise (skid-free) samples, P the highest precision, D pins the event, e makes it exclusive,
 // S samples the group's counts (PERF_SAMPLE_READ), W makes the group weak.
 // Returns false and sets `bad` to the index of the first unknown modifier.
-bool apply_modifiers(std::string_view modifiers, EventSpec& spec, std::size_t& bad);
+PERFSCOPE_EXPORT bool apply_modifiers(std::string_view modifiers, EventSpec& spec,
+                                      std::size_t& bad);
 
 // The id of tracepoint subsys:name from tracefs, or -errno (ENOENT: no such tracepoint).
-long long tracepoint_id(std::string_view subsystem, std::string_view name);
+PERFSCOPE_EXPORT long long tracepoint_id(std::string_view subsystem, std::string_view name);
 
 }  // namespace perfscope

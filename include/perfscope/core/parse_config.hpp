@@ -6,10 +6,11 @@
 #include <cstdint>
 
 #include "perfscope/abi/perf_event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
-struct ParseConfig {
+struct PERFSCOPE_EXPORT ParseConfig {
   std::uint64_t sample_type = 0;
   std::uint64_t read_format = 0;
   std::uint64_t branch_sample_type = 0;

@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "perfscope/abi/perf_event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
 // One file of format/: which attr word (config, config1, config2, config3) and which bits of it a
 // term occupies. A term may be split ("config:0-7,32-35"): its value's low bits fill the lowest
 // range first, as the kernel's format parser and perf do.
-struct PmuFormatField {
+struct PERFSCOPE_EXPORT PmuFormatField {
   struct BitRange {
     unsigned low;
     unsigned high;  // inclusive
@@ -38,16 +39,18 @@ struct PmuFormatField {
 };
 
 // Parses a format/ file's text ("config1:0", "config:0-7,32-35"); nullopt when malformed.
-std::optional<PmuFormatField> parse_pmu_format(std::string name, std::string_view text);
+PERFSCOPE_EXPORT std::optional<PmuFormatField> parse_pmu_format(std::string name,
+                                                                std::string_view text);
 
 // Writes `value` into the bits of `field` (clearing what was there). Returns an empty string, or
 // why the value does not fit: "value 0x1ff is too wide for term 'umask' (8 bits: config:8-15)".
-std::string apply_pmu_format(const PmuFormatField& field, std::uint64_t value,
-                             abi::PerfEventAttr& attr);
+PERFSCOPE_EXPORT std::string apply_pmu_format(const PmuFormatField& field, std::uint64_t value,
+                                              abi::PerfEventAttr& attr);
 
 // The attr word a format field names (config, config1, ...).
-std::uint64_t& attr_config_word(abi::PerfEventAttr& attr, unsigned word) noexcept;
-std::uint64_t attr_config_word(const abi::PerfEventAttr& attr, unsigned word) noexcept;
+PERFSCOPE_EXPORT std::uint64_t& attr_config_word(abi::PerfEventAttr& attr, unsigned word) noexcept;
+PERFSCOPE_EXPORT std::uint64_t attr_config_word(const abi::PerfEventAttr& attr,
+                                                unsigned word) noexcept;
 
 // A named event of events/: "cache-misses" = "event=0x64,umask=0x09".
 struct PmuAlias {
@@ -59,7 +62,7 @@ struct PmuAlias {
   bool snapshot = false;
 };
 
-struct Pmu {
+struct PERFSCOPE_EXPORT Pmu {
   std::string name;
   std::uint32_t type = 0;
   std::vector<PmuFormatField> format;  // sorted by name
@@ -74,7 +77,7 @@ struct Pmu {
   const PmuAlias* find_alias(std::string_view alias) const noexcept;
 };
 
-class PmuRegistry {
+class PERFSCOPE_EXPORT PmuRegistry {
  public:
   // Reads the PMUs under `root` (a directory of PMU directories); nothing is read until asked.
   explicit PmuRegistry(std::string root = default_root());

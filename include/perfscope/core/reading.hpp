@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope {
 
 struct Reading {
@@ -31,12 +33,14 @@ struct Reading {
 
 // Bytes one read(2) returns for this read_format and number of group members (1 for a single
 // event; ignored without PERF_FORMAT_GROUP).
-std::size_t read_size_bytes(std::uint64_t read_format, std::size_t members) noexcept;
+PERFSCOPE_EXPORT std::size_t read_size_bytes(std::uint64_t read_format,
+                                             std::size_t members) noexcept;
 
 // Decodes `words` (as read from the fd) into `out`, one Reading per member. Returns the number of
 // members decoded, or 0 when the buffer is too short or holds more members than `out` can take.
-std::size_t decode_read(std::span<const std::uint64_t> words, std::uint64_t read_format,
-                        std::span<Reading> out) noexcept;
+PERFSCOPE_EXPORT std::size_t decode_read(std::span<const std::uint64_t> words,
+                                         std::uint64_t read_format,
+                                         std::span<Reading> out) noexcept;
 
 enum class CountStatus {
   counted,      // ran the whole time it was enabled
@@ -76,6 +80,6 @@ inline ScaledCount scale(const Reading& reading) noexcept {
 // Scales the change between two readings of one event (interval mode). A per-task event whose
 // task did not run in the interval has no enabled time: that is an exact zero, not "not
 // counted", as long as the event has run at some point (`cumulative`).
-ScaledCount scale_delta(const Reading& delta, const Reading& cumulative) noexcept;
+PERFSCOPE_EXPORT ScaledCount scale_delta(const Reading& delta, const Reading& cumulative) noexcept;
 
 }  // namespace perfscope

@@ -14,6 +14,7 @@
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/core/parse_config.hpp"
 #include "perfscope/core/reading.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -36,7 +37,7 @@ struct SampleId {
 };
 
 // PERF_SAMPLE_READ / PERF_RECORD_READ values, decoded on demand.
-struct ReadValues {
+struct PERFSCOPE_EXPORT ReadValues {
   std::span<const std::uint64_t> words;
   std::uint64_t read_format = 0;
   // Members in the read (1 without PERF_FORMAT_GROUP).
@@ -47,7 +48,7 @@ struct ReadValues {
   }
 };
 
-struct RegisterSet {
+struct PERFSCOPE_EXPORT RegisterSet {
   std::uint64_t abi = 0;                  // abi::SampleRegsAbi: 0 means no registers were captured
   std::uint64_t mask = 0;                 // the attr's register mask
   std::span<const std::uint64_t> values;  // one per set bit of mask, in bit order
@@ -71,7 +72,7 @@ struct SampleWeight {
 };
 
 // PERF_SAMPLE_DATA_SRC split into its fields (abi/data_source.hpp names their bits).
-struct DataSource {
+struct PERFSCOPE_EXPORT DataSource {
   std::uint64_t op = 0, level = 0, snoop = 0, lock = 0, dtlb = 0, level_number = 0, remote = 0,
                 snoopx = 0, block = 0, hops = 0;
   static DataSource decode(std::uint64_t word) noexcept;
@@ -254,19 +255,20 @@ struct DecodeError {
 // (a length that runs past its end); it never reads outside `view.bytes`. Reusing one `out` for
 // every record is the fast path: a SampleRecord is then reset only when the sample_type changes,
 // which relies on its fields outside `fields` keeping the defaults the decoder left there.
-bool decode_record(const RecordView& view, const ParseConfig& config, Record& out,
-                   DecodeError& error) noexcept;
-bool decode_sample(const RecordView& view, const ParseConfig& config, SampleRecord& out,
-                   DecodeError& error) noexcept;
+PERFSCOPE_EXPORT bool decode_record(const RecordView& view, const ParseConfig& config, Record& out,
+                                    DecodeError& error) noexcept;
+PERFSCOPE_EXPORT bool decode_sample(const RecordView& view, const ParseConfig& config,
+                                    SampleRecord& out, DecodeError& error) noexcept;
 // The sample_id trailer of a non-sample record.
-bool decode_sample_id(const RecordView& view, const ParseConfig& config, SampleId& out) noexcept;
+PERFSCOPE_EXPORT bool decode_sample_id(const RecordView& view, const ParseConfig& config,
+                                       SampleId& out) noexcept;
 
 // The event id of a record from a buffer shared by several events: the first u64 after the
 // header for samples, the last u64 for other records. Needs PERF_SAMPLE_IDENTIFIER (and
 // sample_id_all for non-samples); nullopt when the record is too short.
-std::optional<std::uint64_t> record_identifier(const RecordView& view) noexcept;
+PERFSCOPE_EXPORT std::optional<std::uint64_t> record_identifier(const RecordView& view) noexcept;
 
 // "SAMPLE", "MMAP2", ..., or "" for unknown types.
-std::string_view record_type_name(std::uint32_t type) noexcept;
+PERFSCOPE_EXPORT std::string_view record_type_name(std::uint32_t type) noexcept;
 
 }  // namespace perfscope

@@ -12,6 +12,7 @@
 #include "perfscope/abi/perf_event_mmap_page.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/records.hpp"
+#include "perfscope/export.hpp"
 #include "perfscope/sys/memory_map.hpp"
 
 namespace perfscope {
@@ -23,7 +24,7 @@ struct RingBufferStats {
   std::uint64_t corrupt = 0;          // batches abandoned at an impossible header
 };
 
-class RingBuffer {
+class PERFSCOPE_EXPORT RingBuffer {
  public:
   RingBuffer() = default;
   RingBuffer(RingBuffer&&) noexcept = default;

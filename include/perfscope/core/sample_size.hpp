@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "perfscope/abi/perf_event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -19,8 +20,8 @@ struct SampleSizeBound {
 };
 
 // `group_size`: events in the group, for PERF_SAMPLE_READ with PERF_FORMAT_GROUP.
-SampleSizeBound smallest_user_sample(const abi::PerfEventAttr& attr,
-                                     std::size_t group_size = 1) noexcept;
+PERFSCOPE_EXPORT SampleSizeBound smallest_user_sample(const abi::PerfEventAttr& attr,
+                                                      std::size_t group_size = 1) noexcept;
 
 // The largest record the kernel writes into a ring buffer of `data_bytes` (a power of two):
 // it needs more free space than the record, so one 8-byte word stays unused.

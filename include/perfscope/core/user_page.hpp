@@ -14,6 +14,7 @@
 
 #include "perfscope/abi/perf_event_mmap_page.hpp"
 #include "perfscope/core/reading.hpp"
+#include "perfscope/export.hpp"
 #include "perfscope/sys/memory_map.hpp"
 
 namespace perfscope {
@@ -24,7 +25,8 @@ enum class ReadPath : std::uint8_t {
   user_space,  // the page's seqlock protocol and the counter instruction
   syscall,     // read(2) on the event's fd
 };
-std::string_view read_path_name(ReadPath path) noexcept;  // "user space", "read(2)"
+PERFSCOPE_EXPORT std::string_view read_path_name(
+    ReadPath path) noexcept;  // "user space", "read(2)"
 
 // cycles * mult >> shift without overflowing 64 bits in the product, as the manual computes it.
 constexpr std::uint64_t multiply_shift(std::uint64_t cycles, std::uint32_t mult,
@@ -179,7 +181,7 @@ struct PageCapabilities {
   std::uint16_t pmc_width = 0;
 };
 
-class UserPage {
+class PERFSCOPE_EXPORT UserPage {
  public:
   UserPage() = default;
 

@@ -12,10 +12,11 @@
 
 #include "perfscope/engine/counting_session.hpp"
 #include "perfscope/engine/derived_metrics.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
-struct CounterReport {
+struct PERFSCOPE_EXPORT CounterReport {
   std::string region;            // the region's name; empty for the totals of a Counters
   std::uint64_t runs = 0;        // regions accumulated (start/stop pairs for totals)
   std::uint64_t elapsed_ns = 0;  // wall time the counters were enabled, summed over the runs
@@ -40,8 +41,9 @@ struct CounterReport {
 // Scales every reading of `counts` (in place) and derives the metrics group by group. The
 // readings are sums of deltas: value, enabled and running add up over regions and threads, so
 // that value * enabled / running corrects the whole for the time the group was multiplexed out.
-CounterReport make_counter_report(std::string region, std::vector<EventCount> counts,
-                                  std::uint64_t elapsed_ns, std::uint64_t runs);
+PERFSCOPE_EXPORT CounterReport make_counter_report(std::string region,
+                                                   std::vector<EventCount> counts,
+                                                   std::uint64_t elapsed_ns, std::uint64_t runs);
 
 // Several reports (every region of a Counters): a table per report; a JSON object
 // {"regions": [{"region", "runs", "elapsed_ns", "events": [{"name", "group", "value", "raw",
@@ -49,11 +51,11 @@ CounterReport make_counter_report(std::string region, std::vector<EventCount> co
 // "metric_unit"}]}]}; CSV with the columns
 // region,runs,elapsed_ns,event,group,value,raw,enabled_ns,running_ns,fraction_running,status,
 // metric,metric_unit.
-std::string format_table(std::span<const CounterReport> reports);
-std::string format_json(std::span<const CounterReport> reports);
-std::string format_csv(std::span<const CounterReport> reports);
+PERFSCOPE_EXPORT std::string format_table(std::span<const CounterReport> reports);
+PERFSCOPE_EXPORT std::string format_json(std::span<const CounterReport> reports);
+PERFSCOPE_EXPORT std::string format_csv(std::span<const CounterReport> reports);
 
 // "counted", "multiplexed", "not counted", or "not supported" (the event could not be opened).
-std::string_view count_status_name(const EventCount& count) noexcept;
+PERFSCOPE_EXPORT std::string_view count_status_name(const EventCount& count) noexcept;
 
 }  // namespace perfscope

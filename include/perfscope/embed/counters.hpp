@@ -26,6 +26,7 @@
 #include "perfscope/core/user_page.hpp"
 #include "perfscope/embed/counter_report.hpp"
 #include "perfscope/engine/counting_session.hpp"
+#include "perfscope/export.hpp"
 #include "perfscope/sys/memory_map.hpp"
 
 namespace perfscope {
@@ -35,7 +36,7 @@ enum class CountersScope : std::uint8_t {
   process,         // every thread of the process: those it has now and those it creates later
 };
 
-struct CountersOptions {
+struct PERFSCOPE_EXPORT CountersOptions {
   CountersScope scope = CountersScope::calling_thread;
   // When the kernel refuses to count kernel space (perf_event_paranoid 2 without CAP_PERFMON),
   // count user space only instead of failing; notices() records it. Events whose string asks
@@ -71,7 +72,7 @@ struct LiveRead {
   bool times_current = true;
 };
 
-class Counters {
+class PERFSCOPE_EXPORT Counters {
  public:
   // Parses the events (perfscope::EventSpecError on a malformed string) and opens them, disabled
   // (perfscope::Error with a diagnosis when one that must count cannot be opened).

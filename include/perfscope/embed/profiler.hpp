@@ -17,9 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -35,7 +36,7 @@ enum class ProfilerCallGraph : std::uint8_t {
   none,            // the sampled function alone
 };
 
-struct ProfilerOptions {
+struct PERFSCOPE_EXPORT ProfilerOptions {
   // Events to sample in the CLI's grammar. Empty: cycles, or cpu-clock where no PMU can sample
   // cycles (a VM without one), which notices() says.
   std::string events;
@@ -68,7 +69,7 @@ struct ProfilerStats {
   std::uint64_t wakeups = 0;  // times the drain thread emptied the buffers
 };
 
-class Profiler {
+class PERFSCOPE_EXPORT Profiler {
  public:
   // Parses the events (perfscope::EventSpecError on a malformed string) and checks the options
   // (std::invalid_argument); nothing is opened before start() but a probe of the cycles counter

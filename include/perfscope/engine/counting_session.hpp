@@ -15,6 +15,7 @@
 #include "perfscope/engine/event_opener.hpp"
 #include "perfscope/engine/target.hpp"
 #include "perfscope/engine/target_units.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -47,7 +48,7 @@ struct EventCount {
   ScaledCount scaled;  // reading scaled for multiplexing
 };
 
-class CountingSession {
+class PERFSCOPE_EXPORT CountingSession {
  public:
   CountingSession(std::vector<EventGroupSpec> groups, Target target, CountingOptions options = {});
   ~CountingSession();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "perfscope/engine/counting_session.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -16,11 +17,11 @@ struct DerivedMetric {
 };
 
 // The metric to show beside counts[index], if any. `elapsed_ns` is the wall time of the run.
-std::optional<DerivedMetric> derived_metric(std::span<const EventCount> counts, std::size_t index,
-                                            double elapsed_ns);
+PERFSCOPE_EXPORT std::optional<DerivedMetric> derived_metric(std::span<const EventCount> counts,
+                                                             std::size_t index, double elapsed_ns);
 
 // True when the event's natural unit is time in nanoseconds (task-clock, cpu-clock), which is
 // shown in milliseconds.
-bool is_time_event(const EventCount& count);
+PERFSCOPE_EXPORT bool is_time_event(const EventCount& count);
 
 }  // namespace perfscope

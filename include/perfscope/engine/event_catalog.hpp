@@ -9,19 +9,23 @@
 #include <string_view>
 #include <vector>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope {
 
 class PmuRegistry;
 
 enum class EventCategory { hardware, software, cache, pmu, tracepoint, breakpoint, probe };
-std::string_view category_name(EventCategory category) noexcept;  // "hardware", ...
+PERFSCOPE_EXPORT std::string_view category_name(
+    EventCategory category) noexcept;  // "hardware", ...
 
 enum class OpenCheck {
   opens,       // opened (and closed) here
   fails,       // the open failed: see open_error
   not_probed,  // not opened: see open_error for why and what is known
 };
-std::string_view open_check_name(OpenCheck check) noexcept;  // "yes", "no", "not probed"
+PERFSCOPE_EXPORT std::string_view open_check_name(
+    OpenCheck check) noexcept;  // "yes", "no", "not probed"
 
 struct CatalogEvent {
   EventCategory category = EventCategory::hardware;
@@ -53,10 +57,10 @@ struct CatalogOptions {
 };
 
 // Every event, grouped by category in the order of EventCategory, sorted by name within one.
-std::vector<CatalogEvent> list_events(const CatalogOptions& options = {});
+PERFSCOPE_EXPORT std::vector<CatalogEvent> list_events(const CatalogOptions& options = {});
 
 // Whether `name` (or `alias`) is selected by a list pattern as CatalogOptions describes it.
-bool catalog_pattern_matches(std::string_view pattern, std::string_view name,
-                             std::string_view alias = {});
+PERFSCOPE_EXPORT bool catalog_pattern_matches(std::string_view pattern, std::string_view name,
+                                              std::string_view alias = {});
 
 }  // namespace perfscope

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope {
 
 enum class CheckStatus {
@@ -16,7 +18,8 @@ enum class CheckStatus {
   fail,  // does not work here
   info,  // a fact, neither good nor bad
 };
-std::string_view check_status_name(CheckStatus status) noexcept;  // "ok", "warn", "fail", "info"
+PERFSCOPE_EXPORT std::string_view check_status_name(
+    CheckStatus status) noexcept;  // "ok", "warn", "fail", "info"
 
 struct MachineCheck {
   std::string id;     // stable key: "perf_event_paranoid", "hardware_events", ...
@@ -45,7 +48,7 @@ struct UserPageCapabilities {
   std::uint16_t pmc_width = 0;
 };
 
-struct MachineReport {
+struct PERFSCOPE_EXPORT MachineReport {
   std::vector<MachineCheck> checks;
   std::vector<PmuDevice> pmus;
   UserPageCapabilities user_page;
@@ -63,6 +66,6 @@ struct MachineReport {
 // Probes this machine for the calling process: opens (and closes) a few events on itself, maps
 // their first page, reads procfs/sysfs. Takes a few tens of milliseconds; never throws for what
 // the machine lacks (that is what the report says).
-MachineReport check_machine();
+PERFSCOPE_EXPORT MachineReport check_machine();
 
 }  // namespace perfscope

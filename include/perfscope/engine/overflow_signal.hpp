@@ -25,24 +25,25 @@
 
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
 // Sends `signal` to thread `thread` (0: the calling thread) on every overflow of `event`.
 // Throws perfscope::Error saying what to change when the kernel refuses.
-void route_overflows(const Event& event, int signal, pid_t thread = 0);
+PERFSCOPE_EXPORT void route_overflows(const Event& event, int signal, pid_t thread = 0);
 
 // Enables `event` for `overflows` more overflows (PERF_EVENT_IOC_REFRESH). Throws
 // perfscope::Error with the reason when the kernel refuses.
-void arm_for_overflows(Event& event, int overflows);
+PERFSCOPE_EXPORT void arm_for_overflows(Event& event, int overflows);
 
 // `attr` with sigtrap, remove_on_exec and sig_data set: each overflow raises SIGTRAP in the
 // thread that caused it, carrying `sig_data` (e.g. a pointer to the handler's context).
-EventAttr with_sigtrap(EventAttr attr, std::uint64_t sig_data) noexcept;
+PERFSCOPE_EXPORT EventAttr with_sigtrap(EventAttr attr, std::uint64_t sig_data) noexcept;
 
 // What a SIGTRAP from a sigtrap event carries. Decoded from the raw siginfo, since C libraries
 // do not name these fields yet.
-struct PerfTrap {
+struct PERFSCOPE_EXPORT PerfTrap {
   std::uint64_t data = 0;      // attr.sig_data
   std::uintptr_t address = 0;  // the sample's address (watched address for breakpoints), or 0
   std::uint32_t type = 0;      // attr.type (abi::EventType), as the caller opened it
@@ -50,7 +51,7 @@ struct PerfTrap {
   bool asynchronous() const noexcept;  // SIGTRAP was blocked: delivered after the fact
 };
 // True and `out` filled when `info` is a SIGTRAP with si_code TRAP_PERF. Async-signal-safe.
-bool decode_perf_trap(const siginfo_t& info, PerfTrap& out) noexcept;
+PERFSCOPE_EXPORT bool decode_perf_trap(const siginfo_t& info, PerfTrap& out) noexcept;
 
 // What an O_ASYNC overflow signal carries.
 struct OverflowNotice {
@@ -59,11 +60,11 @@ struct OverflowNotice {
 };
 // For the handler of the routed signal: true and `out` filled when `info` is a perf fd's O_ASYNC
 // notification (si_code POLL_IN or POLL_HUP). Async-signal-safe.
-bool decode_overflow_notice(const siginfo_t& info, OverflowNotice& out) noexcept;
+PERFSCOPE_EXPORT bool decode_overflow_notice(const siginfo_t& info, OverflowNotice& out) noexcept;
 
 // The user-mode instruction pointer a signal interrupted, from the handler's third argument;
 // 0 on architectures this does not know (x86-64, i386, arm64 and riscv are known).
 // Async-signal-safe.
-std::uintptr_t interrupted_instruction_pointer(const void* ucontext) noexcept;
+PERFSCOPE_EXPORT std::uintptr_t interrupted_instruction_pointer(const void* ucontext) noexcept;
 
 }  // namespace perfscope

@@ -24,10 +24,11 @@
 #include <vector>
 
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
-struct PmuCapacity {
+struct PERFSCOPE_EXPORT PmuCapacity {
   bool known = false;  // false: no group of hardware events could be opened (`reason` says why)
   std::string reason;  // why the capacity is not known
   std::string probe_event;  // the generic-counter-only event the probe used
@@ -46,16 +47,16 @@ struct PmuCapacity {
 
 // Probes the core PMU as described above (a few dozen perf_event_open calls on the calling
 // thread, user-space only, so any perf_event_paranoid up to 2 allows it). Never throws.
-PmuCapacity probe_pmu_capacity();
+PERFSCOPE_EXPORT PmuCapacity probe_pmu_capacity();
 // probe_pmu_capacity() of this process, probed once on first use.
-const PmuCapacity& pmu_capacity();
+PERFSCOPE_EXPORT const PmuCapacity& pmu_capacity();
 
 // The largest number of generic counters a group on the calling thread gets now: groups of the
 // probe event are enabled and watched for up to `wait` each (rotation gives a multiplexed group
 // its turn within a few milliseconds); the largest that runs at all. 0 when none does or the
 // capacity is not known.
-std::size_t free_generic_counters(const PmuCapacity& capacity,
-                                  std::chrono::milliseconds wait = std::chrono::milliseconds(20));
+PERFSCOPE_EXPORT std::size_t free_generic_counters(
+    const PmuCapacity& capacity, std::chrono::milliseconds wait = std::chrono::milliseconds(20));
 
 // What one group asks of the PMU.
 struct GroupDemand {
@@ -67,16 +68,17 @@ struct GroupDemand {
 // Counts a group's core-PMU events. Dedicated counters are credited generously: a raw or PMU
 // event (whose kind is not known here) is assumed to fit a dedicated counter left free, so a
 // group reported as too large is too large for certain.
-GroupDemand group_demand(const EventGroupSpec& group, const PmuCapacity& capacity);
+PERFSCOPE_EXPORT GroupDemand group_demand(const EventGroupSpec& group, const PmuCapacity& capacity);
 
 // One sentence per braced group that can never be scheduled (needs more generic counters than
 // the PMU has), or, given `free_generic` from free_generic_counters(), that cannot be now.
-std::vector<std::string> group_capacity_warnings(const std::vector<EventGroupSpec>& groups,
-                                                 const PmuCapacity& capacity,
-                                                 std::size_t free_generic);
+PERFSCOPE_EXPORT std::vector<std::string> group_capacity_warnings(
+    const std::vector<EventGroupSpec>& groups, const PmuCapacity& capacity,
+    std::size_t free_generic);
 // The same for the running machine: probes only when a braced group has two or more hardware
 // events (so plain event lists cost nothing), and measures free counters only then. Empty on a
 // hybrid machine or when the capacity is not known.
-std::vector<std::string> group_capacity_warnings(const std::vector<EventGroupSpec>& groups);
+PERFSCOPE_EXPORT std::vector<std::string> group_capacity_warnings(
+    const std::vector<EventGroupSpec>& groups);
 
 }  // namespace perfscope

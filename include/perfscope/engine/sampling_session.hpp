@@ -21,6 +21,7 @@
 #include "perfscope/core/sample_size.hpp"
 #include "perfscope/engine/event_opener.hpp"
 #include "perfscope/engine/target.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -44,7 +45,7 @@ struct SamplingOptions {
   bool data_mmaps = false;
 };
 
-struct BufferStats {
+struct PERFSCOPE_EXPORT BufferStats {
   int cpu = -1;    // -1 for a per-thread buffer
   pid_t tid = -1;  // the thread of a per-thread buffer
   std::uint64_t records = 0;
@@ -61,7 +62,7 @@ struct BufferStats {
 
 // An event whose smallest sample (for a user task) is larger than the largest record the
 // session's ring buffers take: the kernel would drop every such sample.
-struct SampleMisfit {
+struct PERFSCOPE_EXPORT SampleMisfit {
   std::string event;
   SampleSizeBound sample;
   std::size_t data_pages = 0;      // of each buffer
@@ -75,7 +76,7 @@ struct SampleMisfit {
 };
 
 // One record as a session delivers it.
-struct SessionRecord {
+struct PERFSCOPE_EXPORT SessionRecord {
   const RecordView& view;
   const ParseConfig& config;  // of the event that wrote it
   std::size_t event;          // index of that event in the session's event list
@@ -84,13 +85,13 @@ struct SessionRecord {
   int cpu;                    // the CPU of a per-CPU buffer (even when samples lack CPU); -1 else
 };
 
-class RecordConsumer {
+class PERFSCOPE_EXPORT RecordConsumer {
  public:
   virtual ~RecordConsumer() = default;
   virtual void consume(const SessionRecord& record) = 0;
 };
 
-class SamplingSession {
+class PERFSCOPE_EXPORT SamplingSession {
  public:
   // `groups` as parsed by parse_event_list, with sampling settings (period or frequency,
   // sample_type) already set on each attr. TID, TIME and sample_id_all are added to every event,
@@ -191,6 +192,6 @@ class SamplingSession {
 // True when this machine can sample the CPU's cycles counter at `frequency` (a refusal for the
 // kernel's sake at paranoid 2 is not a missing PMU: sessions fall back to user space the same
 // way). Recorders use it to choose cpu-clock instead, with a notice, as perf does.
-bool can_sample_cpu_cycles(std::uint64_t frequency);
+PERFSCOPE_EXPORT bool can_sample_cpu_cycles(std::uint64_t frequency);
 
 }  // namespace perfscope

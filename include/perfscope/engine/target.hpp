@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope {
 
-class Target {
+class PERFSCOPE_EXPORT Target {
  public:
   enum class Kind { calling_thread, thread, process, cpus, cgroup, command };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "perfscope/engine/target.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope {
 
@@ -23,9 +24,9 @@ struct TargetUnit {
 // Every event on every unit takes a file descriptor: raises the soft RLIMIT_NOFILE (up to the hard
 // limit) when `descriptors` would not fit under it, as perf does. Returns the notice to give the
 // user when the limit was changed; a hard limit too low still fails the opens with EMFILE.
-std::optional<std::string> raise_open_files_for(std::size_t descriptors);
+PERFSCOPE_EXPORT std::optional<std::string> raise_open_files_for(std::size_t descriptors);
 
-class TargetUnits {
+class PERFSCOPE_EXPORT TargetUnits {
  public:
   TargetUnits() = default;
   ~TargetUnits();

@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope::sys {
 
-class GatedChild {
+class PERFSCOPE_EXPORT GatedChild {
  public:
   // Forks; the child waits until release(). Returns with pid() == -1 and error() set on failure.
   explicit GatedChild(const std::vector<std::string>& argv);
@@ -41,7 +43,7 @@ class GatedChild {
 };
 
 // Shell-style exit status from a wait status: the exit code, or 128 + signal.
-int exit_status_from_wait(int wait_status) noexcept;
+PERFSCOPE_EXPORT int exit_status_from_wait(int wait_status) noexcept;
 
 }  // namespace perfscope::sys
 
@@ -49,14 +51,14 @@ namespace perfscope::sys {
 // pidfd_open(2): an fd that becomes readable when the process exits; -errno on failure.
 // `thread`: `pid` is a thread id and the fd becomes readable when that thread exits
 // (PIDFD_THREAD, Linux 6.9; EINVAL before).
-int open_pidfd(pid_t pid, bool thread = false) noexcept;
+PERFSCOPE_EXPORT int open_pidfd(pid_t pid, bool thread = false) noexcept;
 // poll(2) on one fd (or none, when fd < 0: a plain sleep that a signal ends early).
 // Returns 1 when readable, 0 on timeout, -errno (-EINTR on a signal).
-int wait_readable(int fd, int timeout_ms) noexcept;
+PERFSCOPE_EXPORT int wait_readable(int fd, int timeout_ms) noexcept;
 // Points this process's standard output at its standard error, so that a child forked meanwhile
 // writes its output there: a recorder streaming perf.data to its stdout (record -o -) keeps the
 // stream clean, as perf does. Returns the saved standard output (for restore_stdout) or -errno.
-int divert_stdout_to_stderr() noexcept;
+PERFSCOPE_EXPORT int divert_stdout_to_stderr() noexcept;
 // Puts back the standard output divert_stdout_to_stderr saved (and closes the saved fd).
-int restore_stdout(int saved) noexcept;
+PERFSCOPE_EXPORT int restore_stdout(int saved) noexcept;
 }  // namespace perfscope::sys

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <span>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope::sys {
 
 struct PollEvent {
@@ -15,7 +17,7 @@ struct PollEvent {
   bool hang_up = false;  // POLLHUP: the event's task exited (per-task events)
 };
 
-class EventPoll {
+class PERFSCOPE_EXPORT EventPoll {
  public:
   EventPoll() noexcept;
   ~EventPoll();
@@ -36,7 +38,7 @@ class EventPoll {
 
 // An eventfd: another thread makes it readable to end an EventPoll::wait() early (a drain
 // thread told to stop). Level-triggered until clear(): a wake before the wait is not lost.
-class PollWaker {
+class PERFSCOPE_EXPORT PollWaker {
  public:
   PollWaker() noexcept;
   ~PollWaker();
@@ -55,9 +57,9 @@ class PollWaker {
 
 // Sends `signal` to thread `tid` on every overflow of the event on `fd` (O_ASYNC, F_SETSIG,
 // F_SETOWN_EX with F_OWNER_TID). Returns 0 or -errno.
-int route_overflow_signal(int fd, int signal, pid_t tid) noexcept;
+PERFSCOPE_EXPORT int route_overflow_signal(int fd, int signal, pid_t tid) noexcept;
 
 // The calling thread's id (gettid).
-pid_t current_thread_id() noexcept;
+PERFSCOPE_EXPORT pid_t current_thread_id() noexcept;
 
 }  // namespace perfscope::sys

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 
+#include "perfscope/export.hpp"
+
 namespace perfscope::sys {
 
 enum class MapAccess {
@@ -14,9 +16,9 @@ enum class MapAccess {
 };
 
 // The system page size (sysconf), cached.
-std::size_t page_size() noexcept;
+PERFSCOPE_EXPORT std::size_t page_size() noexcept;
 
-class MemoryMap {
+class PERFSCOPE_EXPORT MemoryMap {
  public:
   MemoryMap() = default;
   ~MemoryMap();

@@ -9,13 +9,14 @@
 #include <span>
 
 #include "perfscope/abi/perf_event_attr.hpp"
+#include "perfscope/export.hpp"
 
 namespace perfscope::sys {
 
 // Raw perf_event_open(2) over an attr buffer of any size (its size field included). Returns the
 // fd, or -errno. On -E2BIG the kernel has written the size it supports into the buffer.
-int perf_event_open_bytes(std::span<std::byte> attr, pid_t pid, int cpu, int group_fd,
-                          unsigned long flags) noexcept;
+PERFSCOPE_EXPORT int perf_event_open_bytes(std::span<std::byte> attr, pid_t pid, int cpu,
+                                           int group_fd, unsigned long flags) noexcept;
 
 // What to do when the kernel knows a smaller attr than ours and a field beyond its size is set.
 enum class SizePolicy {
@@ -32,22 +33,23 @@ struct OpenOutcome {
 
 // perf_event_open with size renegotiation: on E2BIG the kernel's size is read back; if every byte
 // beyond it is zero the open is retried with that size, otherwise `policy` decides.
-OpenOutcome perf_event_open(const abi::PerfEventAttr& attr, pid_t pid, int cpu, int group_fd,
-                            unsigned long flags, SizePolicy policy = SizePolicy::strict) noexcept;
+PERFSCOPE_EXPORT OpenOutcome perf_event_open(const abi::PerfEventAttr& attr, pid_t pid, int cpu,
+                                             int group_fd, unsigned long flags,
+                                             SizePolicy policy = SizePolicy::strict) noexcept;
 
 // The lowest offset at or beyond `size` whose byte is nonzero, or attr_bytes.size() when none is.
-std::size_t first_nonzero_byte_beyond(std::span<const std::byte> attr_bytes,
-                                      std::size_t size) noexcept;
+PERFSCOPE_EXPORT std::size_t first_nonzero_byte_beyond(std::span<const std::byte> attr_bytes,
+                                                       std::size_t size) noexcept;
 
-int perf_ioctl(int fd, unsigned long request, unsigned long argument) noexcept;
-int perf_ioctl(int fd, unsigned long request, void* argument) noexcept;
+PERFSCOPE_EXPORT int perf_ioctl(int fd, unsigned long request, unsigned long argument) noexcept;
+PERFSCOPE_EXPORT int perf_ioctl(int fd, unsigned long request, void* argument) noexcept;
 
 // read(2) retried on EINTR; returns bytes read or -errno.
-ssize_t read_fd(int fd, void* buffer, std::size_t size) noexcept;
-void close_fd(int fd) noexcept;
+PERFSCOPE_EXPORT ssize_t read_fd(int fd, void* buffer, std::size_t size) noexcept;
+PERFSCOPE_EXPORT void close_fd(int fd) noexcept;
 
 // prctl(PR_TASK_PERF_EVENTS_ENABLE / DISABLE): every event attached to the calling process.
-int task_perf_events_enable() noexcept;
-int task_perf_events_disable() noexcept;
+PERFSCOPE_EXPORT int task_perf_events_enable() noexcept;
+PERFSCOPE_EXPORT int task_perf_events_disable() noexcept;
 
 }  // namespace perfscope::sys

@@ -85,7 +85,11 @@ Rgb frame_colour(std::string_view name, FrameKind kind) {
 std::string frame_name(const Profile& profile, const ProfileFrame& frame) {
   const ProfileFunction& function = profile.functions[frame.function];
   if (function.resolved || function.dso == no_index) return function.name;
-  return "[" + std::string(export_detail::file_name_of(profile.dsos[function.dso].path)) + "]";
+  // Built with append, not "[" + name + "]": GCC 12 at -O3 reports a false -Wrestrict in
+  // std::string's operator+.
+  std::string name = "[";
+  name.append(export_detail::file_name_of(profile.dsos[function.dso].path)).append("]");
+  return name;
 }
 
 FrameKind kind_of(const Profile& profile, const ProfileFrame& frame) {

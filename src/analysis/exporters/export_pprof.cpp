@@ -18,6 +18,7 @@
 
 #include "analysis/exporters/exporter_common.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
+#include "perfscope/version.hpp"
 #include "profile.pb.h"
 
 namespace perfscope {
@@ -94,12 +95,8 @@ void gzip_to(const std::string& bytes, std::ostream& out) {
   }
 }
 
-}  // namespace
-
-void write_pprof(const Profile& profile, std::ostream& out) {
-  perftools::profiles::Profile pb;
-  StringTable strings(pb);
-
+// The sample types (samples, then one column per event), the period, the times and comments.
+void add_header(const Profile& profile, perftools::profiles::Profile& pb, StringTable& strings) {
   auto add_value_type = [&](perftools::profiles::ValueType* type, std::string_view name,
                             std::string_view unit) {
     type->set_type(strings.index(name));
@@ -127,7 +124,7 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     pb.set_duration_nanos(
         static_cast<std::int64_t>(profile.summary.last_time - profile.summary.first_time));
   }
-  pb.add_comment(strings.index("perfscope 0.1.0"));
+  pb.add_comment(strings.index(version_banner));
   if (!profile.summary.command_line.empty()) {
     pb.add_comment(strings.index("command: " + profile.summary.command_line));
   }
@@ -139,55 +136,118 @@ void write_pprof(const Profile& profile, std::ostream& out) {
   for (const auto& warning : profile.summary.warnings) {
     pb.add_comment(strings.index("warning: " + warning));
   }
+}
 
-  // Mappings: the recorded range of each frame, else its (DSO, load bias).
-  std::vector<std::uint32_t> frame_mapping(profile.frames.size(), no_index);
+// The mapping ranges and which one each frame falls in.
+struct MappingRanges {
   std::vector<MappingRange> ranges;
-  std::vector<std::uint32_t> recorded_range(profile.mappings.size());  // Profile mapping ->
-  {
-    std::unordered_map<MappingKey, std::uint32_t, MappingKeyHash> mapping_of;
-    auto range_of = [&](const MappingKey& key, bool recorded) {
-      auto [it, added] = mapping_of.try_emplace(key, static_cast<std::uint32_t>(ranges.size()));
-      if (added) {
-        MappingRange range;
-        range.dso = key.dso;
-        range.recorded = recorded;
-        if (recorded) {
-          range.start = key.start;
-          range.limit = key.limit;
-          range.offset = key.offset;
-        } else {
-          range.bias = key.start;
-        }
-        ranges.push_back(range);
+  std::vector<std::uint32_t> frame_mapping;   // Profile frame -> range (later: pprof id - 1)
+  std::vector<std::uint32_t> recorded_range;  // Profile mapping -> range
+};
+
+// The recorded range of each frame, else its (DSO, load bias).
+MappingRanges collect_mapping_ranges(const Profile& profile) {
+  MappingRanges result;
+  auto& ranges = result.ranges;
+  result.frame_mapping.assign(profile.frames.size(), no_index);
+  result.recorded_range.resize(profile.mappings.size());
+  std::unordered_map<MappingKey, std::uint32_t, MappingKeyHash> mapping_of;
+  auto range_of = [&](const MappingKey& key, bool recorded) {
+    auto [it, added] = mapping_of.try_emplace(key, static_cast<std::uint32_t>(ranges.size()));
+    if (added) {
+      MappingRange range;
+      range.dso = key.dso;
+      range.recorded = recorded;
+      if (recorded) {
+        range.start = key.start;
+        range.limit = key.limit;
+        range.offset = key.offset;
+      } else {
+        range.bias = key.start;
       }
-      return it->second;
-    };
-    for (std::size_t m = 0; m < profile.mappings.size(); ++m) {
-      const ProfileMapping& mapping = profile.mappings[m];
-      recorded_range[m] = range_of({mapping.dso, mapping.start, mapping.end, mapping.pgoff}, true);
+      ranges.push_back(range);
     }
-    for (std::size_t f = 0; f < profile.frames.size(); ++f) {
-      const ProfileFrame& frame = profile.frames[f];
-      if (frame.mapping < recorded_range.size()) {
-        frame_mapping[f] = recorded_range[frame.mapping];
-        continue;
-      }
-      std::uint32_t dso = profile.functions[frame.function].dso;
-      if (dso == no_index) continue;
-      std::uint32_t index = range_of({dso, frame.address - frame.dso_address, 0, 0}, false);
-      MappingRange& range = ranges[index];
-      range.low = std::min(range.low, frame.address);
-      range.high = std::max(range.high, frame.address);
-      frame_mapping[f] = index;
+    return it->second;
+  };
+  for (std::size_t m = 0; m < profile.mappings.size(); ++m) {
+    const ProfileMapping& mapping = profile.mappings[m];
+    result.recorded_range[m] =
+        range_of({mapping.dso, mapping.start, mapping.end, mapping.pgoff}, true);
+  }
+  for (std::size_t f = 0; f < profile.frames.size(); ++f) {
+    const ProfileFrame& frame = profile.frames[f];
+    if (frame.mapping < result.recorded_range.size()) {
+      result.frame_mapping[f] = result.recorded_range[frame.mapping];
+      continue;
     }
-    for (auto& range : ranges) {
-      if (range.recorded) continue;
-      range.start = range.low;
-      range.limit = range.high + 1;
-      range.offset = range.low - range.bias;
+    std::uint32_t dso = profile.functions[frame.function].dso;
+    if (dso == no_index) continue;
+    std::uint32_t index = range_of({dso, frame.address - frame.dso_address, 0, 0}, false);
+    MappingRange& range = ranges[index];
+    range.low = std::min(range.low, frame.address);
+    range.high = std::max(range.high, frame.address);
+    result.frame_mapping[f] = index;
+  }
+  for (auto& range : ranges) {
+    if (range.recorded) continue;
+    range.start = range.low;
+    range.limit = range.high + 1;
+    range.offset = range.low - range.bias;
+  }
+  return result;
+}
+
+// The range of the main binary: the executable of the process with the most samples (the file
+// its command name was taken from at exec: comm is the first 15 bytes of its file name), the
+// range that process mapped it at; no_index when the executable was never sampled or the
+// process renamed itself.
+std::uint32_t executable_range(const Profile& profile, const MappingRanges& mappings) {
+  const auto& ranges = mappings.ranges;
+  std::unordered_map<std::uint32_t, std::uint64_t> pid_samples;
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    pid_samples[profile.threads[group.thread].pid] += group.samples;
+  });
+  std::uint32_t main_pid = no_index;
+  std::uint64_t most = 0;
+  for (auto [pid, count] : pid_samples) {
+    if (count > most || (count == most && pid < main_pid)) {
+      main_pid = pid;
+      most = count;
     }
   }
+  std::string_view comm;
+  for (const auto& thread : profile.threads) {
+    if (thread.pid != main_pid) continue;
+    if (comm.empty() || thread.tid == thread.pid) comm = thread.comm;
+  }
+  auto names_comm = [&](std::uint32_t dso) {
+    std::string_view path = profile.dsos[dso].path;
+    if (profile.dsos[dso].kernel || comm.empty() || !path.starts_with('/')) return false;
+    std::string_view name = path.substr(path.rfind('/') + 1);
+    return name.substr(0, 15) == comm;
+  };
+  std::uint32_t executable = no_index;
+  for (std::size_t m = 0; m < profile.mappings.size(); ++m) {
+    const ProfileMapping& mapping = profile.mappings[m];
+    if (mapping.pid != main_pid || mapping.dso == no_index || !names_comm(mapping.dso)) continue;
+    std::uint32_t range = mappings.recorded_range[m];
+    if (executable == no_index || ranges[range].offset < ranges[executable].offset) {
+      executable = range;
+    }
+  }
+  for (std::uint32_t r = 0; r < ranges.size() && executable == no_index; ++r) {
+    if (!ranges[r].recorded && names_comm(ranges[r].dso)) executable = r;
+  }
+  return executable;
+}
+
+// pprof takes mapping[0] for the main binary: the executable (executable_range), failing that
+// the user mapping where the most samples' stacks start (the program's _start or a thread's start
+// routine). Then the other user mappings, then the kernel's. Renumbers frame_mapping to the
+// pprof ids (minus one) and adds the mappings to `pb`.
+void add_mappings(const Profile& profile, MappingRanges& mappings, perftools::profiles::Profile& pb,
+                  StringTable& strings) {
+  const auto& ranges = mappings.ranges;
   std::vector<bool> dso_has_functions(profile.dsos.size(), false),
       dso_has_lines(profile.dsos.size(), false), dso_has_inline(profile.dsos.size(), false);
   for (const auto& frame : profile.frames) {
@@ -197,55 +257,15 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     if (frame.line != 0) dso_has_lines[dso] = true;
     if (frame.inlined) dso_has_inline[dso] = true;
   }
-  // pprof takes mapping[0] for the main binary: the executable of the process with the most
-  // samples (the file its command name was taken from at exec: comm is the first 15 bytes of
-  // its file name), the range that process mapped it at; failing that (the executable was never
-  // sampled, or the process renamed itself), the user mapping where the most samples' stacks
-  // start (the program's _start or a thread's start routine). Then the other user mappings,
-  // then the kernel's.
-  std::uint32_t executable = no_index;
-  {
-    std::unordered_map<std::uint32_t, std::uint64_t> pid_samples;
-    export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
-      pid_samples[profile.threads[group.thread].pid] += group.samples;
-    });
-    std::uint32_t main_pid = no_index;
-    std::uint64_t most = 0;
-    for (auto [pid, count] : pid_samples) {
-      if (count > most || (count == most && pid < main_pid)) {
-        main_pid = pid;
-        most = count;
-      }
-    }
-    std::string_view comm;
-    for (const auto& thread : profile.threads) {
-      if (thread.pid != main_pid) continue;
-      if (comm.empty() || thread.tid == thread.pid) comm = thread.comm;
-    }
-    auto names_comm = [&](std::uint32_t dso) {
-      std::string_view path = profile.dsos[dso].path;
-      if (profile.dsos[dso].kernel || comm.empty() || !path.starts_with('/')) return false;
-      std::string_view name = path.substr(path.rfind('/') + 1);
-      return name.substr(0, 15) == comm;
-    };
-    for (std::size_t m = 0; m < profile.mappings.size(); ++m) {
-      const ProfileMapping& mapping = profile.mappings[m];
-      if (mapping.pid != main_pid || mapping.dso == no_index || !names_comm(mapping.dso)) continue;
-      std::uint32_t range = recorded_range[m];
-      if (executable == no_index || ranges[range].offset < ranges[executable].offset) {
-        executable = range;
-      }
-    }
-    for (std::uint32_t r = 0; r < ranges.size() && executable == no_index; ++r) {
-      if (!ranges[r].recorded && names_comm(ranges[r].dso)) executable = r;
-    }
-  }
+  std::uint32_t executable = executable_range(profile, mappings);
   std::vector<std::uint64_t> outermost_samples(ranges.size(), 0);
   export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
     std::uint32_t outermost = no_index;
     for (std::uint32_t s = group.stack; s != no_index; s = profile.stacks[s].parent) {
       std::uint32_t f = profile.stacks[s].frame;
-      if (!profile.frames[f].kernel && frame_mapping[f] != no_index) outermost = frame_mapping[f];
+      if (!profile.frames[f].kernel && mappings.frame_mapping[f] != no_index) {
+        outermost = mappings.frame_mapping[f];
+      }
     }
     if (outermost != no_index) outermost_samples[outermost] += group.samples;
   });
@@ -268,7 +288,7 @@ void write_pprof(const Profile& profile, std::ostream& out) {
   for (std::uint32_t position = 0; position < mapping_order.size(); ++position) {
     mapping_id[mapping_order[position]] = position + 1;
   }
-  for (auto& m : frame_mapping) {
+  for (auto& m : mappings.frame_mapping) {
     if (m != no_index) m = mapping_id[m] - 1;
   }
   for (std::size_t position = 0; position < mapping_order.size(); ++position) {
@@ -286,8 +306,10 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     mapping->set_has_line_numbers(dso_has_lines[range.dso]);
     mapping->set_has_inline_frames(dso_has_inline[range.dso]);
   }
+}
 
-  // Functions: one per Profile function, its source file the first one a frame names.
+// Functions: one per Profile function, its source file the first one a frame names.
+void add_functions(const Profile& profile, perftools::profiles::Profile& pb, StringTable& strings) {
   std::vector<std::int64_t> function_file(profile.functions.size(), 0);
   for (const auto& frame : profile.frames) {
     if (!frame.source_file.empty() && function_file[frame.function] == 0) {
@@ -302,18 +324,25 @@ void write_pprof(const Profile& profile, std::ostream& out) {
     function->set_system_name(name);
     function->set_filename(function_file[f]);
   }
+}
 
-  // Samples aggregated per (stack, thread): the count, then each event's period sum.
-  std::size_t columns = 1 + profile.events.size();
+// Samples aggregated per (stack, thread): the count, then each event's period sum.
+struct SampleTable {
+  std::size_t columns = 0;
+  std::vector<std::uint64_t> keys;   // stack << 32 | thread
+  std::vector<std::int64_t> values;  // `columns` per key
+};
+
+SampleTable aggregate_samples(const Profile& profile) {
+  SampleTable table;
+  table.columns = 1 + profile.events.size();
   std::unordered_map<std::uint64_t, std::uint32_t> entry_of;
-  std::vector<std::uint64_t> entry_keys;
-  std::vector<std::int64_t> values;
   export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
     std::uint64_t key = (std::uint64_t{group.stack} << 32) | group.thread;
-    auto [it, added] = entry_of.try_emplace(key, static_cast<std::uint32_t>(entry_keys.size()));
+    auto [it, added] = entry_of.try_emplace(key, static_cast<std::uint32_t>(table.keys.size()));
     if (added) {
-      entry_keys.push_back(key);
-      values.resize(values.size() + columns, 0);
+      table.keys.push_back(key);
+      table.values.resize(table.values.size() + table.columns, 0);
     }
     // pprof's values are int64: sums of a damaged file's periods stop at its maximum.
     auto add = [](std::int64_t& total, std::uint64_t value) {
@@ -321,13 +350,19 @@ void write_pprof(const Profile& profile, std::ostream& out) {
       total = value >= room ? std::numeric_limits<std::int64_t>::max()
                             : total + static_cast<std::int64_t>(value);
     };
-    std::int64_t* row = &values[it->second * columns];
+    std::int64_t* row = &table.values[it->second * table.columns];
     add(row[0], group.samples);
     if (group.event < profile.events.size()) add(row[1 + group.event], group.period);
   });
+  return table;
+}
 
-  // Locations: a real frame with the inlined calls above it (leaf-first order puts them
-  // just before it), keyed by that run of frames.
+// The samples with their locations: a location is a real frame with the inlined calls above it
+// (leaf-first order puts them just before it), keyed by that run of frames; labels name the
+// thread.
+void add_samples(const Profile& profile, const SampleTable& table,
+                 const std::vector<std::uint32_t>& frame_mapping, perftools::profiles::Profile& pb,
+                 StringTable& strings) {
   std::unordered_map<std::string, std::uint64_t> location_of;
   std::string run_key;
   std::vector<std::uint32_t> run;
@@ -353,9 +388,9 @@ void write_pprof(const Profile& profile, std::ostream& out) {
 
   std::int64_t comm_key = strings.index("comm"), pid_key = strings.index("pid"),
                tid_key = strings.index("tid");
-  for (std::size_t e = 0; e < entry_keys.size(); ++e) {
-    auto stack = static_cast<std::uint32_t>(entry_keys[e] >> 32);
-    auto thread_index = static_cast<std::uint32_t>(entry_keys[e]);
+  for (std::size_t e = 0; e < table.keys.size(); ++e) {
+    auto stack = static_cast<std::uint32_t>(table.keys[e] >> 32);
+    auto thread_index = static_cast<std::uint32_t>(table.keys[e]);
     stack_locations.clear();
     for (std::uint32_t s = stack; s != no_index; s = profile.stacks[s].parent) {
       std::uint32_t f = profile.stacks[s].frame;
@@ -366,7 +401,9 @@ void write_pprof(const Profile& profile, std::ostream& out) {
 
     auto* sample = pb.add_sample();
     for (auto id : stack_locations) sample->add_location_id(id);
-    for (std::size_t c = 0; c < columns; ++c) sample->add_value(values[e * columns + c]);
+    for (std::size_t c = 0; c < table.columns; ++c) {
+      sample->add_value(table.values[e * table.columns + c]);
+    }
     if (thread_index < profile.threads.size()) {
       const ProfileThread& thread = profile.threads[thread_index];
       auto* comm = sample->add_label();
@@ -380,7 +417,18 @@ void write_pprof(const Profile& profile, std::ostream& out) {
       tid->set_num(thread.tid);
     }
   }
+}
 
+}  // namespace
+
+void write_pprof(const Profile& profile, std::ostream& out) {
+  perftools::profiles::Profile pb;
+  StringTable strings(pb);
+  add_header(profile, pb, strings);
+  MappingRanges mappings = collect_mapping_ranges(profile);
+  add_mappings(profile, mappings, pb, strings);
+  add_functions(profile, pb, strings);
+  add_samples(profile, aggregate_samples(profile), mappings.frame_mapping, pb, strings);
   std::string bytes;
   if (!pb.SerializeToString(&bytes)) {
     throw std::runtime_error("protobuf could not serialize the pprof profile");

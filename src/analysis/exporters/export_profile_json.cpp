@@ -82,14 +82,7 @@ struct SampleTotals {
   std::uint64_t count = 0, period = 0;
 };
 
-}  // namespace
-
-void write_profile_json(const Profile& profile, std::ostream& out) {
-  TextSink sink(out);
-  sink.append("{\"format\":\"perfscope-profile\",\"version\":1,");
-  write_summary(profile.summary, sink);
-
-  sink.append(",\"events\":[");
+void write_events(const Profile& profile, TextSink& sink) {
   for (std::size_t i = 0; i < profile.events.size(); ++i) {
     const ProfileEvent& event = profile.events[i];
     sink.append(i == 0 ? "{\"name\":" : ",{\"name\":");
@@ -98,8 +91,9 @@ void write_profile_json(const Profile& profile, std::ostream& out) {
     write_bool(sink, event.has_callchains);
     sink.put('}');
   }
+}
 
-  sink.append("],\"dsos\":[");
+void write_dsos(const Profile& profile, TextSink& sink) {
   for (std::size_t i = 0; i < profile.dsos.size(); ++i) {
     const ProfileDso& dso = profile.dsos[i];
     sink.append(i == 0 ? "{\"path\":" : ",{\"path\":");
@@ -110,8 +104,9 @@ void write_profile_json(const Profile& profile, std::ostream& out) {
     write_bool(sink, dso.kernel);
     sink.put('}');
   }
+}
 
-  sink.append("],\"functions\":[");
+void write_functions(const Profile& profile, TextSink& sink) {
   for (std::size_t i = 0; i < profile.functions.size(); ++i) {
     const ProfileFunction& function = profile.functions[i];
     sink.append(i == 0 ? "{\"name\":" : ",{\"name\":");
@@ -122,8 +117,9 @@ void write_profile_json(const Profile& profile, std::ostream& out) {
     write_bool(sink, function.resolved);
     sink.put('}');
   }
+}
 
-  sink.append("],\"frames\":[");
+void write_frames(const Profile& profile, TextSink& sink) {
   for (std::size_t i = 0; i < profile.frames.size(); ++i) {
     const ProfileFrame& frame = profile.frames[i];
     sink.format("{}{{\"function\":{},\"address\":\"{:#x}\",\"dso_address\":\"{:#x}\",",
@@ -138,8 +134,9 @@ void write_profile_json(const Profile& profile, std::ostream& out) {
     write_index(sink, frame.mapping);
     sink.put('}');
   }
+}
 
-  sink.append("],\"mappings\":[");
+void write_mappings(const Profile& profile, TextSink& sink) {
   for (std::size_t i = 0; i < profile.mappings.size(); ++i) {
     const ProfileMapping& mapping = profile.mappings[i];
     sink.append(i == 0 ? "{\"pid\":" : ",{\"pid\":");
@@ -149,22 +146,27 @@ void write_profile_json(const Profile& profile, std::ostream& out) {
     sink.format(",\"start\":\"{:#x}\",\"end\":\"{:#x}\",\"pgoff\":\"{:#x}\"}}", mapping.start,
                 mapping.end, mapping.pgoff);
   }
+}
 
-  sink.append("],\"stacks\":[");
+void write_stacks(const Profile& profile, TextSink& sink) {
   for (std::size_t i = 0; i < profile.stacks.size(); ++i) {
     sink.append(i == 0 ? "[" : ",[");
     write_index(sink, profile.stacks[i].parent);
     sink.format(",{}]", profile.stacks[i].frame);
   }
+}
 
-  sink.append("],\"threads\":[");
+void write_threads(const Profile& profile, TextSink& sink) {
   for (std::size_t i = 0; i < profile.threads.size(); ++i) {
     const ProfileThread& thread = profile.threads[i];
     sink.format("{}{{\"pid\":{},\"tid\":{},\"comm\":", i == 0 ? "" : ",", thread.pid, thread.tid);
     sink.json_string(thread.comm);
     sink.put('}');
   }
+}
 
+// Samples aggregated per (stack, thread, event), in that order.
+void write_samples(const Profile& profile, TextSink& sink) {
   std::unordered_map<SampleKey, SampleTotals, SampleKeyHash> totals;
   export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
     SampleTotals& entry = totals[SampleKey{group.stack, group.thread, group.event}];
@@ -174,13 +176,36 @@ void write_profile_json(const Profile& profile, std::ostream& out) {
   std::vector<std::pair<SampleKey, SampleTotals>> rows(totals.begin(), totals.end());
   std::sort(rows.begin(), rows.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  sink.append("],\"samples\":[");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& [key, entry] = rows[i];
     sink.append(i == 0 ? "[" : ",[");
     write_index(sink, key.stack);
     sink.format(",{},{},{},{}]", key.thread, key.event, entry.count, entry.period);
   }
+}
+
+}  // namespace
+
+void write_profile_json(const Profile& profile, std::ostream& out) {
+  TextSink sink(out);
+  sink.append("{\"format\":\"perfscope-profile\",\"version\":1,");
+  write_summary(profile.summary, sink);
+  sink.append(",\"events\":[");
+  write_events(profile, sink);
+  sink.append("],\"dsos\":[");
+  write_dsos(profile, sink);
+  sink.append("],\"functions\":[");
+  write_functions(profile, sink);
+  sink.append("],\"frames\":[");
+  write_frames(profile, sink);
+  sink.append("],\"mappings\":[");
+  write_mappings(profile, sink);
+  sink.append("],\"stacks\":[");
+  write_stacks(profile, sink);
+  sink.append("],\"threads\":[");
+  write_threads(profile, sink);
+  sink.append("],\"samples\":[");
+  write_samples(profile, sink);
   sink.append("]}\n");
   sink.finish();
 }

@@ -10,6 +10,7 @@
 
 #include "analysis/exporters/exporter_common.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
+#include "perfscope/version.hpp"
 
 namespace perfscope {
 
@@ -53,7 +54,7 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
 
   sink.append(
       "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-      "\"exporter\":\"perfscope 0.1.0\",\"name\":");
+      "\"exporter\":\"perfscope " PERFSCOPE_VERSION_STRING "\",\"name\":");
   sink.json_string(profile.summary.command_line.empty() ? std::string_view("perfscope profile")
                                                         : profile.summary.command_line);
   sink.append(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");

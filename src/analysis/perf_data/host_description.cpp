@@ -8,6 +8,7 @@
 
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "perfscope/version.hpp"
 
 namespace perfscope {
 
@@ -69,7 +70,7 @@ PerfDataFeatures describe_host(std::vector<std::string> cmdline) {
     features.osrelease = names.release;
     features.arch = names.machine;
   }
-  features.version = "perfscope 0.1.0";
+  features.version = std::string(version_banner);
   features.cmdline = std::move(cmdline);
 
   std::vector<int> online;
