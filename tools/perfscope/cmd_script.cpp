@@ -14,11 +14,12 @@
 
 #include "commands.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
+#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 #include "perfscope/core/event_attr.hpp"
+#include "perfscope/core/safe_text.hpp"
 
 namespace perfscope::cli {
 
@@ -30,6 +31,7 @@ namespace cc = abi::callchain_context;
 struct Fields {
   bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true, event = true,
        ip = true, sym = true, symoff = true, dso = true;
+  bool raw_names = false;  // --raw-names: the bytes of comms, files and symbols as recorded
 };
 
 Fields parse_fields(const std::string& text) {
@@ -102,6 +104,12 @@ void append_padded(fmt::memory_buffer& out, std::string_view text, std::size_t w
   if (!right) append(out, text);
   for (std::size_t i = 0; i < pad; ++i) out.push_back(' ');
   if (right) append(out, text);
+}
+// A name a recorded process chose (comm, file, symbol, event): terminal-safe unless --raw-names.
+void append_name(fmt::memory_buffer& out, std::string_view text, const Fields& fields,
+                 std::size_t width = 0, bool right = false) {
+  if (fields.raw_names || is_terminal_safe(text)) return append_padded(out, text, width, right);
+  append_padded(out, terminal_safe(text), width, right);
 }
 std::string_view digits(char (&storage)[24], std::uint64_t value, int base = 10) {
   auto result = std::to_chars(storage, storage + sizeof storage, value, base);
@@ -246,7 +254,7 @@ class TextPrinter {
                        .ptr;
         comm = std::string_view(unknown, static_cast<std::size_t>(end - unknown));
       }
-      append_padded(out, comm, chain ? 0 : 16, true);
+      append_name(out, comm, fields_, chain ? 0 : 16, true);
       out.push_back(' ');
     }
     if (fields_.pid) {
@@ -284,7 +292,7 @@ class TextPrinter {
       }
     }
     if (fields_.event) {
-      append_padded(out, names_[record.event], name_width_, true);
+      append_name(out, names_[record.event], fields_, name_width_, true);
       append(out, ": ");
     }
     bool dwarf = sample_.has(sf::regs_user) && sample_.has(sf::stack_user);
@@ -361,13 +369,15 @@ class TextPrinter {
     if (fields_.sym) {
       if (fields_.ip) out.push_back(' ');
       // "leaf+0x19" with symoff (perf's default), "leaf" without; "[unknown]" either way.
-      append(out, fields_.symoff || name.function.empty() ? std::string_view(name.symbol)
-                                                          : std::string_view(name.function));
+      append_name(out,
+                  fields_.symoff || name.function.empty() ? std::string_view(name.symbol)
+                                                          : std::string_view(name.function),
+                  fields_);
     }
     if (fields_.dso) {
       if (fields_.ip || fields_.sym) out.push_back(' ');
       out.push_back('(');
-      append(out, name.dso);
+      append_name(out, name.dso, fields_);
       out.push_back(')');
     }
   }
@@ -610,6 +620,13 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
                  "C++ names with parameter lists and return types (perf shows them with -v)");
   app_->add_flag("--json", json_, "Every record with every decoded field, one JSON object a line");
   app_->add_flag("!--no-sort", ordered_, "Print records in file order, not time order");
+  app_->add_flag("--raw-names", raw_names_,
+                 "Print comms, files and symbols as recorded, control bytes and all (by default "
+                 "they are escaped: \\x1b, \\xff)");
+  app_->footer(
+      "Examples:\n"
+      "  perfscope script -F comm,tid,time,sym -i perf.data\n"
+      "  perfscope script --json | head -5");
 }
 
 int ScriptCommand::run() {
@@ -646,7 +663,9 @@ int ScriptCommand::run() {
         }
         json["dso"] = name.dso;
       }
-      auto text = json.dump();
+      // Names are bytes the recorded processes chose: invalid UTF-8 becomes U+FFFD, as in every
+      // JSON perfscope writes.
+      auto text = json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       output.buffer.append(text);
       output.buffer.push_back('\n');
       output.flush_if_full();
@@ -654,7 +673,9 @@ int ScriptCommand::run() {
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     output.flush();
   } else {
-    TextPrinter printer(reader, parse_fields(fields_), symbols);
+    Fields fields = parse_fields(fields_);
+    fields.raw_names = raw_names_;
+    TextPrinter printer(reader, fields, symbols);
     auto visit = [&](const PerfDataRecord& record) { printer.print(record); };
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     printer.finish();

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
@@ -79,7 +80,10 @@ StatCommand::StatCommand(CLI::App& app) {
                  "Do not count threads and children created after start");
   // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();
-  app_->footer("COMMAND: perfscope stat [options] [--] COMMAND [ARGS...]");
+  app_->footer(command_rule_help("stat") +
+               "\n\nExamples:\n"
+               "  perfscope stat -e task-clock,page-faults -- ls /usr\n"
+               "  perfscope stat -a -I 1000 -- sleep 3");
 }
 
 int StatCommand::run(bool verbose, std::vector<std::string> command) {
