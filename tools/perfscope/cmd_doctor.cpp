@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "perfscope/analysis/symbols/frame_pointer_check.hpp"
@@ -17,6 +19,10 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
   app_ = app.add_subcommand("doctor", "Say what this machine can measure and how to fix what not");
   app_->add_option("--binary", binary_, "Also check this binary for frame pointers and symbols");
   app_->add_flag("--json", json_, "Machine-readable output");
+  app_->footer(
+      "Examples:\n"
+      "  perfscope doctor\n"
+      "  perfscope doctor --binary /usr/bin/ls --json");
 }
 
 namespace {
@@ -54,12 +60,27 @@ void print_wrapped(std::string_view lead, const std::string& text) {
   if (line_has_word) fmt::print("{}\n", line);
 }
 
+// The fixes already printed, with the check they were printed under: several checks fail for one
+// cause (no PMU fails four) and share a fix, which is said once and referred to after.
+using SaidFixes = std::vector<std::pair<std::string, std::string>>;
+
 void print_check(CheckStatus status, std::string_view title, const std::string& value,
-                 const std::string& explanation, const std::string& fix) {
+                 const std::string& explanation, const std::string& fix,
+                 SaidFixes* said = nullptr) {
   fmt::print("{} {}: {}\n", tag(status), title, value);
   if (status == CheckStatus::ok) return;
   if (!explanation.empty()) print_wrapped("", explanation);
-  if (!fix.empty()) print_wrapped("fix: ", fix);
+  if (fix.empty()) return;
+  if (said != nullptr) {
+    for (const auto& [text, under] : *said) {
+      if (text == fix) {
+        print_wrapped("fix: ", fmt::format("the same as for '{}' above", under));
+        return;
+      }
+    }
+    said->emplace_back(fix, std::string(title));
+  }
+  print_wrapped("fix: ", fix);
 }
 
 CheckStatus frame_pointer_status(const FramePointerReport& binary) {
@@ -97,8 +118,9 @@ void print_binary(const FramePointerReport& binary) {
 
 void print_text(const MachineReport& report, const std::optional<FramePointerReport>& binary) {
   fmt::print("perfscope doctor: what this machine lets perf_event measure\n\n");
+  SaidFixes said;
   for (const auto& check : report.checks) {
-    print_check(check.status, check.title, check.value, check.explanation, check.fix);
+    print_check(check.status, check.title, check.value, check.explanation, check.fix, &said);
   }
   if (binary) print_binary(*binary);
   fmt::print("\nhardware counters: {}; sampling: {}; user-space reads: {}",

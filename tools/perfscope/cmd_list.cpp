@@ -18,6 +18,10 @@ ListCommand::ListCommand(CLI::App& app) {
   app_->add_flag("--probe-all", probe_all_,
                  "Also open every listed tracepoint and uprobe (slow: tens of ms each)");
   app_->add_flag("--no-probe", no_probe_, "Do not open events to check them");
+  app_->footer(
+      "Examples:\n"
+      "  perfscope list 'sched:*'\n"
+      "  perfscope list --json --no-probe cache");
 }
 
 namespace {

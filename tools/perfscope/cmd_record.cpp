@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/abi/user_registers.hpp"
@@ -150,6 +151,26 @@ std::uint64_t parse_frequency(const std::string& text) {
   return value;
 }
 
+// perf's rule: -F above kernel.perf_event_max_sample_rate is lowered to that maximum with a
+// warning, and refused only with --strict-freq.
+std::uint64_t allowed_frequency(std::uint64_t requested, bool strict) {
+  auto rate = sys::read_sysctl("perf_event_max_sample_rate");
+  if (!rate || *rate <= 0 || requested <= static_cast<std::uint64_t>(*rate)) return requested;
+  auto maximum = static_cast<std::uint64_t>(*rate);
+  if (strict) {
+    throw std::invalid_argument(fmt::format(
+        "-F {}: above kernel.perf_event_max_sample_rate ({} Hz), and --strict-freq refuses to "
+        "lower it; give -F {} or less, or raise the limit (sysctl "
+        "kernel.perf_event_max_sample_rate={})",
+        requested, maximum, maximum, requested));
+  }
+  fmt::print(stderr,
+             "perfscope: warning: -F {} is above kernel.perf_event_max_sample_rate: sampling at "
+             "{} Hz instead (raise the sysctl to go higher; --strict-freq refuses instead)\n",
+             requested, maximum);
+  return maximum;
+}
+
 double cpu_seconds() {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -178,6 +199,9 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     throw std::invalid_argument(
         fmt::format("--mmap-pages {}: the ring buffer needs a power of two pages (e.g. {})",
                     options.mmap_pages, std::bit_ceil(options.mmap_pages)));
+  }
+  if (options.frequency > 0) {
+    options.frequency = allowed_frequency(options.frequency, options.strict_frequency);
   }
   CallGraph graph;
   if (!options.call_graph.empty()) {
@@ -377,11 +401,16 @@ RecordCommand::RecordCommand(CLI::App& app) {
                    "Output file (default perf.data; - writes pipe mode to standard output)");
   app_->add_flag("--sample-cpu", options_.sample_cpu,
                  "Record the CPU of each sample also when not recording CPUs (-a, -C, -G)");
+  app_->add_flag("--strict-freq", options_.strict_frequency,
+                 "Refuse -F above kernel.perf_event_max_sample_rate instead of lowering it");
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
                    "Ring buffer data pages per CPU or thread (a power of two)");
   // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();
-  app_->footer("COMMAND: perfscope record [options] [--] COMMAND [ARGS...]");
+  app_->footer(command_rule_help("record") +
+               "\n\nExamples:\n"
+               "  perfscope record -F 999 -g -o perf.data -- ./myprogram --its-option\n"
+               "  perfscope record -a -e cpu-clock -- sleep 5");
 }
 
 int RecordCommand::run(bool, std::vector<std::string> command) {

@@ -13,10 +13,12 @@
 #include <stdexcept>
 
 #include "commands.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/exporters/profile_exporters.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
-#include "perfscope/analysis/exporters/profile_exporters.hpp"
 #include "perfscope/analysis/profile/report_table.hpp"
+#include "perfscope/core/safe_text.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope::cli {
@@ -32,6 +34,24 @@ std::vector<std::string> comma_separated(const std::string& text) {
     start = comma + 1;
   }
   return items;
+}
+// The text report's names, safe for a terminal (#22): comms, paths and symbols are bytes the
+// recorded processes chose, and may hold escape sequences.
+void make_names_terminal_safe(Profile& profile) {
+  auto safe = [](std::string& text) {
+    if (!is_terminal_safe(text)) text = terminal_safe(text);
+  };
+  for (auto& dso : profile.dsos) safe(dso.path);
+  for (auto& function : profile.functions) safe(function.name);
+  for (auto& frame : profile.frames) safe(frame.source_file);
+  for (auto& thread : profile.threads) safe(thread.comm);
+  for (auto& event : profile.events) safe(event.name);
+  auto& summary = profile.summary;
+  for (auto* text : {&summary.hostname, &summary.os_release, &summary.arch,
+                     &summary.cpu_description, &summary.command_line}) {
+    safe(*text);
+  }
+  for (auto& warning : summary.warnings) safe(warning);
 }
 }  // namespace
 
@@ -59,14 +79,23 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_->add_flag("--stdio", options_.stdio, "Text output (the only interactive-free one)");
   app_->add_flag("--srcline", options_.srcline,
                  "Source lines (DWARF): in call-graph entries, the srcline sort key and exports");
-  app_->add_flag("--inline", options_.inline_frames, "Inlined calls as frames (DWARF)");
+  app_->add_flag("--inline,!--no-inline", options_.inline_frames,
+                 "Inlined calls as frames (DWARF debug info); the default for recordings with "
+                 "DWARF call chains, as perf");
   app_->add_flag("--full-names", options_.full_names,
                  "C++ names with parameter lists and return types (perf shows them with -v)");
+  app_->add_flag("--raw-names", options_.raw_names,
+                 "Print comms, files and symbols as recorded, control bytes and all (by default "
+                 "the text report escapes them: \\x1b, \\xff)");
   app_->add_option("--debug-root", options_.debug_root,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--format", options_.format,
                    "Export instead: folded, speedscope, gecko, pprof, json or svg");
   app_->add_option("-o,--output", options_.output, "Write to this file instead of stdout");
+  app_->footer(
+      "Examples:\n"
+      "  perfscope report --stdio --sort comm,dso -i perf.data\n"
+      "  perfscope report --format pprof -o profile.pb.gz && go tool pprof -top profile.pb.gz");
 }
 
 int ReportCommand::run() {
@@ -113,7 +142,7 @@ int ReportCommand::run() {
   for (ReportSortKey key : report.sort) {
     if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
   }
-  options.symbols.inline_frames = o.inline_frames;
+  options.symbols.inline_frames = o.inline_frames > 0;
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
   options.filter.comms = comma_separated(o.comm_list);
   options.filter.pids = o.pids;
@@ -125,6 +154,14 @@ int ReportCommand::run() {
   options.keep_samples = format && export_needs_each_sample(*format);
 
   PerfDataReader reader = PerfDataReader::open(o.input);
+  if (o.inline_frames == 0) {
+    // perf report shows inlined calls in DWARF call chains unless --no-inline.
+    for (const auto& event : reader.events()) {
+      if ((event.attr.sample_type & abi::sample_format::stack_user) != 0) {
+        options.symbols.inline_frames = true;
+      }
+    }
+  }
   Profile profile = build_profile(reader, options);
   if (profile.summary.samples_read == 0) {
     fmt::print(stderr, "perfscope: {}: the recording has no samples\n", o.input);
@@ -150,6 +187,7 @@ int ReportCommand::run() {
   if (format) {
     write_profile(profile, *format, *out);
   } else {
+    if (!o.raw_names) make_names_terminal_safe(profile);
     std::string text = render_report(profile, report);
     out->write(text.data(), static_cast<std::streamsize>(text.size()));
   }

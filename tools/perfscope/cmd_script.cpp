@@ -17,6 +17,7 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
 #include "perfscope/core/event_attr.hpp"
+#include "perfscope/core/safe_text.hpp"
 
 namespace perfscope::cli {
 
@@ -27,11 +28,12 @@ namespace sf = abi::sample_format;
 struct Fields {
   bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true, event = true,
        ip = true, sym = true, symoff = true, dso = true;
+  bool raw_names = false;  // --raw-names: the bytes of comms, files and symbols as recorded
 };
 
 Fields parse_fields(const std::string& text) {
   if (text.empty()) return {};
-  Fields fields{false, false, false, false, false, false, false, false, false, false, false};
+  Fields fields{false, false, false, false, false, false, false, false, false, false, false, false};
   std::size_t start = 0;
   while (start <= text.size()) {
     auto comma = text.find(',', start);
@@ -178,7 +180,7 @@ class TextPrinter {
     add_recorded_build_ids(resolver_, reader);
     frames_.reserve(256);
     for (const auto& event : reader.events()) {
-      names_.push_back(event_name(event));
+      names_.push_back(safe_name(event_name(event)));
       name_width_ = std::max(name_width_, names_.back().size());
       // perf script shows an event's fixed period when samples do not carry theirs.
       fixed_periods_.push_back(
@@ -284,6 +286,8 @@ class TextPrinter {
       unknown = fmt::format(":{}", static_cast<std::int32_t>(sample_.tid));
       comm = unknown;
     }
+    std::string safe_comm = safe_name(comm);
+    comm = safe_comm;
     entry.text.resize(comm.size() + 64);
     char* start = entry.text.data();
     char* at = start;
@@ -340,16 +344,23 @@ class TextPrinter {
     if (fields_.ip) fmt::format_to(std::back_inserter(text), "{:>16x}", ip);
     if (fields_.sym) {
       if (fields_.ip) text.push_back(' ');
-      text.append(symbol);
+      text.append(safe_name(symbol));
     }
     if (fields_.dso) {
       if (fields_.ip || fields_.sym) text.push_back(' ');
       text.push_back('(');
-      text.append(where.dso.empty() ? std::string_view("[unknown]") : where.dso);
+      text.append(where.dso.empty() ? std::string("[unknown]") : safe_name(where.dso));
       text.push_back(')');
     }
     if (inlined) text.append(" (inlined)");
     return text;
+  }
+
+  // A name a recorded process chose (comm, file, symbol, event): terminal-safe unless
+  // --raw-names. Called once per thread, address or event: the texts are cached.
+  std::string safe_name(std::string_view text) const {
+    if (fields_.raw_names || is_terminal_safe(text)) return std::string(text);
+    return terminal_safe(text);
   }
 
   struct TaskText {
@@ -599,6 +610,13 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
                  "C++ names with parameter lists and return types (perf shows them with -v)");
   app_->add_flag("--json", json_, "Every record with every decoded field, one JSON object a line");
   app_->add_flag("!--no-sort", ordered_, "Print records in file order, not time order");
+  app_->add_flag("--raw-names", raw_names_,
+                 "Print comms, files and symbols as recorded, control bytes and all (by default "
+                 "they are escaped: \\x1b, \\xff)");
+  app_->footer(
+      "Examples:\n"
+      "  perfscope script -F comm,tid,time,sym -i perf.data\n"
+      "  perfscope script --json | head -5");
 }
 
 int ScriptCommand::run() {
@@ -630,14 +648,18 @@ int ScriptCommand::run() {
         }
         json["dso"] = where.dso.empty() ? std::string("[unknown]") : std::string(where.dso);
       }
-      std::string text = json.dump();
+      // Names are bytes the recorded processes chose: invalid UTF-8 becomes U+FFFD, as in every
+      // JSON perfscope writes.
+      std::string text = json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       text.push_back('\n');
       output.append(text);
     };
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     output.flush();
   } else {
-    TextPrinter printer(reader, parse_fields(fields_), symbols);
+    Fields fields = parse_fields(fields_);
+    fields.raw_names = raw_names_;
+    TextPrinter printer(reader, fields, symbols);
     auto visit = [&](const PerfDataRecord& record) { printer.print(record); };
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     printer.finish();

@@ -14,6 +14,7 @@
 #include <memory>
 #include <utility>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
@@ -133,7 +134,10 @@ StatCommand::StatCommand(CLI::App& app) {
                  "Add perf's detailed cache events (-dd and -ddd add more)");
   // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();
-  app_->footer("COMMAND: perfscope stat [options] [--] COMMAND [ARGS...]");
+  app_->footer(command_rule_help("stat") +
+               "\n\nExamples:\n"
+               "  perfscope stat -e task-clock,page-faults -- ls /usr\n"
+               "  perfscope stat -a -I 1000 -- sleep 3");
 }
 
 int StatCommand::run(bool verbose, std::vector<std::string> command) {

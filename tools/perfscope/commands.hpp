@@ -87,6 +87,7 @@ struct RecordOptions {
   std::string output = "perf.data";
   std::size_t mmap_pages = 0;
   bool sample_cpu = false;
+  bool strict_frequency = false;  // --strict-freq: refuse -F above the kernel's maximum
   std::vector<std::string> command;
 };
 
@@ -114,6 +115,7 @@ class ScriptCommand {
   bool json_ = false;
   bool ordered_ = true;
   bool full_names_ = false;
+  bool raw_names_ = false;
 };
 
 struct ReportCommandOptions {
@@ -127,8 +129,9 @@ struct ReportCommandOptions {
   std::string dso_list, symbol_list;
   bool stdio = false;
   bool srcline = false;
-  bool inline_frames = false;
+  int inline_frames = 0;  // > 0: --inline, < 0: --no-inline, 0: with DWARF call chains, as perf
   bool full_names = false;
+  bool raw_names = false;
   std::string debug_root;
   std::string format;
   std::string output;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -39,22 +40,22 @@ int run_cli(int argc, char** argv) {
   perfscope::install_libpfm_event_resolver();
 #endif
 
-  // Words after the first "--" are a command to run, never options: split them off before CLI11
-  // sees them (without "--", the subcommand's first non-option word starts the command).
+  // The words after a "--" that ends stat's or record's options are the command, never options:
+  // split them off before CLI11 sees them. A "--" after the command's first word stays in it.
   std::vector<std::string> words(argv + 1, argv + argc);
-  std::vector<std::string> command;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (words[i] == "--") {
-      command.assign(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end());
-      words.resize(i);
-      break;
-    }
+  if (words.empty()) {
+    perfscope::cli::print_subcommand_list(app, stderr);
+    return 1;
   }
+  std::vector<std::string> command = perfscope::cli::split_off_command(app, words);
   std::reverse(words.begin(), words.end());  // CLI11 takes a reversed vector
   try {
     app.parse(words);
+    // CLI11 leaves an unknown option before the command for the command: it is an option error.
+    if (stat.selected()) perfscope::cli::check_no_unknown_option(*app.get_subcommand("stat"));
+    if (record.selected()) perfscope::cli::check_no_unknown_option(*app.get_subcommand("record"));
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    return perfscope::cli::report_parse_error(app, error);
   }
   try {
     if (stat.selected()) return stat.run(verbose, std::move(command));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "perfscope/core/safe_text.hpp"
 #include "perfscope/engine/derived_metrics.hpp"
 
 namespace perfscope::cli {
@@ -61,14 +62,16 @@ std::string format_value(const EventCount& count, double value) {
 std::string text_line(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
                       const RunningStatistics* statistics) {
   const EventCount& count = counts[i];
-  if (!count.supported) return fmt::format("{:>18}      {}", "<not supported>", count.name);
+  // Event names come from sysfs (PMU drivers, vendor files): escaped for the terminal (#22).
+  const std::string name = terminal_safe(count.name);
+  if (!count.supported) return fmt::format("{:>18}      {}", "<not supported>", name);
   if (count.scaled.status == CountStatus::not_counted) {
-    return fmt::format("{:>18}      {}", "<not counted>", count.name);
+    return fmt::format("{:>18}      {}", "<not counted>", name);
   }
   double value = statistics ? statistics->mean() : count.scaled.value;
   std::string line =
       fmt::format("{:>18} {:<4} {:<32}", format_value(count, display_value(count, value)),
-                  display_unit(count), count.name);
+                  display_unit(count), name);
   auto metric = derived_metric(counts, i, elapsed_ns);
   if (metric) {
     line += fmt::format(" # {:>8.3f} {:<22}", metric->value, metric->unit);
@@ -141,7 +144,8 @@ std::string csv_row(const std::vector<EventCount>& counts, std::size_t i, double
   std::string extrapolated =
       counted ? fmt::format("{:.2f}", 100.0 * extrapolated_fraction(count)) : "";
   return fmt::format("{1}{0}{2}{0}{3}{0}{4}{0}{5}{0}{6}{0}{7:.2f}{0}{8}{0}{9}{0}{10}", separator,
-                     count.name, counted ? format_value(count, display_value(count, value)) : "",
+                     csv_field(count.name, separator),
+                     counted ? format_value(count, display_value(count, value)) : "",
                      display_unit(count), status_name(count), count.reading.enabled,
                      count.reading.running, 100.0 * count.scaled.fraction_running, metric_value,
                      metric_unit, extrapolated);
@@ -234,7 +238,8 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
       }
       document["aggregates"] = std::move(aggregates);
     }
-    fmt::print(out, "{}\n", document.dump());
+    fmt::print(out, "{}\n",
+               document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
   if (format == StatFormat::csv && result.aggregation != Aggregation::global) {
@@ -291,7 +296,7 @@ void print_stat_interval(std::FILE* out, StatFormat format, double seconds,
       events.push_back(event_json(counts, i, interval_ns, nullptr));
     }
     line["events"] = std::move(events);
-    fmt::print(out, "{}\n", line.dump());
+    fmt::print(out, "{}\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else if (format == StatFormat::csv) {
     if (first_interval) fmt::print(out, "time{}{}\n", separator, csv_header(separator));
     for (std::size_t i = 0; i < counts.size(); ++i) {

@@ -1,6 +1,7 @@
 // Folded stacks as FlameGraph's stackcollapse-perf.pl writes them by default, so that
 // flamegraph.pl, inferno and speedscope treat our output like theirs: the command name first
-// (spaces made '_'), function names tidied (no argument lists, ';' made ':', no quotes),
+// (spaces made '_'), function names tidied (no argument lists, ';' made ':', no quotes, control
+// bytes and invalid UTF-8 escaped as core/safe_text.hpp's folded_safe: one stack a line),
 // unresolved frames named by their DSO ("[libc.so.6]"), kernel frames "_[k]", inlined
 // frames "_[i]".
 #include <algorithm>
@@ -29,7 +30,7 @@ std::string tidy_function_name(std::string_view name) {
     }
   }
   std::erase_if(tidy, [](char c) { return c == '"' || c == '\''; });
-  return tidy;
+  return folded_safe(tidy);
 }
 
 std::string folded_frame_name(const Profile& profile, const ProfileFrame& frame) {
@@ -39,9 +40,8 @@ std::string folded_frame_name(const Profile& profile, const ProfileFrame& frame)
     name = tidy_function_name(function.name);
   } else if (function.dso != no_index) {
     name = "[";
-    name += export_detail::file_name_of(profile.dsos[function.dso].path);
+    name += folded_safe(export_detail::file_name_of(profile.dsos[function.dso].path));
     name += "]";
-    std::replace(name.begin(), name.end(), ';', ':');
   } else {
     name = "[unknown]";
   }
@@ -55,9 +55,8 @@ std::string folded_frame_name(const Profile& profile, const ProfileFrame& frame)
 
 std::string folded_comm(std::string_view comm) {
   if (comm.empty()) return "[unknown]";
-  std::string name(comm);
+  std::string name = folded_safe(comm);
   std::replace(name.begin(), name.end(), ' ', '_');
-  std::replace(name.begin(), name.end(), ';', ':');
   return name;
 }
 
@@ -93,7 +92,7 @@ void write_folded(const Profile& profile, std::ostream& out) {
     std::string line;
     if (event_roots) {
       line += '[';
-      line += key.event < profile.events.size() ? profile.events[key.event].name : "?";
+      line += key.event < profile.events.size() ? folded_safe(profile.events[key.event].name) : "?";
       line += "];";
     }
     line += folded_comm(key.thread < profile.threads.size() ? profile.threads[key.thread].comm

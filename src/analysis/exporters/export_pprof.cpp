@@ -28,7 +28,10 @@ namespace {
 class StringTable {
  public:
   explicit StringTable(perftools::profiles::Profile& pb) : pb_(pb) { index(""); }
+  // proto3 strings must be UTF-8 (strict decoders such as Go's reject the profile otherwise):
+  // names are bytes the recorded processes chose, so invalid ones become U+FFFD.
   std::int64_t index(std::string_view text) {
+    if (!is_valid_utf8(text)) return index(valid_utf8(text));
     auto [it, added] = indices_.try_emplace(std::string(text), pb_.string_table_size());
     if (added) pb_.add_string_table(it->first);
     return it->second;

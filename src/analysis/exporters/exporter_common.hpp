@@ -1,6 +1,7 @@
 // Internal to the exporters: a buffered text sink over an ostream with the escaping JSON and XML
-// need, and the names frames get in text formats. Every text exporter streams through it so
-// that memory stays bounded by the buffer, not by the output.
+// need (invalid UTF-8 replaced by the rule of core/safe_text.hpp), and the names frames get in text
+// formats. Every text exporter streams through it so that memory stays bounded by the buffer, not
+// by the output.
 #pragma once
 
 #include <fmt/format.h>
@@ -14,38 +15,12 @@
 #include <vector>
 
 #include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/core/safe_text.hpp"
 
 namespace perfscope::export_detail {
 
-// The length of the well-formed UTF-8 sequence starting at text[at], or 0 when the bytes there
-// are not one (a lone continuation byte, an overlong form, a truncated sequence).
-inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(at);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  std::uint32_t min_code = 0;
-  if ((lead & 0xe0) == 0xc0) {
-    length = 2;
-    min_code = 0x80;
-  } else if ((lead & 0xf0) == 0xe0) {
-    length = 3;
-    min_code = 0x800;
-  } else if ((lead & 0xf8) == 0xf0) {
-    length = 4;
-    min_code = 0x10000;
-  } else {
-    return 0;
-  }
-  if (at + length > text.size()) return 0;
-  std::uint32_t code = lead & (0x7f >> length);
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((byte(at + i) & 0xc0) != 0x80) return 0;
-    code = (code << 6) | (byte(at + i) & 0x3f);
-  }
-  if (code < min_code || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
-  return length;
-}
+// UTF-8 validity is decided in one place for every destination (core/safe_text.hpp).
+using ::perfscope::utf8_sequence_length;
 
 class TextSink {
  public:

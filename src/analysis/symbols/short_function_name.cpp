@@ -38,6 +38,19 @@ std::string_view without_suffixes(std::string_view name) {
 
 }  // namespace
 
+std::string_view without_symbol_version(std::string_view name) noexcept {
+  auto at = name.find('@');
+  if (at == 0 || at == std::string_view::npos) return name;
+  std::string_view version = name.substr(at + 1);
+  if (version.starts_with('@')) version.remove_prefix(1);
+  // A version is one word ("GLIBC_2.34"); "@plt" is perfscope's own suffix, kept.
+  if (version.empty() || version == "plt" ||
+      version.find_first_of("@ ()<>:") != std::string_view::npos) {
+    return name;
+  }
+  return name.substr(0, at);
+}
+
 std::string_view short_function_name(std::string_view demangled) noexcept {
   std::string_view name = without_suffixes(demangled);
   if (!name.ends_with(')')) return name;

@@ -10,4 +10,9 @@ namespace perfscope {
 
 std::string_view short_function_name(std::string_view demangled) noexcept;
 
+// A symbol name without its ELF symbol version, as perf prints it by default:
+// "__libc_start_main@@GLIBC_2.34" and "cfree@GLIBC_2.2.5" are "__libc_start_main" and "cfree";
+// a PLT stub's "@plt" stays. A view into `name`.
+std::string_view without_symbol_version(std::string_view name) noexcept;
+
 }  // namespace perfscope

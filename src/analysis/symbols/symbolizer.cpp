@@ -370,6 +370,8 @@ struct Symbolizer::State {
   // stub's short name is its target's, then "@plt": kept once, the one form not inside the
   // demangled name.
   std::string_view display_name(std::string_view name) {
+    // The full names (perf's -v) keep the symbol version ("__libc_start_main@@GLIBC_2.34").
+    if (!options.parameter_lists) name = without_symbol_version(name);
     if (!options.demangle || options.parameter_lists) return name;
     constexpr std::string_view plt_suffix = "@plt";
     if (!name.ends_with(plt_suffix)) return short_function_name(name);

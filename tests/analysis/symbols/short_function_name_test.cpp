@@ -43,4 +43,13 @@ TEST(ShortFunctionName, LeavesUnbalancedTextAlone) {
 }
 
 }  // namespace
+TEST(WithoutSymbolVersion, DropsElfVersionsAsPerfPrintsNames) {
+  EXPECT_EQ(without_symbol_version("__libc_start_main@@GLIBC_2.34"), "__libc_start_main");
+  EXPECT_EQ(without_symbol_version("cfree@GLIBC_2.2.5"), "cfree");
+  EXPECT_EQ(without_symbol_version("malloc"), "malloc");
+  EXPECT_EQ(without_symbol_version("memcpy@plt"), "memcpy@plt");
+  EXPECT_EQ(without_symbol_version("@weird"), "@weird");
+  EXPECT_EQ(without_symbol_version("trailing@"), "trailing@");
+}
+
 }  // namespace perfscope

@@ -1,0 +1,207 @@
+#include "command_line.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <limits>
+
+#include "perfscope/core/event_names.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+
+bool is_option_word(const std::string& word) {
+  return word.size() > 1 && word[0] == '-' && word != "--";
+}
+
+const CLI::App* selected_subcommand(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->parsed()) return sub;
+  }
+  return nullptr;
+}
+
+// Every spelling of the subcommand's options, "--freq" and "-F", for suggestions.
+std::vector<std::string> option_spellings(const CLI::App& sub) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : sub.get_options()) {
+    for (const auto& name : option->get_lnames()) names.push_back("--" + name);
+    for (const auto& name : option->get_snames()) names.push_back("-" + name);
+    for (const auto& name : option->get_fnames()) {
+      if (name.starts_with("no-")) names.push_back("--" + name);
+    }
+  }
+  return names;
+}
+
+std::string suggestion(const CLI::App& sub, const std::string& word) {
+  std::string name = word.substr(0, word.find('='));
+  std::string best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  // One letter from another is no likely typo: only long options get a suggestion.
+  if (!name.starts_with("--")) return {};
+  for (const auto& candidate : option_spellings(sub)) {
+    if (!candidate.starts_with("--")) continue;
+    std::size_t distance = edit_distance(name, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  if (best.empty() || best_distance > std::max<std::size_t>(2, name.size() / 3)) return {};
+  return best;
+}
+
+std::string help_hint(const std::string& sub) {
+  return fmt::format("run 'perfscope {} --help' for the options", sub);
+}
+
+// The names CLI11 puts before ':' in its messages ("-e,--event: ..."), as the user would type
+// the first long one.
+std::string option_in_message(const std::string& message) {
+  std::string names = message.substr(0, message.find(':'));
+  std::string first = names.substr(0, names.find(','));
+  auto long_at = names.find("--");
+  return long_at != std::string::npos ? names.substr(long_at, names.find(',', long_at) - long_at)
+                                      : first;
+}
+
+}  // namespace
+
+std::string command_rule_help(const std::string& verb) {
+  return fmt::format(
+      "COMMAND: perfscope {0} [options] [--] COMMAND [ARGS...]\n"
+      "  The command starts at the first word that is neither an option nor an option's value,\n"
+      "  or after '--'. Every word before it that starts with '-' must be one of the options\n"
+      "  above; a '--' after the command's first word belongs to the command.",
+      verb);
+}
+
+std::vector<std::string> split_off_command(const CLI::App& app, std::vector<std::string>& words) {
+  std::size_t at = 0;
+  // Global options, then the subcommand.
+  while (at < words.size() && is_option_word(words[at])) ++at;
+  if (at >= words.size()) return {};
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* candidate : app.get_subcommands({})) {
+    if (candidate->get_name() == words[at]) sub = candidate;
+  }
+  if (sub == nullptr || !sub->get_prefix_command()) return {};
+  for (++at; at < words.size(); ++at) {
+    const std::string& word = words[at];
+    if (word == "--") {
+      std::vector<std::string> command(words.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                                       words.end());
+      words.resize(at);
+      return command;
+    }
+    if (!is_option_word(word)) return {};  // the command's first word: the rest is its own
+    // Does this option take the next word as its value?
+    const CLI::Option* option = nullptr;
+    bool value_attached = false;
+    if (word.starts_with("--")) {
+      auto equals = word.find('=');
+      value_attached = equals != std::string::npos;
+      option = sub->get_option_no_throw(word.substr(0, equals));
+    } else {
+      // A cluster of short options ("-ag"): the first that takes a value takes the rest.
+      for (std::size_t i = 1; i < word.size(); ++i) {
+        option = sub->get_option_no_throw(std::string{'-', word[i]});
+        if (option == nullptr) break;
+        if (option->get_items_expected_max() > 0) {
+          value_attached = i + 1 < word.size();
+          break;
+        }
+      }
+    }
+    if (option != nullptr && option->get_items_expected_max() > 0 && !value_attached) ++at;
+  }
+  return {};
+}
+
+void check_no_unknown_option(const CLI::App& subcommand) {
+  auto left = subcommand.remaining();
+  if (!left.empty() && is_option_word(left.front())) {
+    throw CLI::ExtrasError(subcommand.get_name(), {left.front()});
+  }
+}
+
+void print_subcommand_list(const CLI::App& app, std::FILE* out) {
+  fmt::print(out, "\n usage: perfscope [--version] [-v] COMMAND [ARGS]\n\n");
+  fmt::print(out, " The perfscope commands are:\n");
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    fmt::print(out, "   {:<10} {}\n", sub->get_name(), sub->get_description());
+  }
+  fmt::print(out, "\n See 'perfscope COMMAND --help' for more information on a command.\n\n");
+}
+
+int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::CallForHelp*>(&error) != nullptr ||
+      dynamic_cast<const CLI::CallForAllHelp*>(&error) != nullptr ||
+      dynamic_cast<const CLI::CallForVersion*>(&error) != nullptr) {
+    return app.exit(error);
+  }
+  const CLI::App* sub = selected_subcommand(app);
+  if (sub == nullptr) {
+    std::vector<std::string> left = app.remaining();
+    std::string word = left.empty() ? std::string() : left.front();
+    if (!word.empty() && !is_option_word(word)) {
+      std::string best;
+      std::size_t best_distance = 3;
+      for (const CLI::App* candidate : app.get_subcommands({})) {
+        std::size_t distance = edit_distance(word, candidate->get_name());
+        if (distance < best_distance) {
+          best_distance = distance;
+          best = candidate->get_name();
+        }
+      }
+      fmt::print(stderr,
+                 "perfscope: '{}' is not a perfscope command{}; run 'perfscope' for the list\n",
+                 word, best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best));
+    } else if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
+      print_subcommand_list(app, stderr);
+      return 1;
+    } else {
+      fmt::print(stderr, "perfscope: {}; run 'perfscope --help' for the options\n", error.what());
+    }
+    return 2;
+  }
+  const std::string name = sub->get_name();
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    std::vector<std::string> left = sub->remaining();
+    std::string word = left.empty() ? std::string() : left.front();
+    if (is_option_word(word)) {
+      std::string best = suggestion(*sub, word);
+      fmt::print(
+          stderr, "perfscope {}: unknown option {}{}; {}\n", name, word.substr(0, word.find('=')),
+          best.empty() ? std::string() : fmt::format("; did you mean {}?", best), help_hint(name));
+    } else {
+      fmt::print(stderr, "perfscope {}: unexpected argument '{}': {} takes no such word; {}\n",
+                 name, word, name, help_hint(name));
+    }
+    return 2;
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
+    std::string option = option_in_message(error.what());
+    fmt::print(stderr, "perfscope {}: option {} needs a value; give one ({} VALUE) or {}\n", name,
+               option, option, help_hint(name));
+    return 2;
+  }
+  std::string message = error.what();
+  constexpr std::string_view not_converted = "Could not convert: ";
+  if (message.starts_with(not_converted)) {
+    // "Could not convert: --pid = abc": the option and the value the user wrote.
+    std::string rest = message.substr(not_converted.size());
+    auto equals = rest.find(" = ");
+    if (equals != std::string::npos) {
+      message = fmt::format("{} {}: not a value {} takes", rest.substr(0, equals),
+                            rest.substr(equals + 3), rest.substr(0, equals));
+    }
+  }
+  while (!message.empty() && (message.back() == '.' || message.back() == '\n')) message.pop_back();
+  fmt::print(stderr, "perfscope {}: {}; {}\n", name, message, help_hint(name));
+  return 2;
+}
+
+}  // namespace perfscope::cli
