@@ -84,21 +84,21 @@ std::optional<std::size_t> repeats_to_resolve(const RepeatSummary& base,
       !std::isfinite(change_percent)) {
     return std::nullopt;
   }
-  // The spread relative to the base mean, pooled over both sides (weighted by their degrees of
-  // freedom), as a fraction.
-  double pooled_variance =
-      (static_cast<double>(base.runs - 1) * base.stddev * base.stddev +
-       static_cast<double>(current.runs - 1) * current.stddev * current.stddev) /
-      static_cast<double>(base.runs + current.runs - 2);
-  double cv = std::sqrt(pooled_variance) / std::fabs(base.mean);
+  // Each side's spread relative to its own mean: the relative variance of the change is about
+  // the sum of the two over n (a side twice as large with the same relative noise is no
+  // noisier).
+  auto relative = [](const RepeatSummary& side) {
+    return side.mean == 0 ? 0.0 : side.stddev / std::fabs(side.mean);
+  };
+  double cv2 = relative(base) * relative(base) + relative(current) * relative(current);
   double change = std::fabs(change_percent) / 100.0;
-  if (cv == 0) return 2;
+  if (cv2 == 0) return 2;
   // n appears on both sides (through the t quantiles' degrees of freedom): iterate from the
   // normal approximation until it settles.
   auto needed = [&](double n) {
     double df = std::max(2.0 * n - 2.0, 1.0);
     double z = student_t_quantile(0.5 + confidence / 2.0, df) + student_t_quantile(power, df);
-    return 2.0 * z * z * cv * cv / (change * change);
+    return z * z * cv2 / (change * change);
   };
   double n = needed(std::numeric_limits<double>::infinity() / 2);
   for (int i = 0; i < 50; ++i) {

@@ -46,9 +46,11 @@ CountComparison compare_counts(const RepeatSummary& base, const RepeatSummary& c
                                double confidence = 0.95) noexcept;
 
 // The repeats each side needs for a true change of `change_percent` (of the base mean) to come
-// out significant at `confidence` with probability `power`, given the spread both sides showed
-// (their pooled coefficient of variation): the smallest n with
-//   n >= 2 * (t(confidence) + t(power))^2 * cv^2 / change^2,   t at 2n - 2 degrees of freedom.
+// out significant at `confidence` with probability `power`, given each side's spread relative to
+// its mean (coefficients of variation cv_base, cv_new): the smallest n with
+//   n >= (t(confidence) + t(power))^2 * (cv_base^2 + cv_new^2) / change^2,
+// the t quantiles at 2n - 2 degrees of freedom (two-sided for the confidence, one-sided for the
+// power).
 // nullopt when it cannot be estimated (fewer than 2 runs on a side, a zero base mean, change 0);
 // at least 2.
 std::optional<std::size_t> repeats_to_resolve(const RepeatSummary& base,
