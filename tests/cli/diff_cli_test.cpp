@@ -54,11 +54,11 @@ struct Row {
   double delta = 0;
 };
 
-// symbol -> row of perf diff's stdio table (Baseline, Delta Abs, Shared Object, Symbol), or of
-// ours (Baseline, New, Delta, Ratio, Shared Object, Symbol).
-std::map<std::string, Row> perf_rows(const std::string& text) {
-  static const std::regex pattern(
-      R"(^\s+(?:([0-9.]+)%)?\s+(?:([+-][0-9.]+)%)?\s+(\S+)\s+(\[[.k]\] .*?)\s*$)");
+// symbol ("dso [.] name") -> row of a table's lines matching `pattern`, whose groups are
+// the baseline share (optional), the delta (optional: a row gone from NEW), the DSO and the
+// symbol at `dso_group` and after it.
+std::map<std::string, Row> table_rows(const std::string& text, const std::regex& pattern,
+                                      int delta_group, int dso_group) {
   std::map<std::string, Row> rows;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -66,25 +66,22 @@ std::map<std::string, Row> perf_rows(const std::string& text) {
     if (!std::regex_match(line, m, pattern)) continue;
     Row row;
     if (m[1].matched) row.base = std::stod(m[1]);
-    row.delta = m[2].matched ? std::stod(m[2]) : -row.base.value_or(0);
-    rows[m[3].str() + " " + m[4].str()] = row;
+    row.delta = m[delta_group].matched ? std::stod(m[delta_group]) : -row.base.value_or(0);
+    rows[m[dso_group].str() + " " + m[dso_group + 1].str()] = row;
   }
   return rows;
 }
+// perf diff's stdio table: Baseline, Delta Abs, Shared Object, Symbol.
+std::map<std::string, Row> perf_rows(const std::string& text) {
+  static const std::regex pattern(
+      R"(^\s+(?:([0-9.]+)%)?\s+(?:([+-][0-9.]+)%)?\s+(\S+)\s+(\[[.k]\] .*?)\s*$)");
+  return table_rows(text, pattern, 2, 3);
+}
+// Ours: Baseline, New, Delta, Ratio, Shared Object, Symbol.
 std::map<std::string, Row> our_rows(const std::string& text) {
   static const std::regex pattern(
-      R"(^\s+(?:([0-9.]+)%)?\s+(?:([0-9.]+)%)?\s+([+-][0-9.]+)%\s+(\S+)\s+(\S+)\s+(\[[.k]\] .*?)$)");
-  std::map<std::string, Row> rows;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (!std::regex_match(line, m, pattern)) continue;
-    Row row;
-    if (m[1].matched) row.base = std::stod(m[1]);
-    row.delta = std::stod(m[3]);
-    rows[m[5].str() + " " + m[6].str()] = row;
-  }
-  return rows;
+      R"(^\s+(?:([0-9.]+)%)?\s+(?:([0-9.]+)%)?\s+([+-][0-9.]+)%\s+(?:\S+)\s+(\S+)\s+(\[[.k]\] .*?)$)");
+  return table_rows(text, pattern, 3, 4);
 }
 
 TEST(DiffCliTest, KnownAnswerShiftsThirtyPoints) {
