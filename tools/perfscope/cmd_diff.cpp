@@ -12,7 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <ranges>
+#include <sstream>
 #include <stdexcept>
 
 #include "perfscope/analysis/diff/diff_exports.hpp"
@@ -42,8 +42,8 @@ constexpr std::string_view matching_rule =
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
-  for (auto part : std::views::split(text, ',')) {
-    std::string item(part.begin(), part.end());
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
     if (!item.empty()) items.push_back(std::move(item));
   }
   return items;

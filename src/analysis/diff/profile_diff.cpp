@@ -77,9 +77,7 @@ std::string top_caller(const Profile& profile, const ReportRow& row) {
   }
   std::uint32_t best = no_index;
   std::uint64_t best_period = 0;
-  std::uint64_t all = 0;
   for (const auto& [function, period] : periods) {
-    all += period;
     if (period > best_period || (period == best_period && function < best)) {
       best = function;
       best_period = period;
