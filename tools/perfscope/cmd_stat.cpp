@@ -301,10 +301,13 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
       result.aggregates = aggregator->read(session);
     }
     result.elapsed_ns.add(elapsed);
+    result.elapsed_values_ns.push_back(elapsed);
     per_event.resize(result.counts.size());
+    result.per_event_values.resize(result.counts.size());
     for (std::size_t i = 0; i < result.counts.size(); ++i) {
       if (result.counts[i].scaled.status != CountStatus::not_counted) {
         per_event[i].add(result.counts[i].scaled.value);
+        result.per_event_values[i].push_back(result.counts[i].scaled.value);
       }
     }
     result.runs = run + 1;

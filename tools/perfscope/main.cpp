@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "cmd_diff.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
@@ -33,6 +34,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::RecordCommand record(app);
   perfscope::cli::ScriptCommand script(app);
   perfscope::cli::ReportCommand report(app);
+  perfscope::cli::DiffCommand diff(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -64,6 +66,7 @@ int run_cli(int argc, char** argv) {
     if (record.selected()) return record.run(verbose, std::move(command));
     if (script.selected()) return script.run();
     if (report.selected()) return report.run();
+    if (diff.selected()) return diff.run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

@@ -90,7 +90,8 @@ std::string text_line(const std::vector<EventCount>& counts, std::size_t i, doub
 }
 
 nlohmann::json event_json(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
-                          const RunningStatistics* statistics) {
+                          const RunningStatistics* statistics,
+                          const std::vector<double>* values = nullptr) {
   const EventCount& count = counts[i];
   nlohmann::json event = {
       {"name", count.name},
@@ -117,6 +118,11 @@ nlohmann::json event_json(const std::vector<EventCount>& counts, std::size_t i, 
   if (statistics && statistics->count() > 1) {
     event["stddev"] = display_value(count, statistics->stddev());
     event["relative_error_percent"] = statistics->relative_error_percent();
+  }
+  if (values && statistics && statistics->count() > 1) {
+    nlohmann::json each = nlohmann::json::array();
+    for (double run : *values) each.push_back(display_value(count, run));
+    event["values"] = std::move(each);
   }
   if (auto metric = derived_metric(counts, i, elapsed_ns)) {
     event["metric"] = {{"value", metric->value}, {"unit", metric->unit}};
@@ -214,11 +220,16 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
         {"user_seconds", result.user_seconds},
         {"system_seconds", result.system_seconds},
     };
-    if (result.runs > 1) document["elapsed_stddev_ns"] = result.elapsed_ns.stddev();
+    if (result.runs > 1) {
+      document["elapsed_stddev_ns"] = result.elapsed_ns.stddev();
+      document["elapsed_values_ns"] = result.elapsed_values_ns;
+    }
     if (result.has_exit_status) document["exit_status"] = result.exit_status;
     nlohmann::json events = nlohmann::json::array();
     for (std::size_t i = 0; i < result.counts.size(); ++i) {
-      events.push_back(event_json(result.counts, i, elapsed_ns, statistics_of(i)));
+      events.push_back(
+          event_json(result.counts, i, elapsed_ns, statistics_of(i),
+                     i < result.per_event_values.size() ? &result.per_event_values[i] : nullptr));
     }
     document["events"] = std::move(events);
     if (result.aggregation != Aggregation::global) {

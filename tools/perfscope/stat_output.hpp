@@ -21,6 +21,10 @@ struct StatResult {
   std::vector<EventCount> counts;            // of the last run (or the only one)
   std::vector<RunningStatistics> per_event;  // scaled values over runs
   RunningStatistics elapsed_ns;
+  // Each run's scaled value per event (runs it was not counted in left out) and elapsed time:
+  // JSON's "values" and "elapsed_values_ns", what `perfscope diff` tests differences with.
+  std::vector<std::vector<double>> per_event_values;
+  std::vector<double> elapsed_values_ns;
   double user_seconds = 0;
   double system_seconds = 0;
   int runs = 1;

@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "analysis/exporters/exporter_common.hpp"
+#include "analysis/exporters/flame_graph_svg.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
 
 namespace perfscope {
 
-namespace {
+namespace export_detail {
 
-enum class FrameKind : std::uint8_t { other, user, inlined, kernel, unknown };
+namespace {
 
 constexpr double image_width = 1200;
 constexpr double padding = 10;
@@ -30,17 +31,7 @@ constexpr double footer_height = 34;
 constexpr double char_width = 7;  // 12 px monospace
 constexpr double min_frame_width = 0.1;
 
-struct Node {
-  std::uint32_t label = 0;
-  std::uint32_t depth = 0;
-  std::uint64_t samples = 0;
-  std::uint64_t start = 0;
-  std::vector<std::uint32_t> children;
-};
-
-struct Rgb {
-  int r, g, b;
-};
+}  // namespace
 
 Rgb hsl_to_rgb(double hue, double saturation, double lightness) {
   double c = (1 - std::fabs(2 * lightness - 1)) * saturation;
@@ -64,6 +55,8 @@ Rgb hsl_to_rgb(double hue, double saturation, double lightness) {
   auto channel = [m](double v) { return static_cast<int>(std::lround((v + m) * 255)); };
   return {channel(r), channel(g), channel(b)};
 }
+
+namespace {
 
 // A stable colour per name inside the kind's band of hues, so neighbours differ.
 Rgb frame_colour(std::string_view name, FrameKind kind) {
@@ -97,25 +90,6 @@ FrameKind kind_of(const Profile& profile, const ProfileFrame& frame) {
   if (!profile.functions[frame.function].resolved) return FrameKind::unknown;
   return frame.inlined ? FrameKind::inlined : FrameKind::user;
 }
-
-class Labels {
- public:
-  std::uint32_t intern(std::string name, FrameKind kind) {
-    std::string key = name;
-    key.push_back(static_cast<char>('0' + static_cast<int>(kind)));
-    auto [it, added] = index_.try_emplace(std::move(key), static_cast<std::uint32_t>(names.size()));
-    if (added) {
-      names.push_back(std::move(name));
-      kinds.push_back(kind);
-    }
-    return it->second;
-  }
-  std::vector<std::string> names;
-  std::vector<FrameKind> kinds;
-
- private:
-  std::unordered_map<std::string, std::uint32_t> index_;
-};
 
 constexpr std::string_view script = R"js(
 (function () {
@@ -207,6 +181,39 @@ constexpr std::string_view script = R"js(
 
 }  // namespace
 
+FlameTree::FlameTree() : nodes(1) { nodes[0].label = label("all", FrameKind::other); }
+
+std::uint32_t FlameTree::label(std::string name, FrameKind kind) {
+  std::string key = name;
+  key.push_back(static_cast<char>('0' + static_cast<int>(kind)));
+  auto [it, added] =
+      label_index_.try_emplace(std::move(key), static_cast<std::uint32_t>(names.size()));
+  if (added) {
+    names.push_back(std::move(name));
+    kinds.push_back(kind);
+  }
+  return it->second;
+}
+
+std::uint32_t FlameTree::child(std::uint32_t parent, std::uint32_t label) {
+  auto [it, added] = child_of_.try_emplace(std::uint64_t{parent} << 32 | label,
+                                           static_cast<std::uint32_t>(nodes.size()));
+  if (added) {
+    std::uint32_t depth = nodes[parent].depth + 1;
+    nodes.push_back(FlameNode{label, depth, 0, 0, {}, 0});
+    nodes[parent].children.push_back(it->second);
+  }
+  return it->second;
+}
+
+}  // namespace export_detail
+
+using export_detail::FlameGraphLook;
+using export_detail::FlameNode;
+using export_detail::FlameTree;
+using export_detail::FrameKind;
+using export_detail::Rgb;
+
 void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
   bool event_roots = export_detail::events_with_samples(profile) > 1;
 
@@ -223,20 +230,9 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
     counts[key] += group.samples;
   });
 
-  Labels labels;
-  std::vector<Node> nodes(1);
-  nodes[0].label = labels.intern("all", FrameKind::other);
-  std::unordered_map<std::uint64_t, std::uint32_t> child_of;
-  auto child = [&](std::uint32_t parent, std::uint32_t label) {
-    auto [it, added] = child_of.try_emplace(std::uint64_t{parent} << 32 | label,
-                                            static_cast<std::uint32_t>(nodes.size()));
-    if (added) {
-      std::uint32_t depth = nodes[parent].depth + 1;
-      nodes.push_back(Node{label, depth, 0, 0, {}});
-      nodes[parent].children.push_back(it->second);
-    }
-    return it->second;
-  };
+  FlameTree tree;
+  std::vector<FlameNode>& nodes = tree.nodes;
+  auto child = [&](std::uint32_t parent, std::uint32_t label) { return tree.child(parent, label); };
   std::vector<std::uint32_t> frame_label(profile.frames.size(), no_index);
   std::vector<std::uint32_t> chain;
   for (const auto& [key, count] : counts) {
@@ -246,15 +242,15 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
     nodes[0].samples += count;
     if (event_roots) {
       std::size_t event = thread_event % event_count;
-      node = child(
-          node, labels.intern(event < profile.events.size() ? "[" + profile.events[event].name + "]"
+      node = child(node,
+                   tree.label(event < profile.events.size() ? "[" + profile.events[event].name + "]"
                                                             : std::string("[?]"),
                               FrameKind::other));
       nodes[node].samples += count;
     }
     const ProfileThread& thread = profile.threads[thread_event / event_count];
-    node = child(node,
-                 labels.intern(thread.comm.empty() ? "[unknown]" : thread.comm, FrameKind::other));
+    node =
+        child(node, tree.label(thread.comm.empty() ? "[unknown]" : thread.comm, FrameKind::other));
     nodes[node].samples += count;
     chain.clear();
     if (stack_plus_one != 0) {
@@ -266,13 +262,41 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       if (frame_label[*it] == no_index) {
         const ProfileFrame& frame = profile.frames[*it];
-        frame_label[*it] = labels.intern(frame_name(profile, frame), kind_of(profile, frame));
+        frame_label[*it] = tree.label(export_detail::frame_name(profile, frame),
+                                      export_detail::kind_of(profile, frame));
       }
       node = child(node, frame_label[*it]);
       nodes[node].samples += count;
     }
   }
 
+  FlameGraphLook look;
+  std::string subtitle = fmt::format("{} samples", nodes[0].samples);
+  for (const auto& event : profile.events) {
+    if (event.samples != 0) subtitle += fmt::format(", {} ({} samples)", event.name, event.samples);
+  }
+  if (!profile.summary.command_line.empty()) subtitle += " of " + profile.summary.command_line;
+  look.subtitle = std::move(subtitle);
+  // Legend of the colours.
+  for (const auto& [kind, name] :
+       {std::pair{FrameKind::user, "user"}, std::pair{FrameKind::inlined, "inlined"},
+        std::pair{FrameKind::kernel, "kernel"}, std::pair{FrameKind::unknown, "unresolved"}}) {
+    look.legend.emplace_back(export_detail::frame_colour(name, kind), name);
+  }
+  look.colour = [](const FlameTree& t, const FlameNode& node) {
+    return export_detail::frame_colour(t.names[node.label], t.kinds[node.label]);
+  };
+  look.details = [](const FlameNode& node, std::uint64_t total) {
+    return fmt::format("{} samples, {:.2f} %", node.samples,
+                       100.0 * static_cast<double>(node.samples) / static_cast<double>(total));
+  };
+  export_detail::write_flame_tree_svg(tree, look, out);
+}
+
+namespace export_detail {
+
+void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostream& out) {
+  std::vector<FlameNode>& nodes = tree.nodes;
   // Layout: siblings by name, each child starting where the previous one ended.
   std::uint32_t max_depth = 0;
   std::vector<std::uint32_t> order;  // depth-first, parents before children
@@ -281,10 +305,10 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
     std::uint32_t n = pending.back();
     pending.pop_back();
     order.push_back(n);
-    Node& node = nodes[n];
+    FlameNode& node = nodes[n];
     max_depth = std::max(max_depth, node.depth);
     std::sort(node.children.begin(), node.children.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return labels.names[nodes[a].label] < labels.names[nodes[b].label];
+      return tree.names[nodes[a].label] < tree.names[nodes[b].label];
     });
     std::uint64_t start = node.start;
     for (std::uint32_t c : node.children) {
@@ -317,14 +341,11 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
       "</style>\n");
   sink.format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#f8f8f4\"/>\n", image_width,
               height);
-  sink.format("<text class=\"title\" x=\"{}\" y=\"24\">Flame Graph</text>\n", image_width / 2);
-  std::string subtitle = fmt::format("{} samples", nodes[0].samples);
-  for (const auto& event : profile.events) {
-    if (event.samples != 0) subtitle += fmt::format(", {} ({} samples)", event.name, event.samples);
-  }
-  if (!profile.summary.command_line.empty()) subtitle += " of " + profile.summary.command_line;
+  sink.format("<text class=\"title\" x=\"{}\" y=\"24\">", image_width / 2);
+  sink.xml_text(look.title);
+  sink.append("</text>\n");
   sink.format("<text x=\"{}\" y=\"44\">", padding);
-  sink.xml_text(subtitle);
+  sink.xml_text(look.subtitle);
   sink.append("</text>\n");
   sink.format(
       "<text id=\"reset\" class=\"button\" x=\"{0}\" y=\"62\">Reset zoom</text>\n"
@@ -332,38 +353,34 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
       "<text id=\"clear\" class=\"button\" x=\"{2}\" y=\"62\">Clear</text>\n"
       "<text id=\"matched\" x=\"{3}\" y=\"62\"></text>\n",
       padding, padding + 90, padding + 150, padding + 210);
-  // Legend of the colours.
-  const std::pair<FrameKind, std::string_view> legend[] = {{FrameKind::user, "user"},
-                                                           {FrameKind::inlined, "inlined"},
-                                                           {FrameKind::kernel, "kernel"},
-                                                           {FrameKind::unknown, "unresolved"}};
-  double legend_x = image_width - padding - 4 * 95;
-  for (const auto& [kind, name] : legend) {
-    Rgb colour = frame_colour(name, kind);
+  double legend_x = image_width - padding - static_cast<double>(look.legend.size()) * 95;
+  for (const auto& [colour, name] : look.legend) {
     sink.format(
         "<rect x=\"{}\" y=\"52\" width=\"12\" height=\"12\" fill=\"rgb({},{},{})\"/>"
-        "<text x=\"{}\" y=\"62\">{}</text>\n",
-        legend_x, colour.r, colour.g, colour.b, legend_x + 16, name);
+        "<text x=\"{}\" y=\"62\">",
+        legend_x, colour.r, colour.g, colour.b, legend_x + 16);
+    sink.xml_text(name);
+    sink.append("</text>\n");
     legend_x += 95;
   }
 
   sink.append("<g id=\"frames\">\n");
   std::string text;
   for (std::uint32_t n : order) {
-    const Node& node = nodes[n];
+    const FlameNode& node = nodes[n];
     double width = static_cast<double>(node.samples) / static_cast<double>(total) * usable;
     // A child is never wider than its parent, so no frame is shown above a left-out one.
     if (width < min_frame_width && n != 0) continue;
-    const std::string& name = labels.names[node.label];
-    FrameKind kind = labels.kinds[node.label];
+    const std::string& name = tree.names[node.label];
     double x = padding + static_cast<double>(node.start) / static_cast<double>(total) * usable;
     double y = bottom - (node.depth + 1) * frame_height;
-    Rgb colour = frame_colour(name, kind);
+    Rgb colour = look.colour(tree, node);
     sink.format("<g class=\"f\" data-s=\"{}\" data-n=\"{}\" data-d=\"{}\"><title>", node.start,
                 node.samples, node.depth);
     sink.xml_text(name);
-    sink.format(" ({} samples, {:.2f} %)</title>", node.samples,
-                100.0 * static_cast<double>(node.samples) / static_cast<double>(total));
+    sink.append(" (");
+    sink.xml_text(look.details(node, total));
+    sink.append(")</title>");
     sink.format(
         "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" rx=\"2\" ry=\"2\" "
         "fill=\"rgb({},{},{})\" data-fill=\"rgb({},{},{})\"/>",
@@ -383,5 +400,7 @@ void write_flame_graph_svg(const Profile& profile, std::ostream& out) {
   sink.append("]]></script>\n</svg>\n");
   sink.finish();
 }
+
+}  // namespace export_detail
 
 }  // namespace perfscope

@@ -467,6 +467,9 @@ std::string scaled_count(std::uint64_t count) {
 
 }  // namespace
 
+std::string_view report_sort_key_name(ReportSortKey key) noexcept { return sort_key_name(key); }
+std::string_view report_sort_key_title(ReportSortKey key) noexcept { return column_title(key); }
+
 std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text) {
   std::vector<ReportSortKey> keys;
   std::size_t start = 0;

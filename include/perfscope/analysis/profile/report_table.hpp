@@ -18,6 +18,9 @@ enum class ReportSortKey { comm, pid, tid, dso, sym, cpu, srcline };
 
 // "comm,dso,sym" -> keys. Throws std::invalid_argument naming the unknown key and the known ones.
 std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text);
+// The key's name ("dso") and its column title in the table ("Shared Object").
+std::string_view report_sort_key_name(ReportSortKey key) noexcept;
+std::string_view report_sort_key_title(ReportSortKey key) noexcept;
 
 // Which way call trees below a row go: from the row's function to its callees (caller: the
 // outermost function at the top), to its callers (callee), or no tree.

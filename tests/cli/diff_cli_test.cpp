@@ -1,0 +1,300 @@
+// `perfscope diff` end to end: the known-answer workload recorded with shares 60/30/10 and then,
+// rebuilt (other directory, build id and addresses), with 30/60/10: leaf_60 30 points down and
+// leaf_30 30 up, the same table as perf diff on the same files, inclusive deltas, the exports
+// (go tool pprof -diff_base reads the pair with the expected signs); stat -r files: twice the
+// work is "slower", identical exact counts are not, thresholds set the exit status; bad input.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace {
+
+namespace pt = perfscope::testing;
+
+const std::string known_answer = PERFSCOPE_KNOWN_ANSWER_FP_PATH;
+const std::string known_answer_rebuilt = PERFSCOPE_KNOWN_ANSWER_REBUILT_PATH;
+const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
+
+bool perf_available() { return ::access("/usr/bin/perf", X_OK) == 0; }
+
+std::string record(const std::string& name, const std::string& event,
+                   std::vector<std::string> command) {
+  std::string path = pt::temp_path("diff_" + name);
+  std::vector<std::string> arguments{"record", "-F", "4000", "-g", "-e", event, "-o", path, "--"};
+  arguments.insert(arguments.end(), command.begin(), command.end());
+  auto result = pt::run_perfscope(arguments);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  return path;
+}
+
+// The known-answer pair, recorded once for the tests that read it.
+struct KnownAnswer {
+  std::string base, current;
+};
+const KnownAnswer& known_answer_pair() {
+  static KnownAnswer pair{record("base", "cpu-clock", {known_answer, "300"}),
+                          record("new", "cpu-clock", {known_answer_rebuilt, "300", "3,6,1"})};
+  return pair;
+}
+
+struct Row {
+  std::optional<double> base;
+  double delta = 0;
+};
+
+// symbol ("dso [.] name") -> row of a table's lines matching `pattern`, whose groups are
+// the baseline share (optional), the delta (optional: a row gone from NEW), the DSO and the
+// symbol at `dso_group` and after it.
+std::map<std::string, Row> table_rows(const std::string& text, const std::regex& pattern,
+                                      int delta_group, int dso_group) {
+  std::map<std::string, Row> rows;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, pattern)) continue;
+    Row row;
+    if (m[1].matched) row.base = std::stod(m[1]);
+    row.delta = m[delta_group].matched ? std::stod(m[delta_group]) : -row.base.value_or(0);
+    rows[m[dso_group].str() + " " + m[dso_group + 1].str()] = row;
+  }
+  return rows;
+}
+// perf diff's stdio table: Baseline, Delta Abs, Shared Object, Symbol.
+std::map<std::string, Row> perf_rows(const std::string& text) {
+  static const std::regex pattern(
+      R"(^\s+(?:([0-9.]+)%)?\s+(?:([+-][0-9.]+)%)?\s+(\S+)\s+(\[[.k]\] .*?)\s*$)");
+  return table_rows(text, pattern, 2, 3);
+}
+// Ours: Baseline, New, Delta, Ratio, Shared Object, Symbol.
+std::map<std::string, Row> our_rows(const std::string& text) {
+  static const std::regex pattern(
+      R"(^\s+(?:([0-9.]+)%)?\s+(?:([0-9.]+)%)?\s+([+-][0-9.]+)%\s+(?:\S+)\s+(\S+)\s+(\[[.k]\] .*?)$)");
+  return table_rows(text, pattern, 3, 4);
+}
+
+TEST(DiffCliTest, KnownAnswerShiftsThirtyPoints) {
+  const auto& files = known_answer_pair();
+  auto result = pt::run_perfscope({"diff", files.base, files.current});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_NE(result.out.find("# Compared by share"), std::string::npos) << result.out;
+  auto rows = our_rows(result.out);
+  ASSERT_TRUE(rows.contains("known_answer_fp [.] leaf_60")) << result.out;
+  ASSERT_TRUE(rows.contains("known_answer_fp [.] leaf_30")) << result.out;
+  EXPECT_NEAR(rows["known_answer_fp [.] leaf_60"].delta, -30.0, 3.0) << result.out;
+  EXPECT_NEAR(rows["known_answer_fp [.] leaf_30"].delta, 30.0, 3.0) << result.out;
+  EXPECT_NEAR(rows["known_answer_fp [.] leaf_10"].delta, 0.0, 3.0) << result.out;
+
+  // Inclusive: each work_ function carries its leaf's change.
+  auto children =
+      pt::run_perfscope({"diff", "--children", "--format", "json", files.base, files.current});
+  ASSERT_EQ(children.exit_status, 0) << children.err;
+  auto json = nlohmann::json::parse(children.out);
+  EXPECT_EQ(json["schema"], "perfscope-profile-diff");
+  std::map<std::string, double> inclusive;
+  for (const auto& row : json["events"][0]["rows"]) {
+    inclusive[row["keys"]["sym"].get<std::string>()] = row["total_delta"].get<double>();
+  }
+  EXPECT_NEAR(inclusive["[.] work_60"], -30.0, 3.0);
+  EXPECT_NEAR(inclusive["[.] work_30"], 30.0, 3.0);
+  EXPECT_NEAR(inclusive["[.] main"], 0.0, 1.0);
+}
+
+TEST(DiffCliTest, SameTableAsPerfDiff) {
+  if (!perf_available()) GTEST_SKIP() << "perf is not installed";
+  const auto& files = known_answer_pair();
+  auto ours = pt::run_perfscope({"diff", files.base, files.current});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  auto perf = pt::run_command({"/usr/bin/perf", "diff", files.base, files.current});
+  ASSERT_EQ(perf.exit_status, 0) << perf.err;
+  auto our_table = our_rows(ours.out);
+  auto perf_table = perf_rows(perf.out);
+  // Every row of 1 % or more on either side: the same symbols, deltas within 0.5 points.
+  int compared = 0;
+  for (const auto& [symbol, row] : our_table) {
+    if (std::max(row.base.value_or(0), row.base.value_or(0) + row.delta) < 1.0) continue;
+    ASSERT_TRUE(perf_table.contains(symbol)) << symbol << "\n" << perf.out << "\n" << ours.out;
+    EXPECT_NEAR(row.delta, perf_table[symbol].delta, 0.5) << symbol;
+    ++compared;
+  }
+  for (const auto& [symbol, row] : perf_table) {
+    if (std::max(row.base.value_or(0), row.base.value_or(0) + row.delta) < 1.0) continue;
+    EXPECT_TRUE(our_table.contains(symbol)) << symbol << "\n" << ours.out;
+  }
+  EXPECT_GE(compared, 3);
+}
+
+TEST(DiffCliTest, ExportsReadByOtherTools) {
+  const auto& files = known_answer_pair();
+  auto folded = pt::run_perfscope({"diff", "--format", "folded", files.base, files.current});
+  ASSERT_EQ(folded.exit_status, 0) << folded.err;
+  // "comm;main;work_60;leaf_60 BASE NEW": BASE about twice NEW for leaf_60, half for leaf_30.
+  static const std::regex line(R"(^\S+;main;work_(60|30);leaf_\1 ([0-9]+) ([0-9]+)$)");
+  std::map<std::string, std::pair<double, double>> counts;
+  std::istringstream in(folded.out);
+  for (std::string text; std::getline(in, text);) {
+    std::smatch m;
+    if (std::regex_match(text, m, line)) {
+      counts[m[1]].first += std::stod(m[2]);
+      counts[m[1]].second += std::stod(m[3]);
+    }
+  }
+  ASSERT_EQ(counts.size(), 2u) << folded.out.substr(0, 2000);
+  EXPECT_GT(counts["60"].first, 1.5 * counts["60"].second);
+  EXPECT_LT(counts["30"].first, 0.67 * counts["30"].second);
+
+  std::string svg = pt::temp_path("diff.svg");
+  auto graph = pt::run_perfscope({"diff", "--format", "svg", "-o", svg, files.base, files.current});
+  ASSERT_EQ(graph.exit_status, 0) << graph.err;
+  std::ifstream svg_in(svg);
+  std::string page((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Differential Flame Graph"), std::string::npos);
+  EXPECT_NE(page.find("<title>leaf_30 ("), std::string::npos);
+  std::filesystem::remove(svg);
+
+  std::string prefix = pt::temp_path("diff_pprof");
+  auto pprof =
+      pt::run_perfscope({"diff", "--format", "pprof", "-o", prefix, files.base, files.current});
+  ASSERT_EQ(pprof.exit_status, 0) << pprof.err;
+  std::string base_pb = prefix + ".base.pb.gz", new_pb = prefix + ".new.pb.gz";
+  EXPECT_NE(pprof.err.find("go tool pprof -diff_base " + base_pb + " " + new_pb), std::string::npos)
+      << pprof.err;
+  if (::access("/usr/bin/go", X_OK) != 0) {
+    std::filesystem::remove(base_pb);
+    std::filesystem::remove(new_pb);
+    GTEST_SKIP() << "go is not installed: go tool pprof not checked";
+  }
+  auto top = pt::run_command(
+      {"/usr/bin/go", "tool", "pprof", "-normalize", "-diff_base", base_pb, "-top", new_pb});
+  ASSERT_EQ(top.exit_status, 0) << top.err;
+  // "  flat  flat%  sum%  cum  cum%  name": leaf_30's flat grew, leaf_60's shrank.
+  auto flat_of = [&](const std::string& name) {
+    std::regex row("^\\s*(-?[0-9.]+)(ms|s|us|ns)?\\s+.*\\s" + name + "$");
+    std::istringstream lines(top.out);
+    for (std::string text; std::getline(lines, text);) {
+      std::smatch m;
+      if (std::regex_match(text, m, row)) return std::stod(m[1]);
+    }
+    return std::nan("");
+  };
+  EXPECT_GT(flat_of("leaf_30"), 0) << top.out;
+  EXPECT_LT(flat_of("leaf_60"), 0) << top.out;
+  std::filesystem::remove(base_pb);
+  std::filesystem::remove(new_pb);
+}
+
+std::string stat_json(const std::string& name, const std::string& events,
+                      std::vector<std::string> command) {
+  std::string path = pt::temp_path("diff_stat_" + name + ".json");
+  std::vector<std::string> arguments{"stat", "-r", "5", "-e", events, "--json", "-o", path, "--"};
+  arguments.insert(arguments.end(), command.begin(), command.end());
+  auto result = pt::run_perfscope(arguments);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  return path;
+}
+
+TEST(DiffCliTest, StatRepeatsTwiceTheWork) {
+  std::string base = stat_json("base", "task-clock", {work_helper, "getpid", "300000"});
+  std::string current = stat_json("new", "task-clock", {work_helper, "getpid", "600000"});
+  // stat -r records each repeat.
+  std::ifstream in(base);
+  auto document = nlohmann::json::parse(in);
+  EXPECT_EQ(document["events"][0]["values"].size(), 5u) << document.dump();
+  EXPECT_EQ(document["elapsed_values_ns"].size(), 5u);
+
+  auto result = pt::run_perfscope({"diff", "--format", "json", base, current});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["schema"], "perfscope-stat-diff");
+  const auto& clock = json["events"][0];
+  EXPECT_EQ(clock["name"], "task-clock");
+  EXPECT_EQ(clock["verdict"], "slower") << clock.dump();
+  EXPECT_GT(clock["change_percent"].get<double>(), 50.0) << clock.dump();
+  // Thresholds: a 3 % regression allowed fails; the same files the other way round do not.
+  auto failing = pt::run_perfscope({"diff", "--fail-if", "task-clock>+3%", base, current});
+  EXPECT_EQ(failing.exit_status, 3) << failing.out << failing.err;
+  EXPECT_NE(failing.out.find("# REGRESSION task-clock>+3%"), std::string::npos) << failing.out;
+  auto passing = pt::run_perfscope({"diff", "--fail-if", "task-clock>+3%", current, base});
+  EXPECT_EQ(passing.exit_status, 0) << passing.out << passing.err;
+  EXPECT_NE(passing.out.find("faster"), std::string::npos) << passing.out;
+  std::filesystem::remove(base);
+  std::filesystem::remove(current);
+}
+
+TEST(DiffCliTest, StatExactCounts) {
+  if (!pt::tracefs_available()) GTEST_SKIP() << "tracefs is not mounted";
+  // The getpid tracepoint counts every call exactly: identical commands are identical, twice
+  // the calls are +100 % exactly.
+  const std::string event = "syscalls:sys_enter_getpid";
+  std::string a = stat_json("exact_a", event, {work_helper, "getpid", "1000"});
+  std::string b = stat_json("exact_b", event, {work_helper, "getpid", "1000"});
+  std::string c = stat_json("exact_c", event, {work_helper, "getpid", "2000"});
+  auto same = pt::run_perfscope({"diff", "--fail-if", event + ">+1%", a, b});
+  EXPECT_EQ(same.exit_status, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("no significant change"), std::string::npos) << same.out;
+  auto doubled = pt::run_perfscope({"diff", "--format", "json", a, c});
+  ASSERT_EQ(doubled.exit_status, 0) << doubled.err;
+  auto json = nlohmann::json::parse(doubled.out);
+  EXPECT_EQ(json["events"][0]["verdict"], "slower");
+  EXPECT_DOUBLE_EQ(json["events"][0]["change_percent"].get<double>(), 100.0);
+  EXPECT_LE(json["events"][0]["ci_percent"][0].get<double>(), 100.0);
+  EXPECT_GE(json["events"][0]["ci_percent"][1].get<double>(), 100.0);
+  for (const auto& path : {a, b, c}) std::filesystem::remove(path);
+}
+
+TEST(DiffCliTest, BadInput) {
+  const auto& files = known_answer_pair();
+  std::string stat = stat_json("bad", "task-clock", {work_helper, "getpid", "10"});
+  // A recording against a stat file.
+  auto mixed = pt::run_perfscope({"diff", files.base, stat});
+  EXPECT_EQ(mixed.exit_status, 1);
+  EXPECT_NE(mixed.err.find("is a perf.data recording but NEW '" + stat +
+                           "' is a perfscope stat JSON file"),
+            std::string::npos)
+      << mixed.err;
+  // A missing file.
+  auto missing = pt::run_perfscope({"diff", files.base, "/nonexistent/new.data"});
+  EXPECT_EQ(missing.exit_status, 1);
+  EXPECT_NE(missing.err.find("cannot open '/nonexistent/new.data': No such file"),
+            std::string::npos)
+      << missing.err;
+  // Recordings of different events: both named.
+  std::string task = record("task", "task-clock", {known_answer, "20"});
+  auto events = pt::run_perfscope({"diff", files.base, task});
+  EXPECT_EQ(events.exit_status, 1);
+  EXPECT_NE(events.err.find("no sampled event in common (BASE: cpu-clock; NEW: task-clock)"),
+            std::string::npos)
+      << events.err;
+  // Stat files of different events: both named.
+  std::string faults = stat_json("faults", "page-faults", {work_helper, "getpid", "10"});
+  auto stat_events = pt::run_perfscope({"diff", stat, faults});
+  EXPECT_EQ(stat_events.exit_status, 1);
+  EXPECT_NE(stat_events.err.find("count different events"), std::string::npos) << stat_events.err;
+  EXPECT_NE(stat_events.err.find("task-clock"), std::string::npos);
+  EXPECT_NE(stat_events.err.find("page-faults"), std::string::npos);
+  // Options of the other kind.
+  auto fail_if =
+      pt::run_perfscope({"diff", "--fail-if", "task-clock>+3%", files.base, files.current});
+  EXPECT_EQ(fail_if.exit_status, 1);
+  EXPECT_NE(fail_if.err.find("--fail-if compares repeated counts"), std::string::npos);
+  auto svg = pt::run_perfscope({"diff", "--format", "svg", stat, stat});
+  EXPECT_EQ(svg.exit_status, 1);
+  EXPECT_NE(svg.err.find("counts diff as text or json"), std::string::npos) << svg.err;
+  auto threshold = pt::run_perfscope({"diff", "--fail-if", "task-clock>3", stat, stat});
+  EXPECT_EQ(threshold.exit_status, 1);
+  EXPECT_NE(threshold.err.find("the form is EVENT>+P%"), std::string::npos) << threshold.err;
+  for (const auto& path : {stat, task, faults}) std::filesystem::remove(path);
+}
+
+}  // namespace

@@ -1,0 +1,274 @@
+// perfscope diff BASE NEW: for two perf.data recordings, perf diff's table (shares, deltas in
+// points, ratios; by any report sort key, with report's filters) or a differential export; for
+// two `perfscope stat -r N --json` files, the change of each count with its confidence interval
+// and a verdict, with thresholds for CI.
+#include "cmd_diff.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include "perfscope/analysis/diff/diff_exports.hpp"
+#include "perfscope/analysis/diff/profile_diff.hpp"
+#include "perfscope/analysis/diff/stat_diff.hpp"
+#include "perfscope/analysis/diff/stat_file.hpp"
+#include "perfscope/analysis/exporters/profile_exporters.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+
+constexpr int threshold_crossed_status = 3;
+
+constexpr std::string_view matching_rule =
+    "Recordings compare by share: each row's % of its own file's event count (profiles of "
+    "different lengths, sampling rates or periods compare). Rows match by the text of their sort "
+    "keys: DSOs by file name, then symbols by name, never by address or build id, so a rebuilt "
+    "binary's functions meet their old selves (unresolved addresses match only at the same "
+    "offset; pid/tid keys differ between runs).\n"
+    "Counts (stat --json files) compare the means of the repeats: change in % with a 95 % "
+    "confidence interval from Welch's t-test; --fail-if 'task-clock>+3%' exits 3 when a count "
+    "changed significantly by more than the threshold.";
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) items.push_back(std::move(item));
+  }
+  return items;
+}
+
+// The file to write to, or stdout; created 0600 (recordings name commands and functions).
+class Output {
+ public:
+  explicit Output(const std::string& path) : path_(path) {
+    if (path.empty()) return;
+    int created = sys::create_private_file(path);
+    if (created == 0) file_.open(path, std::ios::binary | std::ios::trunc);
+    if (created != 0 || !file_) {
+      throw std::runtime_error(fmt::format("-o {}: cannot open it for writing: {}", path,
+                                           std::strerror(created != 0 ? -created : errno)));
+    }
+  }
+  std::ostream& stream() { return path_.empty() ? std::cout : file_; }
+  void finish() {
+    stream().flush();
+    if (!stream()) {
+      throw std::runtime_error(
+          fmt::format("writing {} failed", path_.empty() ? std::string("stdout") : path_));
+    }
+  }
+
+ private:
+  std::string path_;
+  std::ofstream file_;
+};
+
+std::uint32_t event_index(const Profile& profile, const std::string& name) {
+  for (std::uint32_t e = 0; e < profile.events.size(); ++e) {
+    if (profile.events[e].name == name) return e;
+  }
+  return no_index;
+}
+
+}  // namespace
+
+DiffCommand::DiffCommand(CLI::App& app) {
+  app_ = app.add_subcommand(
+      "diff", "Compare two recordings (perf.data) or two sets of repeated counts (stat --json)");
+  app_->add_option("BASE", options_.base, "The baseline: a perf.data file or a stat --json file")
+      ->required();
+  app_->add_option("NEW", options_.current, "The file to compare with it (of the same kind)")
+      ->required();
+  app_->add_option("-s,--sort", options_.sort,
+                   "Recordings: sort keys comm,pid,tid,dso,sym,cpu,srcline (default dso,sym)");
+  app_->add_flag("--children", options_.children,
+                 "Recordings: inclusive shares (a function with its callees) and their deltas");
+  app_->add_option("--percent-limit", options_.percent_limit,
+                   "Recordings: hide rows below this share in both")
+      ->check(CLI::Range(0.0, 100.0));
+  app_->add_option("--comm", options_.comm_list, "Only these commands (comma-separated)");
+  app_->add_option("--pid", options_.pids, "Only these processes (comma-separated)")
+      ->delimiter(',');
+  app_->add_option("--tid", options_.tids, "Only these threads (comma-separated)")->delimiter(',');
+  app_->add_option("--dso", options_.dso_list,
+                   "Only samples in these files (path or file name, comma-separated)");
+  app_->add_option("--symbol,--symbols", options_.symbol_list,
+                   "Only samples in these functions (comma-separated)");
+  app_->add_option("--event", options_.event,
+                   "Recordings: compare this event only (exports need one)");
+  app_->add_flag("--full-names", options_.full_names,
+                 "C++ names with parameter lists and return types");
+  app_->add_option("--debug-root", options_.debug_root,
+                   "Where separate debug files are (default /usr/lib/debug)");
+  app_->add_option("--format", options_.format,
+                   "text (default) or json; recordings also folded (two-column, FlameGraph's "
+                   "difffolded), svg (differential flame graph), pprof (a pair for go tool "
+                   "pprof -diff_base)");
+  app_->add_option("-o,--output", options_.output,
+                   "Write to this file (pprof: PREFIX for PREFIX.base.pb.gz and PREFIX.new.pb.gz)");
+  app_->add_option("--fail-if", options_.fail_if,
+                   "Counts: 'EVENT>+P%' or 'EVENT<-P%': exit 3 on a significant change beyond "
+                   "it (repeatable)");
+  app_->add_option("--resolve", options_.resolve_percent,
+                   "Counts: the change in % the 'repeats' column is computed for (default 1)")
+      ->check(CLI::Range(0.001, 1000.0));
+  app_->footer(std::string(matching_rule));
+}
+
+int DiffCommand::run() {
+  DiffInputKind base = diff_input_kind(options_.base);
+  DiffInputKind current = diff_input_kind(options_.current);
+  for (auto [path, kind] :
+       {std::pair{&options_.base, base}, std::pair{&options_.current, current}}) {
+    if (kind == DiffInputKind::profile_json || kind == DiffInputKind::other) {
+      throw std::invalid_argument(fmt::format(
+          "'{}' is {}: diff compares two perf.data recordings or two `perfscope stat --json` "
+          "files",
+          *path, diff_input_kind_name(kind)));
+    }
+  }
+  if (base != current) {
+    throw std::invalid_argument(fmt::format(
+        "BASE '{}' is {} but NEW '{}' is {}: diff compares two of a kind (two perf.data "
+        "recordings, or two `perfscope stat -r N --json -o FILE` files)",
+        options_.base, diff_input_kind_name(base), options_.current,
+        diff_input_kind_name(current)));
+  }
+  return base == DiffInputKind::perf_data ? run_profiles() : run_counts();
+}
+
+int DiffCommand::run_counts() {
+  const DiffCommandOptions& o = options_;
+  if (!o.format.empty() && o.format != "text" && o.format != "json") {
+    throw std::invalid_argument(fmt::format(
+        "--format '{}': counts diff as text or json (folded, svg and pprof are for recordings)",
+        o.format));
+  }
+  StatDiffOptions options;
+  options.resolve_percent = o.resolve_percent;
+  for (const auto& text : o.fail_if) options.thresholds.push_back(parse_stat_threshold(text));
+  StatDiff diff = diff_stat_files(read_stat_file(o.base), read_stat_file(o.current), options);
+  Output output(o.output);
+  std::string text = o.format == "json" ? stat_diff_json(diff) : render_stat_diff(diff);
+  output.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
+  output.finish();
+  return diff.regression() ? threshold_crossed_status : 0;
+}
+
+int DiffCommand::run_profiles() {
+  const DiffCommandOptions& o = options_;
+  if (!o.fail_if.empty()) {
+    throw std::invalid_argument(
+        "--fail-if compares repeated counts: give two `perfscope stat -r N --json` files");
+  }
+  std::string format = o.format.empty() ? "text" : o.format;
+  if (format != "text" && format != "json" && format != "folded" && format != "svg" &&
+      format != "pprof") {
+    throw std::invalid_argument(
+        fmt::format("--format '{}': the formats are text, json, folded, svg and pprof", o.format));
+  }
+  if (format == "pprof" && o.output.empty()) {
+    throw std::invalid_argument(
+        "--format pprof writes two files: name them with -o PREFIX (PREFIX.base.pb.gz and "
+        "PREFIX.new.pb.gz)");
+  }
+  ProfileDiffOptions diff_options;
+  if (!o.sort.empty()) diff_options.sort = parse_report_sort_keys(o.sort);
+  diff_options.children = o.children;
+  diff_options.percent_limit = o.percent_limit;
+
+  ProfileOptions options;
+  options.symbols.parameter_lists = o.full_names;
+  for (ReportSortKey key : diff_options.sort) {
+    if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
+  }
+  if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
+  options.filter.comms = split_list(o.comm_list);
+  options.filter.pids = o.pids;
+  options.filter.tids = o.tids;
+  options.filter.dsos = split_list(o.dso_list);
+  options.filter.symbols = split_list(o.symbol_list);
+  // Every output here takes folded samples: memory bounded by the distinct stacks.
+  options.keep_samples = false;
+  auto load = [&](const std::string& path) {
+    PerfDataReader reader = PerfDataReader::open(path);
+    Profile profile = build_profile(reader, options);
+    if (profile.summary.samples == 0) {
+      throw std::runtime_error(
+          profile.summary.samples_read == 0
+              ? fmt::format("'{}': the recording has no samples", path)
+              : fmt::format("'{}': none of its {} samples passed the filters (--comm, --pid, "
+                            "--tid, --dso, --symbol)",
+                            path, profile.summary.samples_read));
+    }
+    return profile;
+  };
+  Profile base = load(o.base);
+  Profile current = load(o.current);
+  if (!o.event.empty()) {
+    std::uint32_t b = event_index(base, o.event), c = event_index(current, o.event);
+    if (b == no_index || c == no_index) {
+      throw std::invalid_argument(fmt::format("--event '{}': not recorded in {}", o.event,
+                                              b == no_index ? o.base : o.current));
+    }
+    base = profile_of_event(std::move(base), b);
+    current = profile_of_event(std::move(current), c);
+  }
+  ProfileDiff diff = diff_profiles(base, current, diff_options);
+
+  Output output(format == "pprof" ? std::string() : o.output);
+  if (format == "text" || format == "json") {
+    std::string text = format == "json" ? profile_diff_json(diff, o.base, o.current)
+                                        : render_profile_diff(diff, o.base, o.current);
+    output.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
+    output.finish();
+    return 0;
+  }
+  // The exports hold one event's samples: counts of different events do not compare.
+  if (diff.events.size() > 1) {
+    std::string names;
+    for (const auto& event : diff.events) names += (names.empty() ? "" : ", ") + event.name;
+    throw std::invalid_argument(fmt::format(
+        "--format {}: the recordings share several events ({}): choose one with --event", format,
+        names));
+  }
+  const std::string& event = diff.events.front().name;
+  base = profile_of_event(std::move(base), event_index(base, event));
+  current = profile_of_event(std::move(current), event_index(current, event));
+  if (format == "folded") {
+    write_diff_folded(base, current, output.stream());
+  } else if (format == "svg") {
+    write_diff_flame_graph_svg(base, current, output.stream(), o.base, o.current);
+  } else {
+    std::string prefix = o.output;
+    if (prefix.ends_with(".pb.gz")) prefix.resize(prefix.size() - 6);
+    std::string base_path = prefix + ".base.pb.gz", current_path = prefix + ".new.pb.gz";
+    for (auto [path, profile] :
+         {std::pair{&base_path, &base}, std::pair{&current_path, &current}}) {
+      Output file(*path);
+      write_pprof(*profile, file.stream());
+      file.finish();
+    }
+    fmt::print(stderr,
+               "perfscope: wrote {} and {}: go tool pprof -diff_base {} {} (add -normalize when "
+               "the recordings differ in length or rate)\n",
+               base_path, current_path, base_path, current_path);
+    return 0;
+  }
+  output.finish();
+  return 0;
+}
+
+}  // namespace perfscope::cli

@@ -1,0 +1,43 @@
+// perfscope diff: what changed between two recordings (perf.data) or two sets of repeated counts
+// (stat --json files).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace perfscope::cli {
+
+struct DiffCommandOptions {
+  std::string base, current;
+  std::string sort;
+  bool children = false;
+  double percent_limit = 0;
+  std::string comm_list, dso_list, symbol_list;
+  std::vector<std::uint32_t> pids, tids;
+  std::string event;
+  bool full_names = false;
+  std::string debug_root;
+  std::string format;
+  std::string output;
+  std::vector<std::string> fail_if;
+  double resolve_percent = 1.0;
+};
+
+class DiffCommand {
+ public:
+  explicit DiffCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  // 0, or 3 when a --fail-if threshold is crossed; errors are thrown.
+  int run();
+
+ private:
+  int run_profiles();
+  int run_counts();
+
+  CLI::App* app_;
+  DiffCommandOptions options_;
+};
+
+}  // namespace perfscope::cli
