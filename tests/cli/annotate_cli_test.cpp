@@ -238,7 +238,7 @@ TEST_F(AnnotateCli, FunctionWithoutSamplesIsSaidSo) {
 }
 
 TEST(AnnotateCliErrors, BinaryRebuiltSinceTheRecordingIsRefusedWithTheReason) {
-  std::string binary = pt::temp_path("annotate_rebuilt");
+  std::string binary = pt::temp_path("annotate_rebuilt_binary");
   std::filesystem::copy_file(known_answer_fp, binary,
                              std::filesystem::copy_options::overwrite_existing);
   std::string file = record_with("perfscope", "rebuilt", {}, binary);

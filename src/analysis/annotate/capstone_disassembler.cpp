@@ -84,11 +84,13 @@ class CapstoneDisassembler final : public Disassembler {
     out.bytes.assign(insn.bytes, insn.bytes + insn.size);
     out.mnemonic = insn.mnemonic;
     out.operands = insn.op_str;
-    if (cs_insn_group(handle_, &insn, CS_GRP_CALL)) {
+    if (architecture_ == Architecture::aarch64) {
+      out.branch = aarch64_branch(out.mnemonic);
+    } else if (cs_insn_group(handle_, &insn, CS_GRP_CALL)) {
       out.branch = BranchKind::call;
     } else if (cs_insn_group(handle_, &insn, CS_GRP_RET)) {
       out.branch = BranchKind::ret;
-    } else if (cs_insn_group(handle_, &insn, CS_GRP_JUMP) || is_aarch64_branch(out.mnemonic)) {
+    } else if (cs_insn_group(handle_, &insn, CS_GRP_JUMP)) {
       out.branch = BranchKind::jump;
     }
     if (out.branch == BranchKind::jump || out.branch == BranchKind::call) {
@@ -97,11 +99,16 @@ class CapstoneDisassembler final : public Disassembler {
     return out;
   }
 
-  // capstone 4 leaves some AArch64 branches (b.cond, cbz, tbz) out of its jump group.
-  bool is_aarch64_branch(std::string_view mnemonic) const noexcept {
-    if (architecture_ != Architecture::aarch64) return false;
-    return mnemonic == "b" || mnemonic.starts_with("b.") || mnemonic == "br" || mnemonic == "cbz" ||
-           mnemonic == "cbnz" || mnemonic == "tbz" || mnemonic == "tbnz";
+  // capstone 4's AArch64 groups miss branches (b.cond, cbz, tbz) and calls (bl lands in the
+  // jump group): the mnemonic says it.
+  static BranchKind aarch64_branch(std::string_view mnemonic) noexcept {
+    if (mnemonic == "bl" || mnemonic == "blr") return BranchKind::call;
+    if (mnemonic == "ret") return BranchKind::ret;
+    if (mnemonic == "b" || mnemonic.starts_with("b.") || mnemonic == "br" || mnemonic == "cbz" ||
+        mnemonic == "cbnz" || mnemonic == "tbz" || mnemonic == "tbnz") {
+      return BranchKind::jump;
+    }
+    return BranchKind::none;
   }
 
   // The immediate operand of a direct branch: the destination capstone already made absolute.

@@ -62,26 +62,97 @@ std::vector<ObjdumpFunction> parse_objdump(const std::string& text, Architecture
   return functions;
 }
 
-// One spelling for both tools: comments and symbolic target names dropped, spaces collapsed,
-// hex immediates without their "0x" and "#", known aliases folded.
-std::string normalize(std::string text) {
+// Numbers in one spelling: unsigned 64-bit decimal, whatever base and sign they were written in
+// ("0x8", "8", "#0x8", "-0x8").
+std::string canonical_numbers(const std::string& text) {
+  static const std::regex number(R"((-?)(0x[0-9a-f]+|\b[0-9]+\b))");
+  std::string out;
+  auto last = text.cbegin();
+  for (std::sregex_iterator it(text.begin(), text.end(), number), end; it != end; ++it) {
+    const std::smatch& match = *it;
+    out.append(last, match[0].first);
+    std::string digits = match[2];
+    std::uint64_t value =
+        digits.starts_with("0x") ? std::stoull(digits.substr(2), nullptr, 16) : std::stoull(digits);
+    // Negative as two's complement: capstone writes "$-1" where objdump writes
+    // "$0xffffffffffffffff".
+    out += std::to_string(match[1].length() > 0 ? 0 - value : value);
+    last = match[0].second;
+  }
+  out.append(last, text.cend());
+  return out;
+}
+
+// One spelling for both tools, "modulo syntax settings": objdump's comments and symbolic names
+// of targets dropped, spaces collapsed, numbers in decimal, and the places where the two spell
+// the same instruction differently folded:
+//   x86-64: capstone writes the operand-size suffix always (movq), objdump only when the operands
+//   leave the size open; objdump writes a zero displacement (0x0(%rax)) and scale 1
+//   ((%rax,%rax,1)), capstone not; objdump writes the segment prefix of a nop before the
+//   mnemonic (cs nopw), capstone in the operand (%cs:), and drops no redundant data16 prefix;
+//   a 64-bit move to an XMM register is movq to objdump, movd to capstone;
+//   66 90 is "xchg %ax,%ax" to objdump and "nop" to capstone; a shift by one is "sar %rsi" to
+//   objdump and "sar $1, %rsi" to capstone; branch targets are bare hex in objdump.
+//   AArch64: capstone 4 writes movz where objdump writes its alias mov; branch and adrp targets
+//   are bare hex in objdump, "#0x..." in capstone.
+std::string normalize(std::string text, Architecture architecture) {
   for (const char* comment : {" <", "\t<", " #", "\t#", " //", "\t//"}) {
     std::size_t at = text.find(comment);
-    if (at != std::string::npos &&
-        !(comment[1] == '#' && text.compare(at + 2, 2, "0x") == 0 && false)) {
-      text.erase(at);
-    }
+    // AArch64 immediates start with '#' too: only objdump's "  // comment" and "<name>" go.
+    if (architecture == Architecture::aarch64 && comment[1] == '#') continue;
+    if (at != std::string::npos) text.erase(at);
   }
-  std::string out;
+  std::string collapsed;
   for (char c : text) {
     if (c == '\t') c = ' ';
-    if (c == ' ' && (out.empty() || out.back() == ' ' || out.back() == ',')) continue;
-    out += c;
+    if (c == ' ' && (collapsed.empty() || collapsed.back() == ' ' || collapsed.back() == ',')) {
+      continue;
+    }
+    collapsed += c;
   }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  out = std::regex_replace(out, std::regex(R"(#?0x([0-9a-f]+))"), "$1");
-  out = std::regex_replace(out, std::regex(R"(#)"), "");
-  return out;
+  while (!collapsed.empty() && collapsed.back() == ' ') collapsed.pop_back();
+  std::size_t space = collapsed.find(' ');
+  std::string mnemonic = collapsed.substr(0, space);
+  std::string operands = space == std::string::npos ? "" : collapsed.substr(space + 1);
+  auto bare_hex = [](std::string& target) {
+    if (std::regex_match(target, std::regex("[0-9a-f]+"))) target = "0x" + target;
+  };
+  if (architecture == Architecture::x86_64) {
+    while ((mnemonic == "data16" || mnemonic == "cs" || mnemonic == "ds") && !operands.empty()) {
+      space = operands.find(' ');
+      mnemonic = operands.substr(0, space);
+      operands = space == std::string::npos ? "" : operands.substr(space + 1);
+    }
+    if (mnemonic == "xchg" && operands == "%ax,%ax") mnemonic = "nop", operands.clear();
+    // A 64-bit move between a general register and an XMM one: movq to objdump, movd to capstone.
+    if (mnemonic == "movd" && operands.find("%xmm") != std::string::npos &&
+        std::regex_search(operands, std::regex("%r[0-9a-z]+"))) {
+      mnemonic = "movq";
+    }
+    if (mnemonic.starts_with('j') || mnemonic.starts_with("call")) bare_hex(operands);
+    operands = std::regex_replace(operands, std::regex("%(cs|ds):"), "");
+    operands = canonical_numbers(operands);
+    operands = std::regex_replace(operands, std::regex(R"((^|[^0-9a-z_])0\()"), "$1(");
+    operands = std::regex_replace(operands, std::regex(R"(,1\))"), ")");
+    static const std::regex shift("(sar|shr|shl|sal|rol|ror|rcl|rcr)[bwlq]?");
+    if (std::regex_match(mnemonic, shift) && operands.starts_with("$1,")) operands.erase(0, 3);
+    static const std::regex sized(
+        "(push|pop|mov|call|ret|jmp|add|sub|cmp|test|xor|and|or|lea|imul|inc|dec|neg|not|shl|"
+        "shr|sar|sal|movabs|nop|adc|sbb|rol|ror|xchg|bt|bts|btr|cmpxchg|xadd|mul|div|idiv)[bwlq]");
+    if (std::regex_match(mnemonic, sized)) mnemonic.pop_back();
+  } else {
+    if (mnemonic == "movz") mnemonic = "mov";
+    static const std::regex branch("b|bl|cbz|cbnz|tbz|tbnz|adr|adrp|b\\..*");
+    if (std::regex_match(mnemonic, branch) && !operands.empty()) {
+      std::size_t comma = operands.rfind(',');
+      std::string target = operands.substr(comma == std::string::npos ? 0 : comma + 1);
+      bare_hex(target);
+      operands = operands.substr(0, comma == std::string::npos ? 0 : comma + 1) + target;
+    }
+    operands = canonical_numbers(operands);
+    operands = std::regex_replace(operands, std::regex("#"), "");
+  }
+  return operands.empty() ? mnemonic : mnemonic + " " + operands;
 }
 
 struct Comparison {
@@ -112,8 +183,8 @@ Comparison compare_with_objdump(const std::string& objdump, const std::string& b
     for (std::size_t i = 0; i < ours.size(); ++i) {
       const ObjdumpInstruction& theirs = function.instructions[i];
       ++result.instructions;
-      std::string mine = normalize(ours[i].mnemonic + " " + ours[i].operands);
-      std::string expected = normalize(theirs.text);
+      std::string mine = normalize(ours[i].mnemonic + " " + ours[i].operands, architecture);
+      std::string expected = normalize(theirs.text, architecture);
       if (ours[i].address != theirs.address || ours[i].size != theirs.bytes.size() ||
           mine != expected) {
         result.differences.push_back(fmt::format("{} {:#x}: ours '{}' ({} bytes), objdump '{}'",
