@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 
 #include "perfscope/core/event.hpp"
 #include "perfscope/sys/child_process.hpp"
@@ -31,6 +32,22 @@ std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("perfscope_" + name + "_" + std::to_string(::getpid())))
       .string();
+}
+
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "perfscope-test-XXXXXX").string();
+  path_ = ::mkdtemp(pattern.data()) ? pattern : std::string();
+}
+
+TempDir::~TempDir() {
+  std::error_code error;
+  if (!path_.empty()) std::filesystem::remove_all(path_, error);
+}
+
+std::string TempDir::write(const std::string& name, const std::string& text) const {
+  std::string file = path_ + "/" + name;
+  std::ofstream(file) << text;
+  return file;
 }
 
 bool hardware_counters_available() {

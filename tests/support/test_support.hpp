@@ -42,6 +42,21 @@ void expect_no_crash(const CommandResult& result);
 // TMPDIR/perfscope_NAME_PID: a path of this test process's own (nothing is created).
 std::string temp_path(const std::string& name);
 
+// A fresh directory under TMPDIR, removed with everything in it when the object goes.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // Writes `text` to the file `name` in the directory; returns its path.
+  std::string write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::string path_;
+};
+
 // Checks the JSON file `document` against the JSON Schema file `schema` with python3's jsonschema
 // (Debian python3-jsonschema), strictly: every object the schema lists properties for may hold
 // only those (so a key written but not documented fails too).

@@ -7,17 +7,14 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <variant>
 
 #include "commands.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
-#include "perfscope/analysis/symbols/symbolizer.hpp"
-#include "perfscope/analysis/symbols/task_maps.hpp"
+#include "perfscope/analysis/profile/stack_resolver.hpp"
 #include "perfscope/core/event_attr.hpp"
 
 namespace perfscope::cli {
@@ -25,7 +22,6 @@ namespace perfscope::cli {
 namespace {
 
 namespace sf = abi::sample_format;
-namespace cc = abi::callchain_context;
 
 struct Fields {
   bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true, event = true,
@@ -126,93 +122,51 @@ void append_zero_padded(fmt::memory_buffer& out, std::uint64_t value, std::size_
   append(out, text);
 }
 
-// Names of sampled addresses, "symbol+0xoffset" and the file, as perf script prints them; one
-// symbolizer lookup per distinct address of a process's mappings, then from the cache.
-class AddressNames {
+// "symbol+0xoffset" (or "[unknown]") per resolved address, formatted once: the resolver numbers
+// its cached answers, so the text is kept by that number.
+class SymbolTexts {
  public:
-  AddressNames(const TaskMaps& maps, const SymbolizerOptions& options)
-      : maps_(maps), symbolizer_(options) {}
-
-  struct Name {
-    std::string symbol;    // "leaf+0x19", or "[unknown]"
-    std::string dso;       // the file's path, "[kernel.kallsyms]", or "[unknown]"
-    std::string function;  // "leaf"; empty when unresolved
-    std::uint64_t offset = 0;
-  };
-
-  // `return_address`: a call-chain entry after the first of its context, looked up one byte back
-  // (inside the call) and printed as recorded.
-  const Name& name(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode,
-                   bool return_address) {
-    bool kernel = cpumode == abi::record_misc::kernel || cpumode == abi::record_misc::guest_kernel;
-    Key key{ip, kernel ? 1 : ((std::uint64_t{pid} << 32 ^ maps_.maps_generation(pid)) << 2 | 2)};
-    key.context ^= return_address ? 1ULL << 63 : 0;
-    auto found = cache_.find(key);
-    if (found != cache_.end()) return names_[found->second];
-    names_.push_back(resolve(pid, ip, kernel, return_address));
-    cache_.emplace(key, names_.size() - 1);
-    return names_.back();
+  std::string_view text(const ResolvedAddress& where, bool with_offset) {
+    if (where.symbol.symbol.empty()) return "[unknown]";
+    if (!with_offset) return where.symbol.symbol;
+    if (where.id == ResolvedAddress::no_id) return format(where);
+    if (where.id >= texts_.size()) texts_.resize(where.id + 1);
+    std::string& text = texts_[where.id];
+    if (text.empty()) text = format(where);
+    return text;
   }
-
-  Symbolizer& symbolizer() { return symbolizer_; }
 
  private:
-  struct Key {
-    std::uint64_t address, context;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& key) const noexcept {
-      return std::hash<std::uint64_t>()(key.address * 0x9e3779b97f4a7c15ULL ^ key.context);
-    }
-  };
-
-  Name resolve(std::uint32_t pid, std::uint64_t ip, bool kernel, bool return_address) {
-    std::uint64_t lookup = return_address ? ip - 1 : ip;
-    std::uint16_t mode = kernel ? abi::record_misc::kernel : abi::record_misc::user;
-    auto mapping = maps_.mapping_of(pid, ip, mode);
-    SymbolizedAddress symbol;
-    Name out;
-    if (kernel) {
-      if (mapping && *mapping->filename == "[kernel.kallsyms]") {
-        symbolizer_.set_kernel_reference_address(mapping->pgoff);
-      }
-      symbol = symbolizer_.resolve_kernel(lookup);
-      out.dso = symbol.dso.empty() ? "[kernel.kallsyms]" : std::string(symbol.dso);
-    } else if (mapping && mapping->filename->starts_with('/') &&
-               !is_anonymous_mapping(*mapping->filename)) {
-      symbol = symbolizer_.resolve_file(*mapping->filename, mapping->file_offset(lookup),
-                                        mapping->build_id);
-      out.dso = *mapping->filename;
-    } else if (mapping && !mapping->filename->starts_with("[v")) {
-      // Anonymous memory (JIT code): /tmp/perf-PID.map names it, if anything.
-      symbol = symbolizer_.resolve_jit(pid, lookup);
-      out.dso = symbol.dso.empty() ? *mapping->filename : std::string(symbol.dso);
-    } else if (mapping) {
-      out.dso = *mapping->filename;  // [vdso], [vsyscall]: no file to read
-    } else {
-      out.dso = "[unknown]";
-    }
-    if (symbol.symbol.empty()) {
-      out.symbol = "[unknown]";
-    } else {
-      out.function = std::string(symbol.symbol);
-      out.offset = symbol.offset + (return_address ? 1 : 0);
-      out.symbol = fmt::format("{}+{:#x}", out.function, out.offset);
-    }
-    return out;
+  std::string_view format(const ResolvedAddress& where) {
+    scratch_ = fmt::format("{}+{:#x}", where.symbol.symbol, where.function_offset());
+    return scratch_;
   }
-
-  const TaskMaps& maps_;
-  Symbolizer symbolizer_;
-  std::unordered_map<Key, std::size_t, KeyHash> cache_;
-  std::deque<Name> names_;  // stable addresses for the references handed out
+  std::vector<std::string> texts_;
+  std::string scratch_;
 };
+
+// The recorded build ids (BUILD_ID feature) and options every printer's resolver starts from.
+StackResolverOptions resolver_options(const SymbolizerOptions& symbols) {
+  StackResolverOptions options;
+  options.symbols = symbols;
+  return options;
+}
+
+void add_recorded_build_ids(StackResolver& resolver, const PerfDataReader& reader) {
+  for (const auto& entry : reader.features().build_ids) {
+    bool kernel = (entry.misc & abi::record_misc::cpumode_mask) == abi::record_misc::kernel &&
+                  entry.filename.starts_with("[kernel.kallsyms]");
+    resolver.add_recorded_build_id(kernel ? std::string_view("[kernel.kallsyms]") : entry.filename,
+                                   entry.build_id);
+  }
+}
 
 class TextPrinter {
  public:
   TextPrinter(const PerfDataReader& reader, Fields fields, const SymbolizerOptions& symbols)
-      : reader_(reader), fields_(fields), addresses_(maps_, symbols) {
+      : reader_(reader), fields_(fields), resolver_(resolver_options(symbols)) {
+    add_recorded_build_ids(resolver_, reader);
+    frames_.reserve(256);
     for (const auto& event : reader.events()) {
       names_.push_back(event_name(event));
       name_width_ = std::max(name_width_, names_.back().size());
@@ -225,7 +179,7 @@ class TextPrinter {
   void print(const PerfDataRecord& record) {
     const auto& event = reader_.events()[record.event];
     if (record.view.header.type != static_cast<std::uint32_t>(abi::RecordType::sample)) {
-      maps_.observe(record.view, event.config);
+      resolver_.observe(record.view, event.config);
       return;
     }
     DecodeError error;
@@ -237,7 +191,7 @@ class TextPrinter {
     bool chain = sample_.has(sf::callchain);
     std::uint16_t cpumode = record.view.header.misc & abi::record_misc::cpumode_mask;
     if (fields_.comm) {
-      std::string_view comm = maps_.comm_of(sample_.tid);
+      std::string_view comm = resolver_.maps().comm_of(sample_.tid);
       char unknown[25];
       if (comm.empty()) {
         unknown[0] = ':';
@@ -290,40 +244,14 @@ class TextPrinter {
     bool dwarf = sample_.has(sf::regs_user) && sample_.has(sf::stack_user);
     if ((chain || dwarf) && (fields_.ip || fields_.sym || fields_.dso)) {
       output_.buffer.push_back('\n');
-      std::uint16_t mode = cpumode;
-      bool first_of_context = true;
-      std::size_t lines = 0;
-      for (std::uint64_t ip : sample_.callchain) {
-        if (cc::is_marker(ip)) {
-          mode = ip == cc::kernel ? abi::record_misc::kernel
-                 : ip == cc::user ? abi::record_misc::user
-                                  : mode;
-          first_of_context = true;
-          continue;
-        }
-        // With DWARF stacks the user part comes from the unwinder below.
-        if (dwarf && mode == abi::record_misc::user) continue;
-        chain_line(ip, mode, !first_of_context);
-        first_of_context = false;
-        ++lines;
-      }
-      if (dwarf) {
-        if (!unwinder_) {
-          unwinder_ = std::make_unique<DwarfUnwinder>(maps_);
-          unwound_.resize(1024);
-        }
-        UnwindResult result = unwinder_->unwind(sample_, unwound_);
-        for (std::size_t i = 0; i < result.frames; ++i) {
-          chain_line(unwound_[i], abi::record_misc::user, i != 0);
-          ++lines;
-        }
-      }
-      if (lines == 0) chain_line(sample_.ip, cpumode, false);
+      resolver_.resolve_sample(sample_, cpumode, frames_);
+      for (const StackFrame& frame : frames_) chain_line(frame);
       output_.buffer.push_back('\n');
     } else {
       if (fields_.ip || fields_.sym || fields_.dso) {
         output_.buffer.push_back(' ');
-        frame(sample_.ip, cpumode, false);
+        const ResolvedAddress& where = resolver_.resolve(sample_.pid, {sample_.ip, cpumode, false});
+        print_frame(sample_.ip, where, where.symbol.symbol, false);
       }
       output_.buffer.push_back('\n');
     }
@@ -334,50 +262,40 @@ class TextPrinter {
   std::size_t undecodable() const { return undecodable_; }
 
  private:
-  void chain_line(std::uint64_t ip, std::uint16_t cpumode, bool return_address) {
-    append(output_.buffer, "\t");
-    frame(ip, cpumode, return_address, true);
+  // One call-chain entry: in a user file's mapping (and the vDSO's) the address within the
+  // file, as the map gives it (ip - start + pgoff); kernel and anonymous memory as recorded.
+  void chain_line(const StackFrame& frame) {
+    output_.buffer.push_back('\t');
+    print_frame(frame.where->dso_address, *frame.where, frame.function, frame.inlined);
     output_.buffer.push_back('\n');
   }
 
-  // The address perf script prints for a call-chain entry: in a user file's mapping (and the
-  // vDSO's) the address within the file, as the map gives it (ip - start + pgoff); kernel and
-  // anonymous memory as recorded.
-  std::uint64_t chain_address(std::uint64_t ip, std::uint16_t cpumode) const {
-    if (cpumode != abi::record_misc::user) return ip;
-    auto mapping = maps_.mapping_of(sample_.pid, ip, cpumode);
-    if (!mapping) return ip;
-    const std::string& file = *mapping->filename;
-    bool in_file = (file.starts_with('/') && !is_anonymous_mapping(file)) || file == "[vdso]";
-    return in_file ? mapping->file_offset(ip) : ip;
-  }
-
-  // "    55d0c8a5b139 main+0x19 (/usr/bin/prog)": perf script's ip, sym and dso fields.
-  void frame(std::uint64_t ip, std::uint16_t cpumode, bool return_address, bool in_chain = false) {
+  // "    55d0c8a5b139 main+0x19 (/usr/bin/prog)": perf script's ip, sym and dso fields; an
+  // inlined call's frame is its function's name and " (inlined)" after the file.
+  void print_frame(std::uint64_t ip, const ResolvedAddress& where, std::string_view function,
+                   bool inlined) {
     fmt::memory_buffer& out = output_.buffer;
-    if (fields_.ip) append_number(out, in_chain ? chain_address(ip, cpumode) : ip, 16, true, 16);
+    if (fields_.ip) append_number(out, ip, 16, true, 16);
     if (!fields_.sym && !fields_.dso) return;
-    const AddressNames::Name& name = addresses_.name(sample_.pid, ip, cpumode, return_address);
     if (fields_.sym) {
       if (fields_.ip) out.push_back(' ');
       // "leaf+0x19" with symoff (perf's default), "leaf" without; "[unknown]" either way.
-      append(out, fields_.symoff || name.function.empty() ? std::string_view(name.symbol)
-                                                          : std::string_view(name.function));
+      append(out, inlined ? function : symbol_texts_.text(where, fields_.symoff));
     }
     if (fields_.dso) {
       if (fields_.ip || fields_.sym) out.push_back(' ');
       out.push_back('(');
-      append(out, name.dso);
+      append(out, where.dso.empty() ? std::string_view("[unknown]") : where.dso);
       out.push_back(')');
     }
+    if (inlined) append(out, " (inlined)");
   }
 
   const PerfDataReader& reader_;
   Fields fields_;
-  TaskMaps maps_;
-  AddressNames addresses_;
-  std::unique_ptr<DwarfUnwinder> unwinder_;  // made at the first DWARF sample
-  std::vector<std::uint64_t> unwound_;
+  StackResolver resolver_;
+  SymbolTexts symbol_texts_;
+  std::vector<StackFrame> frames_;
   SampleRecord sample_;
   Output output_;
   std::vector<std::string> names_;
@@ -619,32 +537,27 @@ int ScriptCommand::run() {
   std::size_t undecodable = 0;
   SymbolizerOptions symbols;
   symbols.parameter_lists = full_names_;
-  for (const auto& entry : reader.features().build_ids) {
-    if ((entry.misc & abi::record_misc::cpumode_mask) == abi::record_misc::kernel &&
-        entry.filename.starts_with("[kernel.kallsyms]")) {
-      symbols.kernel_build_id = entry.build_id;
-    }
-  }
   if (json_) {
     std::vector<std::string> names;
     for (const auto& event : reader.events()) names.push_back(event_name(event));
     Output output;
-    TaskMaps maps;
-    AddressNames addresses(maps, symbols);
+    StackResolver resolver(resolver_options(symbols));
+    add_recorded_build_ids(resolver, reader);
     auto visit = [&](const PerfDataRecord& record) {
       nlohmann::json json = record_json(record, reader, names);
       if (record.view.type() != static_cast<std::uint32_t>(abi::RecordType::sample)) {
         if (record.view.type() < 64)
-          maps.observe(record.view, reader.events()[record.event].config);
+          resolver.observe(record.view, reader.events()[record.event].config);
       } else if (json.contains("ip") && json.contains("pid")) {
-        const auto& name =
-            addresses.name(json["pid"].get<std::uint32_t>(), json["ip"].get<std::uint64_t>(),
-                           record.view.header.misc & abi::record_misc::cpumode_mask, false);
-        if (!name.function.empty()) {
-          json["sym"] = name.function;
-          json["symoff"] = name.offset;
+        auto cpumode =
+            static_cast<std::uint16_t>(record.view.header.misc & abi::record_misc::cpumode_mask);
+        const ResolvedAddress& where = resolver.resolve(
+            json["pid"].get<std::uint32_t>(), {json["ip"].get<std::uint64_t>(), cpumode, false});
+        if (!where.symbol.symbol.empty()) {
+          json["sym"] = std::string(where.symbol.symbol);
+          json["symoff"] = where.function_offset();
         }
-        json["dso"] = name.dso;
+        json["dso"] = where.dso.empty() ? std::string("[unknown]") : std::string(where.dso);
       }
       auto text = json.dump();
       output.buffer.append(text);

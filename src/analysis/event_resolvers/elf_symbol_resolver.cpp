@@ -7,21 +7,15 @@
 
 #include <cerrno>
 #include <cstring>
-#include <memory>
 #include <optional>
 #include <vector>
 
+#include "perfscope/analysis/symbols/elf_image.hpp"
 #include "perfscope/core/event_names.hpp"
-#include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope {
 
 namespace {
-
-struct ElfCloser {
-  void operator()(Elf* elf) const noexcept { elf_end(elf); }
-};
-using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
 
 struct Match {
   GElf_Sym symbol;
@@ -32,17 +26,16 @@ struct Match {
 
 SymbolOffset ElfSymbolResolver::file_offset(const std::string& path,
                                             std::string_view symbol) const {
-  auto image = sys::read_text_file(path);
+  ElfImage::OpenError failure;
+  auto image = ElfImage::open(path, failure);
   if (!image) {
-    return {std::nullopt, fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
+    if (failure.errnum == ENOEXEC)
+      return {std::nullopt, fmt::format("'{}' is not an ELF file", path)};
+    if (failure.errnum == ENOSYS) return {std::nullopt, failure.message};
+    return {std::nullopt, fmt::format("cannot read '{}': {}", path, std::strerror(failure.errnum))};
   }
-  if (elf_version(EV_CURRENT) == EV_NONE) return {std::nullopt, "libelf refuses this ELF version"};
-  ElfHandle elf(elf_memory(image->data(), image->size()));
-  GElf_Ehdr header;
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF || !gelf_getehdr(elf.get(), &header)) {
-    return {std::nullopt, fmt::format("'{}' is not an ELF file", path)};
-  }
-  if (header.e_type == ET_REL) {
+  Elf* elf = image->elf();
+  if (image->type() == ET_REL) {
     return {std::nullopt, fmt::format("'{}' is an object file (.o); uprobes go into executables "
                                       "and shared libraries",
                                       path)};
@@ -50,8 +43,8 @@ SymbolOffset ElfSymbolResolver::file_offset(const std::string& path,
   std::optional<Match> best;
   std::vector<std::string> names;  // for a suggestion when nothing matches
   for (Elf64_Word wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
-    for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section && !best;
-         section = elf_nextscn(elf.get(), section)) {
+    for (Elf_Scn* section = elf_nextscn(elf, nullptr); section && !best;
+         section = elf_nextscn(elf, section)) {
       GElf_Shdr section_header;
       if (!gelf_getshdr(section, &section_header) || section_header.sh_type != wanted) continue;
       Elf_Data* data = elf_getdata(section, nullptr);
@@ -65,7 +58,7 @@ SymbolOffset ElfSymbolResolver::file_offset(const std::string& path,
             entry.st_shndx == SHN_UNDEF || entry.st_shndx >= SHN_LORESERVE) {
           continue;
         }
-        const char* name = elf_strptr(elf.get(), section_header.sh_link, entry.st_name);
+        const char* name = elf_strptr(elf, section_header.sh_link, entry.st_name);
         if (!name) continue;
         if (symbol != name) {
           if (type == STT_FUNC && names.size() < 100000) names.emplace_back(name);
@@ -93,7 +86,7 @@ SymbolOffset ElfSymbolResolver::file_offset(const std::string& path,
                         suggestion.empty() ? std::string()
                                            : fmt::format("; did you mean '{}'?", suggestion))};
   }
-  Elf_Scn* holder = elf_getscn(elf.get(), best->symbol.st_shndx);
+  Elf_Scn* holder = elf_getscn(elf, best->symbol.st_shndx);
   GElf_Shdr holder_header;
   if (!holder || !gelf_getshdr(holder, &holder_header) || holder_header.sh_type == SHT_NOBITS) {
     return {std::nullopt,

@@ -1,3 +1,5 @@
+#include "perfscope/analysis/profile/profile_builder.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,10 +11,10 @@
 #include "analysis/profile/flat_index_map.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
-#include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/analysis/profile/stack_resolver.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
 
 namespace perfscope {
@@ -26,33 +28,20 @@ using detail::FlatIndexMap;
 
 constexpr std::string_view kernel_dso = "[kernel.kallsyms]";
 
-bool kernel_mode(std::uint16_t cpumode) {
-  return cpumode == misc::kernel || cpumode == misc::guest_kernel;
-}
-
 std::string_view file_name_of(std::string_view path) {
   auto slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-// One ip of a sample's stack: where it was taken and whether it is a return address (the
-// instruction after a call: one byte back is the call itself, inside the caller's function
-// and line even when the call was the function's last instruction).
-struct StackIp {
-  std::uint64_t ip;
-  std::uint16_t cpumode;
-  bool return_address;
-};
-
 }  // namespace
 
 struct ProfileBuilder::State {
-  explicit State(ProfileOptions o) : options(std::move(o)), symbolizer(options.symbols) {}
+  explicit State(ProfileOptions o)
+      : options(std::move(o)),
+        resolver(StackResolverOptions{options.symbols, options.callchains}) {}
 
   ProfileOptions options;
-  Symbolizer symbolizer;
-  TaskMaps maps;
-  std::unique_ptr<DwarfUnwinder> unwinder;  // made at the first dwarf sample
+  StackResolver resolver;  // the walk of each sample's stack and the naming of its ips
   struct EventState {
     ParseConfig config;
     SampleRecord sample;  // reused: decoding into the same object is the decoder's fast path
@@ -70,7 +59,6 @@ struct ProfileBuilder::State {
   FlatIndexMap mapping_keys;              // (start, pid << 32 | dso) -> mapping
   FlatIndexMap thread_index;              // (tid, generation of its comm) -> thread
   std::unordered_map<std::string, std::uint32_t> comm_ids;
-  std::unordered_map<std::string, std::vector<std::uint8_t>> recorded_build_ids;
   std::vector<std::int8_t> function_passes;  // the leaf filters per function: -1 not yet known
   FlatIndexMap group_index;  // (stack << 32 | thread, event << 32 | cpu) -> sample group
 
@@ -80,9 +68,7 @@ struct ProfileBuilder::State {
   bool defer_kernel = options.filter.dsos.empty() && options.filter.symbols.empty();
   struct PendingKernelFrame {
     std::uint32_t frame;
-    std::uint64_t lookup;  // the address to name (a return address's call instruction)
-    std::optional<TaskMaps::MappingView> mapping;
-    std::string filename;  // of the mapping (its view's name may not outlive the walk)
+    ResolvedAddress where;  // unnamed yet
   };
   std::vector<PendingKernelFrame> pending_kernel;
 
@@ -107,8 +93,7 @@ struct ProfileBuilder::State {
   std::array<TaskCacheEntry, 256> task_cache;
 
   // Per-sample scratch space, kept between samples.
-  std::vector<StackIp> stack_ips;
-  std::vector<std::uint64_t> unwound;
+  std::vector<StackAddress> stack_ips;
   std::vector<std::uint32_t> leaf_first_frames;
   std::string key;
 
@@ -122,11 +107,9 @@ struct ProfileBuilder::State {
     ProfileDso dso;
     dso.path = std::string(path);
     dso.kernel = kernel;
+    if (build_id.empty()) build_id = resolver.recorded_build_id(path);
     if (!build_id.empty()) {
       dso.build_id = build_id_hex(std::vector<std::uint8_t>(build_id.begin(), build_id.end()));
-    } else if (auto recorded = recorded_build_ids.find(dso.path);
-               recorded != recorded_build_ids.end()) {
-      dso.build_id = build_id_hex(recorded->second);
     }
     auto index = static_cast<std::uint32_t>(profile.dsos.size());
     profile.dsos.push_back(std::move(dso));
@@ -169,78 +152,38 @@ struct ProfileBuilder::State {
     return found;
   }
 
-  std::span<const std::uint8_t> build_id_for(const TaskMaps::MappingView& mapping) {
-    if (!mapping.build_id.empty()) return mapping.build_id;
-    auto found = recorded_build_ids.find(*mapping.filename);
-    if (found == recorded_build_ids.end()) return {};
-    return found->second;
-  }
-
-  // Symbolizes one ip into frames (the inlined calls there, then the real function) appended to
-  // frame_runs; returns the run's offset.
-  std::uint32_t resolve(std::uint32_t pid, const StackIp& ip) {
-    std::uint64_t lookup = ip.return_address ? ip.ip - 1 : ip.ip;
-    bool kernel = kernel_mode(ip.cpumode);
-    std::optional<TaskMaps::MappingView> mapping = maps.mapping_of(pid, ip.ip, ip.cpumode);
-    // The kernel's MMAP record carries its _text address as pgoff: the symbolizer checks the
-    // kallsyms it reads against it.
-    if (kernel && mapping && *mapping->filename == kernel_dso) {
-      symbolizer.set_kernel_reference_address(mapping->pgoff);
-    }
-    if (kernel && defer_kernel) return defer_kernel_frame(ip, lookup, mapping);
-    SymbolizedAddress symbol;
-    std::uint32_t dso = no_index;
-    std::uint64_t dso_address = ip.ip;
-    if (kernel) {
-      symbol = symbolizer.resolve_kernel(lookup);
-      std::string_view name = !symbol.dso.empty() ? symbol.dso
-                              : mapping           ? std::string_view(*mapping->filename)
-                                                  : kernel_dso;
-      dso = intern_dso(name, true, {});
-    } else if (ip.cpumode == misc::user || ip.cpumode == misc::cpumode_unknown) {
-      std::string_view name = mapping ? std::string_view(*mapping->filename) : std::string_view();
-      if (mapping && !is_anonymous_mapping(name) && name.front() != '[') {
-        symbol =
-            symbolizer.resolve_file(name, mapping->file_offset(lookup), build_id_for(*mapping));
-        dso_address = mapping->file_offset(ip.ip);
-        dso = intern_dso(name, false, build_id_for(*mapping));
-      } else if (mapping && is_anonymous_mapping(name)) {
-        symbol = symbolizer.resolve_jit(pid, lookup);
-        if (!symbol.dso.empty()) {
-          dso = intern_dso(symbol.dso, false, {});
-        } else if (mapping) {
-          dso = intern_dso(name, false, {});
-        }
-      } else if (mapping) {
-        // [vdso], [vsyscall] and the like: named by their mapping, no file to read.
-        dso = intern_dso(name, false, {});
-        dso_address = mapping->file_offset(ip.ip);
-      }
-      // No mapping at all (a sample before the process's maps were recorded): [unknown].
-    }
+  // Names one ip (through the resolver) as frames (the inlined calls there, then the real
+  // function) appended to frame_runs; returns the run's offset.
+  std::uint32_t resolve(std::uint32_t pid, const StackAddress& ip) {
+    const ResolvedAddress& where = resolver.resolve(pid, ip, !defer_kernel);
+    if (!where.named) return defer_kernel_frame(where);
+    const SymbolizedAddress& symbol = where.symbol;
+    // An ELF file's build id: its MMAP2 record's, else the recorded one (intern_dso).
+    bool elf_file = !where.kernel && where.mapping && where.dso == *where.mapping->filename &&
+                    !is_anonymous_mapping(where.dso) && where.dso.front() != '[';
+    std::uint32_t dso = where.dso.empty() ? no_index
+                                          : intern_dso(where.dso, where.kernel,
+                                                       elf_file ? where.mapping->build_id
+                                                                : std::span<const std::uint8_t>());
     std::string_view function_name = symbol.symbol;
     if (function_name.empty()) {
       // perf's spelling: "0x" and 16 hex digits.
-      key = dso == no_index ? std::string("[unknown]") : fmt::format("{:#018x}", dso_address);
+      key = dso == no_index ? std::string("[unknown]") : fmt::format("{:#018x}", where.dso_address);
       function_name = key;
     }
     std::string name_storage(function_name);
-    std::uint64_t start = dso_address;
-    if (!symbol.symbol.empty()) start = dso_address - (ip.return_address ? 1 : 0) - symbol.offset;
+    std::uint64_t start = where.dso_address;
+    if (!symbol.symbol.empty()) start = where.dso_address - where.function_offset();
     std::uint32_t function = intern_function(name_storage, dso, !symbol.symbol.empty(), start);
-    // A kernel module's code lies inside the kernel's mapping but is not the kernel image.
-    std::uint32_t mapping_index = no_index;
-    if (mapping && dso != no_index && (!kernel || profile.dsos[dso].path == *mapping->filename)) {
-      mapping_index = intern_mapping(kernel ? no_index : pid, *mapping, dso);
-    }
+    std::uint32_t mapping_index = mapping_of(pid, where, dso);
 
     auto offset = static_cast<std::uint32_t>(frame_runs.size());
     frame_runs.push_back(static_cast<std::uint32_t>(1 + symbol.inlined.size()));
     ProfileFrame outer;
     outer.function = function;
     outer.address = ip.ip;
-    outer.dso_address = dso_address;
-    outer.kernel = kernel;
+    outer.dso_address = where.dso_address;
+    outer.kernel = where.kernel;
     outer.source_file = std::string(symbol.source.file);
     outer.line = symbol.source.line;
     outer.mapping = mapping_index;
@@ -251,8 +194,8 @@ struct ProfileBuilder::State {
       ProfileFrame frame;
       frame.function = intern_function(call.function, dso, true, 0);
       frame.address = ip.ip;
-      frame.dso_address = dso_address;
-      frame.kernel = kernel;
+      frame.dso_address = where.dso_address;
+      frame.kernel = where.kernel;
       frame.source_file = std::string(call.location.file);
       frame.line = call.location.line;
       frame.inlined = true;
@@ -262,19 +205,24 @@ struct ProfileBuilder::State {
     return offset;
   }
 
+  // The mapping a frame of `dso` was found in; a kernel module's code lies inside the kernel's
+  // mapping but is not the kernel image.
+  std::uint32_t mapping_of(std::uint32_t pid, const ResolvedAddress& where, std::uint32_t dso) {
+    if (!where.mapping || dso == no_index) return no_index;
+    if (where.kernel && profile.dsos[dso].path != *where.mapping->filename) return no_index;
+    return intern_mapping(where.kernel ? no_index : pid, *where.mapping, dso);
+  }
+
   // A kernel frame whose name finish() fills in (name_kernel_frames): one per address and way it
   // was reached, as the frames_of cache asks for it once per both.
-  std::uint32_t defer_kernel_frame(const StackIp& ip, std::uint64_t lookup,
-                                   const std::optional<TaskMaps::MappingView>& mapping) {
-    symbolizer.prefetch_kernel();
+  std::uint32_t defer_kernel_frame(const ResolvedAddress& where) {
     ProfileFrame frame;
-    frame.address = ip.ip;
-    frame.dso_address = ip.ip;
+    frame.address = where.address.ip;
+    frame.dso_address = where.address.ip;
     frame.kernel = true;
     auto index = static_cast<std::uint32_t>(profile.frames.size());
     profile.frames.push_back(std::move(frame));
-    pending_kernel.push_back(
-        {index, lookup, mapping, mapping ? *mapping->filename : std::string()});
+    pending_kernel.push_back({index, where});
     auto offset = static_cast<std::uint32_t>(frame_runs.size());
     frame_runs.push_back(1);
     frame_runs.push_back(index);
@@ -287,23 +235,19 @@ struct ProfileBuilder::State {
   void name_kernel_frames() {
     if (pending_kernel.empty()) return;
     for (PendingKernelFrame& pending : pending_kernel) {
-      SymbolizedAddress symbol = symbolizer.resolve_kernel(pending.lookup);
+      ResolvedAddress& where = pending.where;
+      resolver.name_kernel(where);
+      const SymbolizedAddress& symbol = where.symbol;
       ProfileFrame& frame = profile.frames[pending.frame];
-      std::string_view name = !symbol.dso.empty() ? symbol.dso
-                              : pending.mapping   ? std::string_view(pending.filename)
-                                                  : kernel_dso;
-      std::uint32_t dso = intern_dso(name, true, {});
+      std::uint32_t dso = intern_dso(where.dso, true, {});
       std::string function_name = symbol.symbol.empty() ? fmt::format("{:#018x}", frame.address)
                                                         : std::string(symbol.symbol);
-      frame.function =
-          intern_function(function_name, dso, !symbol.symbol.empty(),
-                          symbol.symbol.empty() ? frame.address : pending.lookup - symbol.offset);
+      frame.function = intern_function(
+          function_name, dso, !symbol.symbol.empty(),
+          symbol.symbol.empty() ? frame.address : where.dso_address - where.function_offset());
       frame.source_file = std::string(symbol.source.file);
       frame.line = symbol.source.line;
-      if (pending.mapping && profile.dsos[dso].path == pending.filename) {
-        pending.mapping->filename = &pending.filename;
-        frame.mapping = intern_mapping(no_index, *pending.mapping, dso);
-      }
+      frame.mapping = mapping_of(no_index, where, dso);
     }
     pending_kernel.clear();
 
@@ -363,7 +307,8 @@ struct ProfileBuilder::State {
   TaskCacheEntry& task_of(const SampleRecord& sample) {
     TaskCacheEntry& entry = task_cache[sample.tid % task_cache.size()];
     if (entry.epoch != task_epoch || entry.tid != sample.tid || entry.pid != sample.pid) {
-      entry = {task_epoch, sample.pid, sample.tid, no_index, maps.maps_generation(sample.pid)};
+      entry = {task_epoch, sample.pid, sample.tid, no_index,
+               resolver.maps().maps_generation(sample.pid)};
     }
     return entry;
   }
@@ -371,10 +316,10 @@ struct ProfileBuilder::State {
   // The frames of one ip, outermost first, from the cache or the symbolizer. `generation`: of
   // the mappings of process `pid`.
   std::span<const std::uint32_t> frames_of(std::uint32_t pid, std::uint64_t generation,
-                                           const StackIp& ip) {
+                                           const StackAddress& ip) {
     // Kernel addresses mean the same in every process; user ones are keyed by the process and
     // the version of its mappings (exec and mmap change what an address names).
-    std::uint64_t context = kernel_mode(ip.cpumode)
+    std::uint64_t context = is_kernel_cpumode(ip.cpumode)
                                 ? 1
                                 : ((std::uint64_t{pid} << 32 ^ generation) << 2) | 2 |
                                       (ip.cpumode == misc::user ? 0 : 1ULL << 63);
@@ -388,7 +333,7 @@ struct ProfileBuilder::State {
   }
 
   std::uint32_t thread_of(const SampleRecord& sample) {
-    std::string_view comm = maps.comm_of(sample.tid);
+    std::string_view comm = resolver.maps().comm_of(sample.tid);
     std::string unknown;
     if (comm.empty()) {
       unknown = fmt::format(":{}", sample.tid);
@@ -418,7 +363,7 @@ struct ProfileBuilder::State {
       return false;
     }
     if (!filter.comms.empty()) {
-      std::string_view comm = maps.comm_of(sample.tid);
+      std::string_view comm = resolver.maps().comm_of(sample.tid);
       if (std::find(filter.comms.begin(), filter.comms.end(), comm) == filter.comms.end()) {
         return false;
       }
@@ -445,43 +390,6 @@ struct ProfileBuilder::State {
     }
     known = pass ? 1 : 0;
     return pass;
-  }
-
-  // The sample's ips, leaf first.
-  void collect_ips(const SampleRecord& sample, std::uint16_t sample_cpumode, bool dwarf) {
-    stack_ips.clear();
-    bool chain = options.callchains && sample.has(sf::callchain) && !sample.callchain.empty();
-    if (chain) {
-      std::uint16_t mode = sample_cpumode;
-      bool first_of_context = true;
-      for (std::uint64_t ip : sample.callchain) {
-        if (cc::is_marker(ip)) {
-          mode = ip == cc::kernel         ? misc::kernel
-                 : ip == cc::user         ? misc::user
-                 : ip == cc::hv           ? misc::hypervisor
-                 : ip == cc::guest_kernel ? misc::guest_kernel
-                 : ip == cc::guest_user   ? misc::guest_user
-                                          : mode;
-          first_of_context = true;
-          continue;
-        }
-        // With dwarf stacks the user part comes from the unwinder.
-        if (dwarf && !kernel_mode(mode)) continue;
-        stack_ips.push_back({ip, mode, !first_of_context});
-        first_of_context = false;
-      }
-    }
-    if (dwarf && options.callchains) {
-      if (!unwinder) {
-        unwinder = std::make_unique<DwarfUnwinder>(maps);
-        unwound.resize(1024);
-      }
-      UnwindResult result = unwinder->unwind(sample, unwound);
-      for (std::size_t i = 0; i < result.frames; ++i) {
-        stack_ips.push_back({unwound[i], misc::user, i != 0});
-      }
-    }
-    if (stack_ips.empty()) stack_ips.push_back({sample.ip, sample_cpumode, false});
   }
 
   void observe_sample(const RecordView& view, std::uint32_t event_index) {
@@ -520,12 +428,12 @@ struct ProfileBuilder::State {
         return;
       }
     }
-    collect_ips(sample, cpumode, dwarf);
+    resolver.walk(sample, cpumode, stack_ips);
 
     // Frames leaf first: within one ip's run the innermost inlined call is the leaf.
     TaskCacheEntry& task = task_of(sample);
     leaf_first_frames.clear();
-    for (const StackIp& ip : stack_ips) {
+    for (const StackAddress& ip : stack_ips) {
       auto run = frames_of(sample.pid, task.maps_generation, ip);
       for (std::size_t i = run.size(); i-- > 0;) leaf_first_frames.push_back(run[i]);
     }
@@ -588,11 +496,8 @@ struct ProfileBuilder::State {
     std::string filename(name, strnlen(name, name_bytes.size()));
     if (filename.empty() || size == 0) return;
     bool kernel = (head.header.misc & misc::cpumode_mask) == misc::kernel;
-    if (kernel && filename.starts_with(kernel_dso)) {
-      filename = std::string(kernel_dso);
-      symbolizer.set_kernel_build_id(std::span(head.build_id, size));
-    }
-    recorded_build_ids[filename] = std::vector<std::uint8_t>(head.build_id, head.build_id + size);
+    if (kernel && filename.starts_with(kernel_dso)) filename = std::string(kernel_dso);
+    resolver.add_recorded_build_id(filename, std::span(head.build_id, size));
   }
 
   void observe(const RecordView& view, std::uint32_t event_index) {
@@ -608,7 +513,7 @@ struct ProfileBuilder::State {
       case abi::RecordType::fork:
       case abi::RecordType::mmap:
       case abi::RecordType::mmap2:
-        maps.observe(view, events[event_index].config);
+        resolver.observe(view, events[event_index].config);
         ++task_epoch;
         return;
       case abi::RecordType::throttle: ++profile.summary.throttle; return;
@@ -662,7 +567,9 @@ Profile ProfileBuilder::finish() {
   State& state = *state_;
   state.name_kernel_frames();
   Profile profile = std::move(state.profile);
-  if (state.unwinder) profile.summary.unwinding = state.unwinder->statistics();
+  if (const UnwindStatistics* unwinding = state.resolver.unwind_statistics()) {
+    profile.summary.unwinding = *unwinding;
+  }
   auto warn = [&](std::string text) {
     if (std::find(profile.summary.warnings.begin(), profile.summary.warnings.end(), text) ==
         profile.summary.warnings.end()) {
@@ -672,7 +579,7 @@ Profile ProfileBuilder::finish() {
   if (state.undecodable != 0) {
     warn(fmt::format("{} samples could not be decoded and were left out", state.undecodable));
   }
-  for (const auto& warning : state.symbolizer.warnings()) warn(warning);
+  for (const auto& warning : state.resolver.symbolizer().warnings()) warn(warning);
   state_.reset();
   return profile;
 }

@@ -1,14 +1,8 @@
 #include "perfscope/analysis/symbols/build_id.hpp"
 
-#include <elf.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <unistd.h>
-
 #include <cstring>
-#include <memory>
 
+#include "perfscope/analysis/symbols/elf_image.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope {
@@ -44,25 +38,12 @@ std::optional<std::vector<std::uint8_t>> find_build_id_note(std::span<const std:
 }
 
 std::optional<std::vector<std::uint8_t>> read_build_id(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return std::nullopt;
-  int fd = sys::open_regular_file(path);
-  if (fd < 0) return std::nullopt;
-  std::unique_ptr<Elf, int (*)(Elf*)> elf(elf_begin(fd, ELF_C_READ_MMAP, nullptr), &elf_end);
-  std::optional<std::vector<std::uint8_t>> found;
-  if (elf && elf_kind(elf.get()) == ELF_K_ELF) {
-    for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section && !found;
-         section = elf_nextscn(elf.get(), section)) {
-      GElf_Shdr header;
-      if (!gelf_getshdr(section, &header) || header.sh_type != SHT_NOTE) continue;
-      Elf_Data* data = elf_getdata(section, nullptr);
-      if (!data || !data->d_buf) continue;
-      found =
-          find_build_id_note(std::span(static_cast<const std::byte*>(data->d_buf), data->d_size));
-    }
-  }
-  elf.reset();
-  ::close(fd);
-  return found;
+  std::string error;
+  auto image = ElfImage::open(path, error);
+  if (!image) return std::nullopt;
+  auto id = image->build_id();
+  if (id.empty()) return std::nullopt;
+  return std::vector<std::uint8_t>(id.begin(), id.end());
 }
 
 std::optional<std::vector<std::uint8_t>> kernel_build_id() {

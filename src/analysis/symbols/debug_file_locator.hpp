@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 
 namespace perfscope {
 

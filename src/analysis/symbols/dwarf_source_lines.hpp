@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 
 namespace perfscope {

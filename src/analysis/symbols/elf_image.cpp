@@ -1,4 +1,4 @@
-#include "analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 
 #include <elf.h>
 #include <elfutils/libdwelf.h>
@@ -25,23 +25,31 @@ bool libelf_ready() {
 }  // namespace
 
 std::optional<ElfImage> ElfImage::open(const std::string& path, std::string& error) {
+  OpenError failure;
+  auto image = open(path, failure);
+  if (!image) error = std::move(failure.message);
+  return image;
+}
+
+std::optional<ElfImage> ElfImage::open(const std::string& path, OpenError& error) {
   if (!libelf_ready()) {
-    error = "libelf refuses this ELF version";
+    error = {ENOSYS, "libelf refuses this ELF version"};
     return std::nullopt;
   }
   ElfImage image;
   // Only a regular file: the path comes from a recording, and may name a FIFO or a terminal.
   int fd = sys::open_regular_file(path);
   if (fd < 0) {
-    error = fd == -ENOENT   ? fmt::format("file not found: {}", path)
-            : fd == -ENODEV ? fmt::format("not a regular file: {}", path)
-                            : fmt::format("cannot open {}: {}", path, std::strerror(-fd));
+    error.errnum = -fd;
+    error.message = fd == -ENOENT   ? fmt::format("file not found: {}", path)
+                    : fd == -ENODEV ? fmt::format("not a regular file: {}", path)
+                                    : fmt::format("cannot open {}: {}", path, std::strerror(-fd));
     return std::nullopt;
   }
   image.fd_ = fd;
   image.elf_ = elf_begin(image.fd_, ELF_C_READ_MMAP, nullptr);
   if (!image.elf_ || elf_kind(image.elf_) != ELF_K_ELF || !image.load_segments()) {
-    error = fmt::format("not an ELF file: {}", path);
+    error = {ENOEXEC, fmt::format("not an ELF file: {}", path)};
     return std::nullopt;
   }
   return image;
@@ -62,7 +70,9 @@ ElfImage::ElfImage(ElfImage&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       elf_(std::exchange(other.elf_, nullptr)),
       bytes_(std::move(other.bytes_)),
-      segments_(std::move(other.segments_)) {}
+      segments_(std::move(other.segments_)),
+      machine_(other.machine_),
+      type_(other.type_) {}
 
 ElfImage& ElfImage::operator=(ElfImage&& other) noexcept {
   if (this != &other) {
@@ -71,6 +81,8 @@ ElfImage& ElfImage::operator=(ElfImage&& other) noexcept {
     elf_ = std::exchange(other.elf_, nullptr);
     bytes_ = std::move(other.bytes_);
     segments_ = std::move(other.segments_);
+    machine_ = other.machine_;
+    type_ = other.type_;
   }
   return *this;
 }
@@ -87,12 +99,15 @@ void ElfImage::release() noexcept {
 bool ElfImage::load_segments() {
   GElf_Ehdr header;
   if (!gelf_getehdr(elf_, &header)) return false;
+  machine_ = header.e_machine;
+  type_ = header.e_type;
   std::size_t count = 0;
   if (elf_getphdrnum(elf_, &count) != 0) return true;  // relocatable objects have none
   for (std::size_t i = 0; i < count; ++i) {
     GElf_Phdr program;
     if (!gelf_getphdr(elf_, static_cast<int>(i), &program) || program.p_type != PT_LOAD) continue;
-    segments_.push_back({program.p_offset, program.p_filesz, program.p_vaddr});
+    segments_.push_back(
+        {program.p_offset, program.p_filesz, program.p_vaddr, program.p_memsz, program.p_flags});
   }
   return true;
 }
@@ -126,14 +141,26 @@ std::span<const std::uint8_t> ElfImage::build_id() const noexcept {
   return {static_cast<const std::uint8_t*>(bytes), static_cast<std::size_t>(size)};
 }
 
-Elf_Scn* ElfImage::section(std::string_view name) const noexcept {
+std::span<const std::byte> ElfImage::bytes() const noexcept {
+  std::size_t size = 0;
+  const char* raw = elf_rawfile(elf_, &size);
+  if (!raw) return {};
+  return {reinterpret_cast<const std::byte*>(raw), size};
+}
+
+std::string_view ElfImage::section_name(Elf_Scn* section) const noexcept {
   std::size_t names_index = 0;
-  if (elf_getshdrstrndx(elf_, &names_index) != 0) return nullptr;
+  GElf_Shdr header;
+  if (!section || elf_getshdrstrndx(elf_, &names_index) != 0 || !gelf_getshdr(section, &header)) {
+    return {};
+  }
+  const char* name = elf_strptr(elf_, names_index, header.sh_name);
+  return name ? std::string_view(name) : std::string_view();
+}
+
+Elf_Scn* ElfImage::section(std::string_view name) const noexcept {
   for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
-    GElf_Shdr header;
-    if (!gelf_getshdr(scn, &header)) continue;
-    const char* found = elf_strptr(elf_, names_index, header.sh_name);
-    if (found && name == found) return scn;
+    if (section_name(scn) == name) return scn;
   }
   return nullptr;
 }

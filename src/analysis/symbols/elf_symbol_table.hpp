@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 
 namespace perfscope {
 

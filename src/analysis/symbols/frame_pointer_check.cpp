@@ -12,6 +12,8 @@
 #include <optional>
 #include <string_view>
 
+#include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
@@ -87,16 +89,6 @@ bool aarch64_sets_frame_pointer(const std::uint8_t* code, std::size_t size) noex
 
 namespace {
 
-struct ElfCloser {
-  void operator()(Elf* elf) const noexcept { elf_end(elf); }
-};
-using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
-
-std::string section_name(Elf* elf, std::size_t names_index, const GElf_Shdr& header) {
-  const char* name = elf_strptr(elf, names_index, header.sh_name);
-  return name ? std::string(name) : std::string();
-}
-
 std::string machine_name(GElf_Half machine) {
   switch (machine) {
     case EM_X86_64: return "x86-64";
@@ -108,25 +100,6 @@ std::string machine_name(GElf_Half machine) {
     case EM_S390: return "s390";
     default: return fmt::format("e_machine {}", machine);
   }
-}
-
-std::string build_id_of(Elf_Scn* section) {
-  Elf_Data* data = elf_getdata(section, nullptr);
-  if (!data) return {};
-  std::size_t offset = 0;
-  GElf_Nhdr note;
-  std::size_t name_offset = 0, desc_offset = 0;
-  while ((offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) > 0) {
-    const char* base = static_cast<const char*>(data->d_buf);
-    if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 &&
-        std::memcmp(base + name_offset, "GNU", 4) == 0) {
-      std::string hex;
-      const auto* bytes = reinterpret_cast<const std::uint8_t*>(base + desc_offset);
-      for (std::size_t i = 0; i < note.n_descsz; ++i) hex += fmt::format("{:02x}", bytes[i]);
-      return hex;
-    }
-  }
-  return {};
 }
 
 struct CodeSection {
@@ -241,53 +214,51 @@ void write_advice(FramePointerReport& report) {
 }  // namespace
 
 FramePointerReport check_frame_pointers(const std::string& path) {
-  auto image = sys::read_text_file(path);
+  ElfImage::OpenError failure;
+  auto image = ElfImage::open(path, failure);
   if (!image) {
-    int errnum = errno;
-    throw Error(errnum, fmt::format("cannot read '{}': {}", path, std::strerror(errnum)),
-                "give the path of a readable executable or shared library");
+    switch (failure.errnum) {
+      case ENOEXEC:
+        throw Error(ENOEXEC, fmt::format("'{}' is not an ELF file", path),
+                    "give the path of an executable, shared library or object file");
+      case ENODEV:
+        throw Error(ENODEV,
+                    fmt::format("'{}' is not a regular file (a directory?), not an ELF file", path),
+                    "give the path of an executable, shared library or object file");
+      case ENOSYS: throw Error(ENOSYS, failure.message, "rebuild against the installed libelf");
+      default:
+        throw Error(failure.errnum,
+                    fmt::format("cannot read '{}': {}", path, std::strerror(failure.errnum)),
+                    "give the path of a readable executable or shared library");
+    }
   }
-  if (image->empty()) {
-    throw Error(ENOEXEC, fmt::format("'{}' is empty or a directory, not an ELF file", path),
-                "give the path of an executable, shared library or object file");
-  }
-  if (elf_version(EV_CURRENT) == EV_NONE) {
-    throw Error(ENOSYS, "libelf refuses this ELF version", "rebuild against the installed libelf");
-  }
-  ElfHandle elf(elf_memory(image->data(), image->size()));
-  GElf_Ehdr header;
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF || !gelf_getehdr(elf.get(), &header)) {
-    throw Error(ENOEXEC,
-                fmt::format("'{}' is not an ELF file ({} bytes read)", path, image->size()),
-                "give the path of an executable, shared library or object file");
-  }
+  Elf* elf = image->elf();
   std::size_t names_index = 0;
-  if (elf_getshdrstrndx(elf.get(), &names_index) != 0) {
+  if (elf_getshdrstrndx(elf, &names_index) != 0) {
     throw Error(ENOEXEC, fmt::format("'{}' has no section-name table: {}", path, elf_errmsg(-1)),
                 "the file is truncated or corrupt");
   }
 
   FramePointerReport report;
   report.path = path;
-  report.machine = machine_name(header.e_machine);
-  report.architecture_supported = header.e_machine == EM_X86_64 || header.e_machine == EM_AARCH64;
+  report.machine = machine_name(image->machine());
+  report.architecture_supported = image->machine() == EM_X86_64 || image->machine() == EM_AARCH64;
+  auto build_id = image->build_id();
+  report.build_id = build_id_hex(std::vector<std::uint8_t>(build_id.begin(), build_id.end()));
 
   Elf_Scn* symtab = nullptr;
   Elf_Scn* dynsym = nullptr;
   GElf_Shdr symtab_header{}, dynsym_header{};
-  for (Elf_Scn* section = elf_nextscn(elf.get(), nullptr); section;
-       section = elf_nextscn(elf.get(), section)) {
+  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section; section = elf_nextscn(elf, section)) {
     GElf_Shdr section_header;
     if (!gelf_getshdr(section, &section_header)) continue;
-    std::string name = section_name(elf.get(), names_index, section_header);
+    std::string_view name = image->section_name(section);
     if (section_header.sh_type == SHT_SYMTAB) {
       symtab = section;
       symtab_header = section_header;
     } else if (section_header.sh_type == SHT_DYNSYM) {
       dynsym = section;
       dynsym_header = section_header;
-    } else if (section_header.sh_type == SHT_NOTE && report.build_id.empty()) {
-      report.build_id = build_id_of(section);
     }
     if (name == ".debug_info" || name == ".zdebug_info") report.has_debug_info = true;
     if (name == ".eh_frame") report.has_eh_frame = true;
@@ -295,8 +266,8 @@ FramePointerReport check_frame_pointers(const std::string& path) {
   report.stripped = symtab == nullptr;
   report.symbol_table = symtab ? ".symtab" : dynsym ? ".dynsym" : "";
   if (report.architecture_supported && (symtab || dynsym)) {
-    check_functions(elf.get(), symtab ? symtab : dynsym, symtab ? symtab_header : dynsym_header,
-                    header.e_type == ET_REL, header.e_machine, report);
+    check_functions(elf, symtab ? symtab : dynsym, symtab ? symtab_header : dynsym_header,
+                    image->type() == ET_REL, image->machine(), report);
   }
   write_advice(report);
   return report;

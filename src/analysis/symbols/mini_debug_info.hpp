@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 
 namespace perfscope {
 

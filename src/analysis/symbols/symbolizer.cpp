@@ -16,15 +16,15 @@
 
 #include "analysis/symbols/debug_file_locator.hpp"
 #include "analysis/symbols/dwarf_source_lines.hpp"
-#include "analysis/symbols/elf_image.hpp"
 #include "analysis/symbols/elf_symbol_table.hpp"
 #include "analysis/symbols/jit_symbol_map.hpp"
 #include "analysis/symbols/kernel_symbols.hpp"
 #include "analysis/symbols/mini_debug_info.hpp"
+#include "analysis/symbols/short_function_name.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
 #include "perfscope/sys/kernel_files.hpp"
-#include "analysis/symbols/short_function_name.hpp"
 
 namespace perfscope {
 

@@ -3,7 +3,6 @@
 #include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -15,14 +14,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "analysis/profile/flat_index_map.hpp"
+#include "analysis/unwinding/unwind_registers.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
-#include "analysis/unwinding/unwind_registers.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 
 namespace perfscope {
 
@@ -302,8 +304,8 @@ struct LoadableFile {
     std::uint64_t vaddr = 0, offset = 0, file_size = 0, memory_size = 0;
     std::uint32_t flags = 0;
   };
-  int fd = -1;
-  Elf* elf = nullptr;
+  std::optional<ElfImage> file;
+  Elf* elf = nullptr;  // file's
   const std::byte* image = nullptr;
   std::size_t image_size = 0;
   UnwindArch arch = UnwindArch::unsupported;
@@ -321,43 +323,30 @@ struct LoadableFile {
   LoadableFile& operator=(const LoadableFile&) = delete;
   ~LoadableFile() {
     if (eh_frame) dwarf_cfi_end(eh_frame);
-    if (elf) elf_end(elf);
-    if (fd >= 0) ::close(fd);
   }
   bool usable() const noexcept { return elf != nullptr; }
 
   bool open(const std::string& path) {
-    static const bool libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
-    if (!libelf_ready) return false;
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-    GElf_Ehdr header;
-    std::size_t count = 0;
-    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &header) ||
-        elf_getphdrnum(elf, &count) != 0) {
-      return fail();
+    std::string error;
+    file = ElfImage::open(path, error);
+    if (!file) return false;
+    elf = file->elf();
+    arch = unwind::arch_of_machine(file->machine());
+    for (const ElfImage::Segment& segment : file->segments()) {
+      segments.push_back(
+          {segment.address, segment.offset, segment.size, segment.memory_size, segment.flags});
     }
-    arch = unwind::arch_of_machine(header.e_machine);
-    for (std::size_t i = 0; i < count; ++i) {
-      GElf_Phdr phdr;
-      if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
-      segments.push_back({phdr.p_vaddr, phdr.p_offset, phdr.p_filesz, phdr.p_memsz, phdr.p_flags});
-    }
-    const char* raw = elf_rawfile(elf, &image_size);
-    image = reinterpret_cast<const std::byte*>(raw);
+    std::span<const std::byte> bytes = file->bytes();
+    image = bytes.data();
+    image_size = bytes.size();
     if (segments.empty() || !image) return fail();
-    const void* note = nullptr;
-    ssize_t length = dwelf_elf_gnu_build_id(elf, &note);
-    if (length > 0) {
-      const auto* bytes = static_cast<const std::uint8_t*>(note);
-      build_id.assign(bytes, bytes + length);
-    }
+    auto id = file->build_id();
+    build_id.assign(id.begin(), id.end());
     return true;
   }
 
   bool fail() {
-    if (elf) elf_end(elf);
+    file.reset();
     elf = nullptr;
     return false;
   }
@@ -514,24 +503,9 @@ const Dwfl_Thread_Callbacks thread_callbacks = {
 };
 
 bool has_debug_frame(const char* path) noexcept {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  std::size_t names = 0;
-  bool found = false;
-  if (elf && elf_getshdrstrndx(elf, &names) == 0) {
-    for (Elf_Scn* section = elf_nextscn(elf, nullptr); section && !found;
-         section = elf_nextscn(elf, section)) {
-      GElf_Shdr header;
-      const char* name =
-          gelf_getshdr(section, &header) ? elf_strptr(elf, names, header.sh_name) : nullptr;
-      found = name &&
-              (std::strcmp(name, ".debug_frame") == 0 || std::strcmp(name, ".zdebug_frame") == 0);
-    }
-  }
-  if (elf) elf_end(elf);
-  ::close(fd);
-  return found;
+  std::string error;
+  auto file = ElfImage::open(path, error);
+  return file && (file->section(".debug_frame") || file->section(".zdebug_frame"));
 }
 
 // Separate debug files are looked up the standard way, and only when they hold .debug_frame,

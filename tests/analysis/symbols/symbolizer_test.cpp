@@ -26,6 +26,7 @@
 
 using perfscope::Symbolizer;
 using perfscope::SymbolizerOptions;
+using perfscope::testing::TempDir;
 using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
@@ -98,27 +99,6 @@ std::uint32_t marker_line(const std::string& name) {
   ADD_FAILURE() << "no marker:" << name;
   return 0;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "perfscope-symbolizer-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data()) ? pattern : std::string();
-  }
-  ~TempDir() {
-    std::error_code error;
-    fs::remove_all(path_, error);
-  }
-  const std::string& path() const { return path_; }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::string file = path_ + "/" + name;
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  std::string path_;
-};
 
 SymbolizerOptions options_with_root(const std::string& debug_root) {
   SymbolizerOptions options;

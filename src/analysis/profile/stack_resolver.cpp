@@ -1,0 +1,272 @@
+#include "perfscope/analysis/profile/stack_resolver.hpp"
+
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analysis/profile/flat_index_map.hpp"
+#include "perfscope/abi/record_type.hpp"
+#include "perfscope/abi/sample_format.hpp"
+
+namespace perfscope {
+
+namespace {
+
+namespace sf = abi::sample_format;
+namespace cc = abi::callchain_context;
+namespace misc = abi::record_misc;
+using detail::FlatIndexMap;
+
+constexpr std::string_view kernel_dso = "[kernel.kallsyms]";
+
+// The mode a context marker switches to; a marker that names no mode (PERF_CONTEXT_GUEST, which
+// perf emits before GUEST_KERNEL or GUEST_USER) leaves it.
+std::uint16_t mode_after(std::uint64_t marker, std::uint16_t mode) noexcept {
+  switch (marker) {
+    case cc::kernel: return misc::kernel;
+    case cc::user: return misc::user;
+    case cc::hv: return misc::hypervisor;
+    case cc::guest_kernel: return misc::guest_kernel;
+    case cc::guest_user: return misc::guest_user;
+    default: return mode;
+  }
+}
+
+// Modes named through the process's mappings. Hypervisor and guest-user ips belong to no
+// process this recording describes.
+bool process_mode(std::uint16_t cpumode) noexcept {
+  return cpumode == misc::user || cpumode == misc::cpumode_unknown;
+}
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const noexcept {
+    return std::hash<std::string_view>()(text);
+  }
+};
+
+}  // namespace
+
+bool is_kernel_cpumode(std::uint16_t cpumode) noexcept {
+  return cpumode == misc::kernel || cpumode == misc::guest_kernel;
+}
+
+struct StackResolver::State {
+  explicit State(StackResolverOptions o) : options(std::move(o)), symbolizer(options.symbols) {}
+
+  StackResolverOptions options;
+  TaskMaps maps;
+  Symbolizer symbolizer;
+  std::unique_ptr<DwarfUnwinder> unwinder;  // made at the first DWARF sample
+  std::vector<std::uint64_t> unwound;
+
+  // Resolutions by (ip, context); a deque keeps the references handed out stable.
+  std::deque<ResolvedAddress> resolved;
+  FlatIndexMap index{4096};
+  ResolvedAddress uncached;  // the last answer that was not cached
+  // Mapping file names as the resolutions point at them (TaskMaps's own move as it grows).
+  std::unordered_set<std::string, StringHash, std::equal_to<>> names;
+  std::unordered_map<std::string, std::vector<std::uint8_t>, StringHash, std::equal_to<>>
+      recorded_build_ids;
+
+  // The mappings generation of the last process asked about, until the next record changes any.
+  std::uint32_t generation_pid = 0;
+  std::uint64_t generation = 0;
+  bool generation_known = false;
+
+  std::vector<StackAddress> addresses;  // resolve_sample's walk
+
+  const std::string* stable_name(const std::string& name) {
+    auto found = names.find(name);
+    if (found == names.end()) found = names.insert(name).first;
+    return &*found;
+  }
+
+  std::uint64_t generation_of(std::uint32_t pid) {
+    if (!generation_known || generation_pid != pid) {
+      generation = maps.maps_generation(pid);
+      generation_pid = pid;
+      generation_known = true;
+    }
+    return generation;
+  }
+
+  void name_kernel(ResolvedAddress& out) {
+    out.symbol = symbolizer.resolve_kernel(out.address.lookup());
+    out.dso = out.symbol.dso.empty() ? kernel_dso : out.symbol.dso;
+    out.named = true;
+  }
+
+  void resolve_uncached(std::uint32_t pid, const StackAddress& address, bool name_kernel_now,
+                        ResolvedAddress& out) {
+    out = ResolvedAddress{};
+    out.address = address;
+    out.kernel = is_kernel_cpumode(address.cpumode);
+    out.dso_address = address.ip;
+    if (out.kernel || process_mode(address.cpumode)) {
+      out.mapping = maps.mapping_of(pid, address.ip, address.cpumode);
+      if (out.mapping) out.mapping->filename = stable_name(*out.mapping->filename);
+    }
+    std::uint64_t lookup = address.lookup();
+    if (out.kernel) {
+      // The kernel's MMAP record carries its _text address as pgoff: the symbolizer checks the
+      // kallsyms it reads against it.
+      if (out.mapping && *out.mapping->filename == kernel_dso) {
+        symbolizer.set_kernel_reference_address(out.mapping->pgoff);
+      }
+      if (name_kernel_now) {
+        name_kernel(out);
+      } else {
+        symbolizer.prefetch_kernel();
+      }
+      return;
+    }
+    out.named = true;
+    if (!out.mapping) return;  // a sample before its process's maps were recorded: [unknown]
+    const TaskMaps::MappingView& mapping = *out.mapping;
+    std::string_view name = *mapping.filename;
+    if (!is_anonymous_mapping(name) && name.front() != '[') {
+      out.symbol = symbolizer.resolve_file(name, mapping.file_offset(lookup), build_id_of(mapping));
+      out.dso = name;
+      out.dso_address = mapping.file_offset(address.ip);
+    } else if (is_anonymous_mapping(name)) {
+      // JIT code: /tmp/perf-PID.map names it, if anything.
+      out.symbol = symbolizer.resolve_jit(pid, lookup);
+      out.dso = out.symbol.dso.empty() ? name : out.symbol.dso;
+    } else {
+      // [vdso], [vsyscall] and the like: named by their mapping, no file to read. The vDSO is an
+      // image whose addresses perf shows as offsets; the others are plain memory.
+      out.dso = name;
+      if (name == "[vdso]") out.dso_address = mapping.file_offset(address.ip);
+    }
+  }
+
+  std::span<const std::uint8_t> build_id_of(const TaskMaps::MappingView& mapping) const {
+    if (!mapping.build_id.empty()) return mapping.build_id;
+    auto found = recorded_build_ids.find(std::string_view(*mapping.filename));
+    if (found == recorded_build_ids.end()) return {};
+    return found->second;
+  }
+
+  const ResolvedAddress& resolve(std::uint32_t pid, const StackAddress& address,
+                                 bool name_kernel_now) {
+    bool kernel = is_kernel_cpumode(address.cpumode);
+    if (kernel && !name_kernel_now) {
+      resolve_uncached(pid, address, false, uncached);
+      return uncached;
+    }
+    // Kernel addresses mean the same in every process; the others are keyed by the process and
+    // the version of its mappings (exec and mmap change what an address names), and by the mode
+    // (hypervisor and guest ips are not the process's).
+    std::uint64_t context = kernel ? 1
+                                   : ((std::uint64_t{pid} << 32 ^ generation_of(pid)) << 2) | 2 |
+                                         (address.cpumode == misc::user ? 0 : 1ULL << 63);
+    context ^= address.return_address ? 1ULL << 62 : 0;
+    auto id = static_cast<std::uint32_t>(resolved.size());
+    std::uint32_t found = index.insert(address.ip, context, id);
+    if (found != id) return resolved[found];
+    ResolvedAddress& out = resolved.emplace_back();
+    resolve_uncached(pid, address, true, out);
+    out.id = id;
+    return out;
+  }
+
+  void walk(const SampleRecord& sample, std::uint16_t sample_cpumode,
+            std::vector<StackAddress>& out) {
+    out.clear();
+    bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
+    if (options.callchains && sample.has(sf::callchain)) {
+      std::uint16_t mode = sample_cpumode;
+      bool first_of_context = true;
+      for (std::uint64_t ip : sample.callchain) {
+        if (cc::is_marker(ip)) {
+          mode = mode_after(ip, mode);
+          first_of_context = true;
+          continue;
+        }
+        // With DWARF stacks the user part comes from the unwinder.
+        if (dwarf && !is_kernel_cpumode(mode)) continue;
+        out.push_back({ip, mode, !first_of_context});
+        first_of_context = false;
+      }
+    }
+    if (dwarf && options.callchains) {
+      if (!unwinder) {
+        unwinder = std::make_unique<DwarfUnwinder>(maps, options.unwind_method);
+        unwound.resize(1024);
+      }
+      UnwindResult result = unwinder->unwind(sample, unwound);
+      for (std::size_t i = 0; i < result.frames; ++i) {
+        out.push_back({unwound[i], misc::user, i != 0});
+      }
+    }
+    if (out.empty()) out.push_back({sample.ip, sample_cpumode, false});
+  }
+};
+
+StackResolver::StackResolver(StackResolverOptions options)
+    : state_(std::make_unique<State>(std::move(options))) {
+  state_->addresses.reserve(256);
+}
+
+StackResolver::~StackResolver() = default;
+
+void StackResolver::observe(const RecordView& view, const ParseConfig& config) {
+  state_->maps.observe(view, config);
+  state_->generation_known = false;
+}
+
+void StackResolver::add_recorded_build_id(std::string_view filename,
+                                          std::span<const std::uint8_t> build_id) {
+  State& state = *state_;
+  if (filename == kernel_dso) state.symbolizer.set_kernel_build_id(build_id);
+  state.recorded_build_ids[std::string(filename)].assign(build_id.begin(), build_id.end());
+}
+
+std::span<const std::uint8_t> StackResolver::build_id_of(
+    const TaskMaps::MappingView& mapping) const {
+  return state_->build_id_of(mapping);
+}
+
+std::span<const std::uint8_t> StackResolver::recorded_build_id(std::string_view filename) const {
+  auto found = state_->recorded_build_ids.find(filename);
+  if (found == state_->recorded_build_ids.end()) return {};
+  return found->second;
+}
+
+void StackResolver::walk(const SampleRecord& sample, std::uint16_t cpumode,
+                         std::vector<StackAddress>& out) {
+  state_->walk(sample, cpumode, out);
+}
+
+const ResolvedAddress& StackResolver::resolve(std::uint32_t pid, const StackAddress& address,
+                                              bool name_kernel) {
+  return state_->resolve(pid, address, name_kernel);
+}
+
+void StackResolver::name_kernel(ResolvedAddress& resolved) { state_->name_kernel(resolved); }
+
+void StackResolver::resolve_sample(const SampleRecord& sample, std::uint16_t cpumode,
+                                   std::vector<StackFrame>& out) {
+  State& state = *state_;
+  out.clear();
+  state.walk(sample, cpumode, state.addresses);
+  for (const StackAddress& address : state.addresses) {
+    const ResolvedAddress& where = state.resolve(sample.pid, address, true);
+    for (const InlinedCall& call : where.symbol.inlined) {
+      out.push_back({&where, call.function, call.location, true});
+    }
+    out.push_back({&where, where.symbol.symbol, where.symbol.source, false});
+  }
+}
+
+const TaskMaps& StackResolver::maps() const noexcept { return state_->maps; }
+
+Symbolizer& StackResolver::symbolizer() noexcept { return state_->symbolizer; }
+
+const UnwindStatistics* StackResolver::unwind_statistics() const noexcept {
+  return state_->unwinder ? &state_->unwinder->statistics() : nullptr;
+}
+
+}  // namespace perfscope

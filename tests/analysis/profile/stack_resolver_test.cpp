@@ -1,0 +1,331 @@
+// StackResolver on synthesized call chains: every context marker (user, kernel, hv, guest,
+// guest kernel, guest user) and the modes of the ips after it, return addresses, DWARF samples
+// taking their user part from the unwinder, and the naming of ips through a fake kallsyms, a
+// perf-PID.map, the test program's own symbol table, the vDSO, [vsyscall] and unmapped memory.
+#include "perfscope/analysis/profile/stack_resolver.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "perfscope/abi/record_type.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "support/test_support.hpp"
+
+// A function of this program to name through its own symbol table.
+extern "C" __attribute__((noinline)) int stack_resolver_test_marker(int x) {
+  asm volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+
+namespace perfscope {
+namespace {
+
+namespace sf = abi::sample_format;
+namespace cc = abi::callchain_context;
+namespace misc = abi::record_misc;
+using testing::TempDir;
+
+constexpr std::uint32_t pid = 4242;
+
+// A PERF_RECORD_MMAP2 (no sample_id trailer) as the kernel lays it out.
+std::vector<std::byte> mmap2_record(std::uint32_t process, std::uint64_t start,
+                                    std::uint64_t length, std::uint64_t pgoff,
+                                    const std::string& filename,
+                                    std::uint16_t cpumode = misc::user) {
+  struct Body {
+    std::uint32_t pid, tid;
+    std::uint64_t addr, len, pgoff;
+    std::uint32_t maj, min;
+    std::uint64_t ino, ino_generation;
+    std::uint32_t prot, flags;
+  } body{process, process, start, length, pgoff, 0, 0, 0, 0, 5, 2};
+  std::size_t name_size = (filename.size() + 1 + 7) / 8 * 8;
+  std::vector<std::byte> bytes(sizeof(abi::RecordHeader) + sizeof body + name_size);
+  abi::RecordHeader header{static_cast<std::uint32_t>(abi::RecordType::mmap2), cpumode,
+                           static_cast<std::uint16_t>(bytes.size())};
+  std::memcpy(bytes.data(), &header, sizeof header);
+  std::memcpy(bytes.data() + sizeof header, &body, sizeof body);
+  std::memcpy(bytes.data() + sizeof header + sizeof body, filename.data(), filename.size());
+  return bytes;
+}
+
+void feed(StackResolver& resolver, const std::vector<std::byte>& bytes) {
+  RecordView view;
+  std::memcpy(&view.header, bytes.data(), sizeof view.header);
+  view.bytes = bytes;
+  resolver.observe(view, ParseConfig{});
+}
+
+SampleRecord chain_sample(std::uint64_t ip, const std::vector<std::uint64_t>& chain) {
+  SampleRecord sample;
+  sample.fields = sf::ip | sf::tid | sf::callchain;
+  sample.ip = ip;
+  sample.pid = sample.tid = pid;
+  sample.callchain = chain;
+  return sample;
+}
+
+std::vector<StackAddress> walk(StackResolver& resolver, const SampleRecord& sample,
+                               std::uint16_t cpumode) {
+  std::vector<StackAddress> out;
+  resolver.walk(sample, cpumode, out);
+  return out;
+}
+
+void expect_address(const StackAddress& address, std::uint64_t ip, std::uint16_t cpumode,
+                    bool return_address) {
+  EXPECT_EQ(address.ip, ip);
+  EXPECT_EQ(address.cpumode, cpumode) << std::hex << ip;
+  EXPECT_EQ(address.return_address, return_address) << std::hex << ip;
+}
+
+TEST(StackResolverTest, KernelAndUserMarkersSwitchModesAndStartNewContexts) {
+  StackResolver resolver;
+  std::vector<std::uint64_t> chain = {cc::kernel, 0xffffffff81000150, 0xffffffff81000230,
+                                      cc::user,   0x401010,           0x402020};
+  auto ips = walk(resolver, chain_sample(0xffffffff81000150, chain), misc::kernel);
+  ASSERT_EQ(ips.size(), 4u);
+  expect_address(ips[0], 0xffffffff81000150, misc::kernel, false);
+  expect_address(ips[1], 0xffffffff81000230, misc::kernel, true);
+  expect_address(ips[2], 0x401010, misc::user, false);  // the first of its context: the user pc
+  expect_address(ips[3], 0x402020, misc::user, true);
+  EXPECT_EQ(ips[3].lookup(), 0x40201fu);
+  EXPECT_EQ(ips[2].lookup(), 0x401010u);
+}
+
+TEST(StackResolverTest, HypervisorAndGuestMarkers) {
+  StackResolver resolver;
+  std::vector<std::uint64_t> chain = {cc::hv,         0x1000,           0x1100,
+                                      cc::guest,      cc::guest_kernel, 0xffff8000,
+                                      cc::guest_user, 0x7000,           0x7100};
+  auto ips = walk(resolver, chain_sample(0x1000, chain), misc::hypervisor);
+  ASSERT_EQ(ips.size(), 5u);
+  expect_address(ips[0], 0x1000, misc::hypervisor, false);
+  expect_address(ips[1], 0x1100, misc::hypervisor, true);
+  // PERF_CONTEXT_GUEST names no mode: the GUEST_KERNEL after it does.
+  expect_address(ips[2], 0xffff8000, misc::guest_kernel, false);
+  expect_address(ips[3], 0x7000, misc::guest_user, false);
+  expect_address(ips[4], 0x7100, misc::guest_user, true);
+  EXPECT_TRUE(is_kernel_cpumode(misc::guest_kernel));
+  EXPECT_FALSE(is_kernel_cpumode(misc::guest_user));
+  EXPECT_FALSE(is_kernel_cpumode(misc::hypervisor));
+}
+
+TEST(StackResolverTest, EntriesBeforeTheFirstMarkerTakeTheSamplesMode) {
+  StackResolver resolver;
+  std::vector<std::uint64_t> chain = {0x401010, 0x402020, cc::kernel, 0xffffffff81000150};
+  auto ips = walk(resolver, chain_sample(0x401010, chain), misc::user);
+  ASSERT_EQ(ips.size(), 3u);
+  expect_address(ips[0], 0x401010, misc::user, false);
+  expect_address(ips[1], 0x402020, misc::user, true);
+  expect_address(ips[2], 0xffffffff81000150, misc::kernel, false);
+}
+
+TEST(StackResolverTest, SamplesWithoutChainsAreTheirIp) {
+  StackResolver resolver;
+  SampleRecord sample = chain_sample(0x401010, {});
+  sample.fields &= ~sf::callchain;
+  auto ips = walk(resolver, sample, misc::user);
+  ASSERT_EQ(ips.size(), 1u);
+  expect_address(ips[0], 0x401010, misc::user, false);
+
+  // An empty chain (only markers) is the ip too.
+  std::vector<std::uint64_t> markers = {cc::kernel, cc::user};
+  ips = walk(resolver, chain_sample(0xffffffff81000150, markers), misc::kernel);
+  ASSERT_EQ(ips.size(), 1u);
+  expect_address(ips[0], 0xffffffff81000150, misc::kernel, false);
+
+  // Call chains off: the leaf alone.
+  StackResolverOptions options;
+  options.callchains = false;
+  StackResolver leaf_only(options);
+  std::vector<std::uint64_t> chain = {cc::user, 0x401010, 0x402020};
+  ips = walk(leaf_only, chain_sample(0x401010, chain), misc::user);
+  ASSERT_EQ(ips.size(), 1u);
+  expect_address(ips[0], 0x401010, misc::user, false);
+}
+
+TEST(StackResolverTest, DwarfSamplesTakeOnlyTheKernelPartOfTheChain) {
+  StackResolver resolver;
+  std::vector<std::uint64_t> chain = {cc::kernel, 0xffffffff81000150, 0xffffffff81000230,
+                                      cc::user,   0x401010,           0x402020};
+  SampleRecord sample = chain_sample(0xffffffff81000150, chain);
+  // Registers not captured (a kernel thread): the unwinder gives nothing, and the chain's user
+  // entries are not used in its place (frame pointers are not what a DWARF recording trusts).
+  sample.fields |= sf::regs_user | sf::stack_user;
+  auto ips = walk(resolver, sample, misc::kernel);
+  ASSERT_EQ(ips.size(), 2u);
+  expect_address(ips[0], 0xffffffff81000150, misc::kernel, false);
+  expect_address(ips[1], 0xffffffff81000230, misc::kernel, true);
+  ASSERT_NE(resolver.unwind_statistics(), nullptr);
+  EXPECT_EQ(resolver.unwind_statistics()->no_user_regs, 1u);
+}
+
+// The test program's own mapping of `function`, as /proc/self/maps gives it.
+struct OwnMapping {
+  std::uint64_t start = 0, end = 0, pgoff = 0;
+  std::string path;
+};
+
+OwnMapping own_mapping_of(std::uint64_t address) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, device, inode, path;
+    fields >> range >> perms >> offset >> device >> inode >> path;
+    auto dash = range.find('-');
+    std::uint64_t start = std::stoull(range.substr(0, dash), nullptr, 16);
+    std::uint64_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (address >= start && address < end) {
+      return {start, end, std::stoull(offset, nullptr, 16), path};
+    }
+  }
+  return {};
+}
+
+struct Fixture {
+  TempDir directory;
+  StackResolverOptions options;
+  OwnMapping own;
+  std::unique_ptr<StackResolver> resolver;
+
+  Fixture() {
+    options.symbols.kallsyms_path =
+        directory.write("kallsyms",
+                        "ffffffff81000000 T _text\n"
+                        "ffffffff81000100 t helper_function\n"
+                        "ffffffff81000200 T caller_function\n"
+                        "ffffffffc0001000 t module_function\t[fakemod]\n");
+    options.symbols.jit_map_dir = directory.path();
+    directory.write(fmt_map_name(), "7f0000001000 40 jitted_loop\n");
+    resolver = std::make_unique<StackResolver>(options);
+    own = own_mapping_of(reinterpret_cast<std::uint64_t>(&stack_resolver_test_marker));
+    feed(*resolver, mmap2_record(pid, own.start, own.end - own.start, own.pgoff, own.path));
+    feed(*resolver, mmap2_record(pid, 0x7f0000000000, 0x10000, 0, "//anon"));
+    feed(*resolver, mmap2_record(pid, 0x7fff00000000, 0x2000, 0, "[vdso]"));
+    feed(*resolver, mmap2_record(pid, 0xffffffffff600000, 0x1000, 0, "[vsyscall]"));
+  }
+  static std::string fmt_map_name() { return "perf-" + std::to_string(pid) + ".map"; }
+};
+
+TEST(StackResolverTest, IpsAreNamedByKallsymsTheProgramsSymbolsAndThePerfMap) {
+  Fixture fixture;
+  ASSERT_FALSE(fixture.own.path.empty());
+  StackResolver& resolver = *fixture.resolver;
+
+  const ResolvedAddress& kernel = resolver.resolve(pid, {0xffffffff81000150, misc::kernel, false});
+  EXPECT_TRUE(kernel.kernel);
+  EXPECT_EQ(kernel.symbol.symbol, "helper_function");
+  EXPECT_EQ(kernel.function_offset(), 0x50u);
+  EXPECT_EQ(kernel.dso, "[kernel.kallsyms]");
+  EXPECT_EQ(kernel.dso_address, 0xffffffff81000150u);
+  // A return address at a function's first byte is named one back: the call in the function
+  // before it; its offset stays the recorded address's.
+  const ResolvedAddress& back = resolver.resolve(pid, {0xffffffff81000200, misc::kernel, true});
+  EXPECT_EQ(back.symbol.symbol, "helper_function");
+  EXPECT_EQ(back.function_offset(), 0x100u);
+  // Guest kernel ips are named by kallsyms too; modules name their module.
+  const ResolvedAddress& module =
+      resolver.resolve(pid, {0xffffffffc0001010, misc::guest_kernel, false});
+  EXPECT_EQ(module.symbol.symbol, "module_function");
+  EXPECT_EQ(module.dso, "[fakemod]");
+
+  auto marker = reinterpret_cast<std::uint64_t>(&stack_resolver_test_marker);
+  const ResolvedAddress& own = resolver.resolve(pid, {marker + 1, misc::user, false});
+  EXPECT_FALSE(own.kernel);
+  EXPECT_EQ(own.symbol.symbol, "stack_resolver_test_marker");
+  EXPECT_EQ(own.function_offset(), 1u);
+  EXPECT_EQ(own.dso, fixture.own.path);
+  EXPECT_EQ(own.dso_address, marker + 1 - fixture.own.start + fixture.own.pgoff);
+  ASSERT_TRUE(own.mapping.has_value());
+  EXPECT_EQ(*own.mapping->filename, fixture.own.path);
+
+  const ResolvedAddress& jit = resolver.resolve(pid, {0x7f0000001010, misc::user, false});
+  EXPECT_EQ(jit.symbol.symbol, "jitted_loop");
+  EXPECT_EQ(jit.dso, fixture.directory.path() + "/" + Fixture::fmt_map_name());
+  EXPECT_EQ(jit.dso_address, 0x7f0000001010u);  // JIT code is no file: the ip as it is
+
+  const ResolvedAddress& vdso = resolver.resolve(pid, {0x7fff00000123, misc::user, false});
+  EXPECT_EQ(vdso.dso, "[vdso]");
+  EXPECT_EQ(vdso.dso_address, 0x123u);  // an image: its offset, as perf shows it
+  const ResolvedAddress& vsyscall = resolver.resolve(pid, {0xffffffffff600400, misc::user, false});
+  EXPECT_EQ(vsyscall.dso, "[vsyscall]");
+  EXPECT_EQ(vsyscall.dso_address, 0xffffffffff600400u);
+
+  const ResolvedAddress& nowhere = resolver.resolve(pid, {0x10, misc::user, false});
+  EXPECT_TRUE(nowhere.dso.empty());
+  EXPECT_TRUE(nowhere.symbol.symbol.empty());
+  EXPECT_FALSE(nowhere.mapping.has_value());
+  // Hypervisor and guest-user ips are no process's: not looked up in its mappings.
+  const ResolvedAddress& hv = resolver.resolve(pid, {marker, misc::hypervisor, false});
+  EXPECT_TRUE(hv.dso.empty());
+  EXPECT_FALSE(hv.mapping.has_value());
+  const ResolvedAddress& guest = resolver.resolve(pid, {marker, misc::guest_user, false});
+  EXPECT_TRUE(guest.dso.empty());
+}
+
+TEST(StackResolverTest, RepeatedIpsComeFromTheCacheUntilTheMappingsChange) {
+  Fixture fixture;
+  StackResolver& resolver = *fixture.resolver;
+  auto marker = reinterpret_cast<std::uint64_t>(&stack_resolver_test_marker);
+  std::uint32_t first = resolver.resolve(pid, {marker, misc::user, false}).id;
+  EXPECT_NE(first, ResolvedAddress::no_id);
+  EXPECT_EQ(resolver.resolve(pid, {marker, misc::user, false}).id, first);
+  // The same ip as a return address is another answer (named one byte back).
+  EXPECT_NE(resolver.resolve(pid, {marker, misc::user, true}).id, first);
+  // A new mapping of the process: the ip may name something else now.
+  feed(resolver, mmap2_record(pid, 0x500000000, 0x1000, 0, "/nonexistent/lib.so"));
+  std::uint32_t after = resolver.resolve(pid, {marker, misc::user, false}).id;
+  EXPECT_NE(after, first);
+  EXPECT_EQ(resolver.resolve(pid, {marker, misc::user, false}).symbol.symbol,
+            "stack_resolver_test_marker");
+  const ResolvedAddress& missing = resolver.resolve(pid, {0x500000010, misc::user, false});
+  EXPECT_EQ(missing.dso, "/nonexistent/lib.so");
+  EXPECT_TRUE(missing.symbol.symbol.empty());
+  EXPECT_FALSE(missing.symbol.unresolved_reason.empty());
+}
+
+TEST(StackResolverTest, KernelIpsCanBeNamedLater) {
+  Fixture fixture;
+  StackResolver& resolver = *fixture.resolver;
+  ResolvedAddress later = resolver.resolve(pid, {0xffffffff81000150, misc::kernel, false}, false);
+  EXPECT_FALSE(later.named);
+  EXPECT_TRUE(later.kernel);
+  EXPECT_EQ(later.id, ResolvedAddress::no_id);
+  resolver.name_kernel(later);
+  EXPECT_TRUE(later.named);
+  EXPECT_EQ(later.symbol.symbol, "helper_function");
+  EXPECT_EQ(later.dso, "[kernel.kallsyms]");
+}
+
+TEST(StackResolverTest, ResolvedSamplesAreFramesLeafFirst) {
+  Fixture fixture;
+  StackResolver& resolver = *fixture.resolver;
+  auto marker = reinterpret_cast<std::uint64_t>(&stack_resolver_test_marker);
+  std::vector<std::uint64_t> chain = {cc::kernel, 0xffffffff81000150, 0xffffffff81000200,
+                                      cc::user,   0x7f0000001010,     marker + 5};
+  std::vector<StackFrame> frames;
+  resolver.resolve_sample(chain_sample(0xffffffff81000150, chain), misc::kernel, frames);
+  ASSERT_EQ(frames.size(), 4u);
+  EXPECT_EQ(frames[0].function, "helper_function");
+  EXPECT_EQ(frames[1].function, "helper_function");  // 0x...200 - 1: helper's call
+  EXPECT_TRUE(frames[1].where->address.return_address);
+  EXPECT_EQ(frames[2].function, "jitted_loop");
+  EXPECT_EQ(frames[3].function, "stack_resolver_test_marker");
+  EXPECT_EQ(frames[3].where->function_offset(), 5u);
+  for (const StackFrame& frame : frames) EXPECT_FALSE(frame.inlined);
+  // The vector is reused: a second sample replaces the first's frames.
+  resolver.resolve_sample(chain_sample(marker, {}), misc::user, frames);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].function, "stack_resolver_test_marker");
+}
+
+}  // namespace
+}  // namespace perfscope
