@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "analysis/annotate/symbol_suggestions.hpp"
-#include "analysis/symbols/elf_image.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 
 namespace perfscope {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "analysis/symbols/debug_file_locator.hpp"
-#include "analysis/symbols/elf_image.hpp"
 #include "analysis/symbols/elf_symbol_table.hpp"
 #include "analysis/symbols/short_function_name.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
 
 namespace perfscope {
 

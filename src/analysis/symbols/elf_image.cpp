@@ -129,11 +129,6 @@ bool ElfImage::read(std::uint64_t offset, std::span<std::uint8_t> out) const noe
   return true;
 }
 
-std::uint16_t ElfImage::machine() const noexcept {
-  GElf_Ehdr header;
-  return gelf_getehdr(elf_, &header) ? header.e_machine : std::uint16_t{EM_NONE};
-}
-
 std::span<const std::uint8_t> ElfImage::build_id() const noexcept {
   const void* bytes = nullptr;
   ssize_t size = dwelf_elf_gnu_build_id(elf_, &bytes);

@@ -63,8 +63,6 @@ class ElfImage {
   // Copies `out.size()` bytes from file offset `offset` (pread on the file, not through a
   // mapping: /proc/kcore can be read this way only); false when they are not all there.
   bool read(std::uint64_t offset, std::span<std::uint8_t> out) const noexcept;
-  // The ELF header's e_machine (EM_X86_64, EM_AARCH64, ...).
-  std::uint16_t machine() const noexcept;
 
  private:
   ElfImage() = default;
