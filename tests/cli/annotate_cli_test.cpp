@@ -2,7 +2,8 @@
 // instructions lie in its loop and agree with `perf annotate --stdio` on the same file (ours and
 // perf's), the source view gives the loop's line the function's samples and the inlined step()
 // its own lines with the caller shown, and bad input (unknown names, a binary rebuilt since the
-// recording, a function without samples) is refused with the reason.
+// recording, a function without samples) is refused with the reason; non-PIE and stripped
+// binaries (debuglink), JIT code (perf-PID.map) and kernel code (/proc/kcore, or why not).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -308,6 +309,47 @@ TEST(AnnotateCliKernel, KernelFunctionsComeFromKcoreOrSayWhyNot) {
           << function.dump(1);
     }
   }
+}
+
+TEST(AnnotateCliFiles, NonPieBinaryAgreesWithPerfAnnotate) {
+  if (!perf_available()) GTEST_SKIP() << "perf is not installed to compare with";
+  std::string file = record_with("perfscope", "nopie", {}, PERFSCOPE_KNOWN_ANSWER_NOPIE_PATH);
+  expect_hot_loop_agreeing_with_perf(file);
+  json document = annotate_json({"-i", file, "leaf_60"});
+  std::filesystem::remove(file);
+  // Linked at 0x400000: the ELF's own addresses, as objdump prints them.
+  EXPECT_GE(hex(document["functions"][0]["start"]), 0x400000u);
+}
+
+TEST(AnnotateCliFiles, StrippedBinaryTakesLinesFromItsDebuglinkFile) {
+  std::string directory = pt::temp_path("annotate_stripped_dir");
+  std::filesystem::create_directories(directory);
+  std::string binary = directory + "/known_answer", debug = directory + "/known_answer.debug";
+  std::filesystem::copy_file(known_answer_fp, binary);
+  ASSERT_EQ(pt::run_command({PERFSCOPE_OBJCOPY, "--only-keep-debug", binary, debug}).exit_status,
+            0);
+  ASSERT_EQ(
+      pt::run_command({PERFSCOPE_OBJCOPY, "--strip-all", "--add-gnu-debuglink=" + debug, binary})
+          .exit_status,
+      0);
+  std::string file = record_with("perfscope", "stripped", {}, binary);
+  pt::CommandResult result =
+      pt::run_perfscope({"annotate", "--format", "json", "-i", file, "leaf_60"});
+  std::filesystem::remove_all(directory);
+  std::filesystem::remove(file);
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_NE(result.err.find("symbols of " + binary + " from its debug file " + debug),
+            std::string::npos)
+      << result.err;
+  json function = json::parse(result.out)["functions"][0];
+  EXPECT_EQ(function["architecture"], "x86-64");
+  std::uint64_t with_lines = 0, samples = 0;
+  for (const json& instruction : function["instructions"]) {
+    samples += instruction["samples"].get<std::uint64_t>();
+    if (!instruction["source"].is_null()) with_lines += instruction["samples"].get<std::uint64_t>();
+  }
+  EXPECT_GT(samples, 100u);
+  EXPECT_EQ(with_lines, samples) << function.dump(1);
 }
 
 TEST(AnnotateCliErrors, BadOptionsSayWhatIsWrong) {
