@@ -149,3 +149,25 @@ class ReportCommand {
 };
 
 }  // namespace perfscope::cli
+
+namespace perfscope::cli {
+
+class AnnotateCommand {
+ public:
+  explicit AnnotateCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  std::string input_ = "perf.data";
+  std::vector<std::string> symbols_;
+  bool stdio_ = false, source_ = false, asm_only_ = false, full_names_ = false;
+  std::string format_ = "text";
+  double percent_limit_ = 5.0;
+  std::string comm_list_, dso_list_;
+  std::vector<std::uint32_t> pids_, tids_;
+  std::string debug_root_, kcore_ = "/proc/kcore";
+};
+
+}  // namespace perfscope::cli

@@ -35,6 +35,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::ScriptCommand script(app);
   perfscope::cli::ReportCommand report(app);
   perfscope::cli::DiffCommand diff(app);
+  perfscope::cli::AnnotateCommand annotate(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -67,6 +68,7 @@ int run_cli(int argc, char** argv) {
     if (script.selected()) return script.run();
     if (report.selected()) return report.run();
     if (diff.selected()) return diff.run();
+    if (annotate.selected()) return annotate.run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

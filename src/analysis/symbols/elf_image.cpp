@@ -112,6 +112,23 @@ bool ElfImage::load_segments() {
   return true;
 }
 
+bool ElfImage::read(std::uint64_t offset, std::span<std::uint8_t> out) const noexcept {
+  if (fd_ < 0) {
+    if (offset > bytes_.size() || out.size() > bytes_.size() - offset) return false;
+    std::memcpy(out.data(), bytes_.data() + offset, out.size());
+    return true;
+  }
+  std::size_t done = 0;
+  while (done < out.size()) {
+    ssize_t got =
+        ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    done += static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
 std::span<const std::uint8_t> ElfImage::build_id() const noexcept {
   const void* bytes = nullptr;
   ssize_t size = dwelf_elf_gnu_build_id(elf_, &bytes);

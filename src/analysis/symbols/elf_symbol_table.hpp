@@ -33,6 +33,7 @@ class ElfSymbolTable {
   // The symbol covering `address`, or not_found.
   std::uint32_t find(std::uint64_t address) const noexcept;
   std::uint64_t start(std::uint32_t index) const noexcept { return entries_[index].start; }
+  std::uint64_t end(std::uint32_t index) const noexcept { return entries_[index].end; }
   // The symbol's name, demangled (and the demangling remembered) when `demangle` is set; a PLT
   // entry's is its target's, demangled, then "@plt".
   std::string_view name(std::uint32_t index, bool demangle);

@@ -65,6 +65,7 @@ bool JitSymbolMap::find(std::uint64_t address, Hit& hit) const noexcept {
   if (address >= entry.end) return false;
   hit.name = std::string_view(names_.data() + entry.name_offset, entry.name_size);
   hit.start = entry.start;
+  hit.end = entry.end;
   return true;
 }
 

@@ -18,7 +18,7 @@ class JitSymbolMap {
 
   struct Hit {
     std::string_view name;
-    std::uint64_t start = 0;
+    std::uint64_t start = 0, end = 0;
   };
   // The symbol covering `address`. Later lines win over earlier ones at the same start (a JIT
   // appends when it recompiles code into a freed range).

@@ -172,6 +172,7 @@ bool KernelSymbols::find(std::uint64_t address, Hit& hit) const noexcept {
   hit.name = std::string_view(names_.data() + text->name_offset, text->name_size);
   hit.dso = dsos_[text->dso];
   hit.start = start;
+  hit.end = end;
   return true;
 }
 

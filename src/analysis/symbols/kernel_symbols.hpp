@@ -30,6 +30,7 @@ class KernelSymbols {
     std::string_view name;
     std::string_view dso;  // "[kernel.kallsyms]" or the module's "[name]"
     std::uint64_t start = 0;
+    std::uint64_t end = 0;  // the next symbol's start
   };
   // The text symbol covering `address`; found is false when none does.
   bool find(std::uint64_t address, Hit& hit) const noexcept;

@@ -353,6 +353,7 @@ struct Symbolizer::State {
     } else {
       result.symbol = display_name(file.symbols.name(index, options.demangle));
       result.offset = *address - file.symbols.start(index);
+      result.size = file.symbols.end(index) - file.symbols.start(index);
     }
     if (!options.source_lines && !options.inline_frames) return;
     DwarfSourceLines* lines = dwarf(file);
@@ -487,6 +488,7 @@ SymbolizedAddress Symbolizer::resolve_kernel(std::uint64_t address) {
     result.symbol = hit.name;
     result.dso = hit.dso;
     result.offset = address - hit.start;
+    result.size = hit.end - hit.start;
   } else {
     result.unresolved_reason = outside_reason;
   }
@@ -510,6 +512,7 @@ SymbolizedAddress Symbolizer::resolve_jit(std::uint32_t pid, std::uint64_t addre
   } else if (jit.map.find(address, hit)) {
     result.symbol = hit.name;
     result.offset = address - hit.start;
+    result.size = hit.end - hit.start;
     if (state.options.demangle && hit.name.starts_with("_Z")) {
       // perf-PID.map names are NUL-free views into one buffer; the demangler wants a C string.
       std::string text = demangle_symbol(std::string(hit.name).c_str());

@@ -60,6 +60,9 @@ class ElfImage {
     std::uint32_t flags = 0;              // PF_R, PF_W, PF_X
   };
   const std::vector<Segment>& segments() const noexcept { return segments_; }
+  // Copies `out.size()` bytes from file offset `offset` (pread on the file, not through a
+  // mapping: /proc/kcore can be read this way only); false when they are not all there.
+  bool read(std::uint64_t offset, std::span<std::uint8_t> out) const noexcept;
 
  private:
   ElfImage() = default;

@@ -53,6 +53,7 @@ struct InlinedCall {
 struct SymbolizedAddress {
   std::string_view symbol;   // the function (demangled when asked); empty when unresolved
   std::uint64_t offset = 0;  // address minus the function's start
+  std::uint64_t size = 0;    // the function's size in bytes (to the next symbol when unsized)
   std::string_view dso;      // the file, "[kernel.kallsyms]", a module "[name]", or the map file
   bool kernel = false;
   // Why `symbol` is empty, one phrase ("kptr_restrict hides kernel addresses", "no symbol

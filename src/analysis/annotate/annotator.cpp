@@ -1,0 +1,400 @@
+#include "perfscope/analysis/annotate/annotator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/annotate/symbol_suggestions.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
+
+namespace perfscope {
+
+namespace {
+
+struct AddressHits {
+  std::uint64_t samples = 0, period = 0;
+};
+
+// The samples of one function, by the address perf prints for them (the file offset for code in
+// files, the address itself for kernel and JIT code).
+struct FunctionHits {
+  std::map<std::uint64_t, AddressHits> by_address;
+  std::uint64_t samples = 0, period = 0;
+};
+
+bool is_jit_map(std::string_view path) {
+  std::string_view name = path.substr(path.rfind('/') + 1);
+  return name.starts_with("perf-") && name.ends_with(".map");
+}
+
+// Recorded build ids sit in 20-byte slots of wider fields: equal when one is the other padded
+// with zeros.
+bool same_build_id_hex(std::string_view a, std::string_view b) {
+  if (a.size() > b.size()) std::swap(a, b);
+  if (b.substr(0, a.size()) != a) return false;
+  return b.substr(a.size()).find_first_not_of('0') == std::string_view::npos;
+}
+
+std::optional<std::uint64_t> address_of_offset(const ElfImage& image, std::uint64_t offset) {
+  for (const ElfImage::Segment& segment : image.segments()) {
+    if (offset >= segment.offset && offset - segment.offset < segment.size) {
+      return segment.address + (offset - segment.offset);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> offset_of_address(const ElfImage& image, std::uint64_t address) {
+  for (const ElfImage::Segment& segment : image.segments()) {
+    if (address >= segment.address && address - segment.address < segment.size) {
+      return segment.offset + (address - segment.address);
+    }
+  }
+  return std::nullopt;
+}
+
+AnnotatedSource source_of(const SourceLocation& location) {
+  return AnnotatedSource{std::string(location.file), location.line};
+}
+
+class Annotator {
+ public:
+  Annotator(const AnnotateOptions& options, const Profile& profile)
+      : options_(options), profile_(profile), symbolizer_(symbolizer_options(options)) {}
+
+  void annotate(AnnotatedFunction& out, std::uint32_t function, const FunctionHits& hits) {
+    const ProfileFunction& f = profile_.functions[function];
+    out.name = f.name;
+    out.samples = hits.samples;
+    out.period = hits.period;
+    if (f.dso != no_index) {
+      const ProfileDso& dso = profile_.dsos[f.dso];
+      out.dso = dso.path;
+      out.build_id = dso.build_id;
+      out.kernel = dso.kernel;
+    }
+    if (!f.resolved) {
+      out.no_code_reason =
+          "no symbol covers these addresses, so there is no function to "
+          "disassemble";
+    } else if (f.dso == no_index) {
+      out.no_code_reason = "the recording maps no file at these addresses";
+    } else if (out.kernel) {
+      annotate_kernel(out, f, hits);
+      return;
+    } else if (is_jit_map(out.dso)) {
+      out.no_code_reason = fmt::format(
+          "no code bytes available: JIT code, named by {}; the recording holds no copy of the "
+          "code the runtime generated",
+          out.dso);
+    } else if (out.dso.starts_with('[')) {
+      out.no_code_reason = fmt::format("no file to read {} code from", out.dso);
+    } else {
+      annotate_file(out, f, hits);
+      return;
+    }
+    list_addresses(out, hits, 0);
+  }
+
+  std::vector<std::string> warnings() const { return symbolizer_.warnings(); }
+
+ private:
+  static SymbolizerOptions symbolizer_options(const AnnotateOptions& options) {
+    SymbolizerOptions symbols = options.profile.symbols;
+    symbols.source_lines = true;
+    symbols.inline_frames = true;
+    return symbols;
+  }
+
+  Disassembler& disassembler(Architecture architecture) {
+    auto& slot = disassemblers_[static_cast<int>(architecture)];
+    if (!slot) slot = make_disassembler(architecture);
+    return *slot;
+  }
+
+  // Without code: one entry per sampled address, `base` added to make it an address.
+  void list_addresses(AnnotatedFunction& out, const FunctionHits& hits, std::uint64_t base) {
+    for (const auto& [address, hit] : hits.by_address) {
+      AnnotatedInstruction entry;
+      entry.instruction.address = address + base;
+      entry.samples = hit.samples;
+      entry.period = hit.period;
+      out.instructions.push_back(std::move(entry));
+    }
+    set_percentages(out);
+  }
+
+  void set_percentages(AnnotatedFunction& out) {
+    for (AnnotatedInstruction& entry : out.instructions) {
+      entry.percent = out.period == 0 ? 0.0
+                                      : 100.0 * static_cast<double>(entry.period) /
+                                            static_cast<double>(out.period);
+    }
+  }
+
+  void annotate_file(AnnotatedFunction& out, const ProfileFunction& f, const FunctionHits& hits) {
+    std::string error;
+    std::optional<ElfImage> image = ElfImage::open(out.dso, error);
+    if (!image) {
+      out.no_code_reason = fmt::format("cannot read its code: {}", error);
+      list_addresses(out, hits, 0);
+      return;
+    }
+    std::string now =
+        build_id_hex(std::vector<std::uint8_t>(image->build_id().begin(), image->build_id().end()));
+    if (!out.build_id.empty() && !now.empty() && !same_build_id_hex(out.build_id, now)) {
+      throw AnnotateError(fmt::format(
+          "{}: build id mismatch: the recording has {}, the file now has {}: it changed since "
+          "the recording, and its code would not be the code that was sampled (annotate with "
+          "the binary that was recorded, or record again)",
+          out.dso, out.build_id, now));
+    }
+    std::optional<std::uint64_t> start = address_of_offset(*image, f.start);
+    SymbolizedAddress symbol = symbolizer_.resolve_file(out.dso, f.start);
+    if (!start || symbol.symbol.empty() || symbol.size == 0) {
+      out.no_code_reason = fmt::format(
+          "cannot find its extent in {}: {}", out.dso,
+          symbol.unresolved_reason.empty() ? "no symbol there" : symbol.unresolved_reason);
+      list_addresses(out, hits, 0);
+      return;
+    }
+    out.start = *start;
+    out.size = symbol.size;
+    std::vector<std::uint8_t> code(out.size);
+    std::optional<std::uint64_t> end_offset = offset_of_address(*image, out.start + out.size - 1);
+    if (!end_offset || *end_offset != f.start + out.size - 1 || !image->read(f.start, code)) {
+      out.no_code_reason =
+          fmt::format("{} holds no code bytes for it (not in a loaded segment)", out.dso);
+      list_addresses(out, hits, 0);
+      return;
+    }
+    out.architecture = architecture_of_elf_machine(image->machine());
+    if (!out.architecture) {
+      out.no_code_reason =
+          fmt::format("no disassembler for ELF machine {} of {}", image->machine(), out.dso);
+      list_addresses(out, hits, 0);
+      return;
+    }
+    std::uint64_t file_start = f.start;
+    fill(
+        out, disassembler(*out.architecture).disassemble(code, out.start), hits,
+        [&](std::uint64_t address) { return file_start + (address - out.start); },
+        [&](AnnotatedInstruction& entry, std::uint64_t offset, const Instruction& instruction) {
+          place_source(entry, symbolizer_.resolve_file(out.dso, offset));
+          if (instruction.target) {
+            entry.target_name = target_name(out, *image, *instruction.target);
+          }
+        });
+  }
+
+  // The instructions with their samples (looked up by key_of(address)) and what `describe`
+  // adds (source lines, branch target names).
+  template <class KeyOf, class Describe>
+  void fill(AnnotatedFunction& out, std::vector<Instruction> instructions, const FunctionHits& hits,
+            KeyOf key_of, Describe describe) {
+    auto hit = hits.by_address.begin();
+    for (Instruction& instruction : instructions) {
+      std::uint64_t key = key_of(instruction.address);
+      AnnotatedInstruction entry;
+      while (hit != hits.by_address.end() && hit->first < key) {
+        out.unplaced_samples += hit->second.samples;
+        ++hit;
+      }
+      if (hit != hits.by_address.end() && hit->first == key) {
+        entry.samples = hit->second.samples;
+        entry.period = hit->second.period;
+        ++hit;
+      }
+      describe(entry, key, instruction);
+      entry.text = instruction.mnemonic;
+      if (!instruction.operands.empty()) entry.text += " " + instruction.operands;
+      if (!entry.target_name.empty()) entry.text += " <" + entry.target_name + ">";
+      entry.instruction = std::move(instruction);
+      out.instructions.push_back(std::move(entry));
+    }
+    for (; hit != hits.by_address.end(); ++hit) out.unplaced_samples += hit->second.samples;
+    set_percentages(out);
+  }
+
+  // A destination inside the function itself: "name+0xoff".
+  static std::optional<std::string> local_target(const AnnotatedFunction& out,
+                                                 std::uint64_t target) {
+    if (target < out.start || target >= out.start + out.size) return std::nullopt;
+    if (target == out.start) return out.name;
+    return fmt::format("{}+{:#x}", out.name, target - out.start);
+  }
+
+  static std::string named(const SymbolizedAddress& symbol) {
+    if (symbol.symbol.empty()) return {};
+    if (symbol.offset == 0) return std::string(symbol.symbol);
+    return fmt::format("{}+{:#x}", symbol.symbol, symbol.offset);
+  }
+
+  static void place_source(AnnotatedInstruction& entry, const SymbolizedAddress& at) {
+    // `inlined` goes innermost first; each call's site is the next one's location, the
+    // outermost's is the line in the real function.
+    for (std::size_t i = 0; i < at.inlined.size(); ++i) {
+      AnnotatedInline call;
+      call.function = std::string(at.inlined[i].function);
+      call.location = source_of(at.inlined[i].location);
+      call.call_site =
+          source_of(i + 1 < at.inlined.size() ? at.inlined[i + 1].location : at.source);
+      entry.inlined.push_back(std::move(call));
+    }
+    entry.source = source_of(at.inlined.empty() ? at.source : at.inlined.front().location);
+  }
+
+  std::string target_name(const AnnotatedFunction& out, const ElfImage& image,
+                          std::uint64_t target) {
+    if (auto local = local_target(out, target)) return *local;
+    std::optional<std::uint64_t> offset = offset_of_address(image, target);
+    return offset ? named(symbolizer_.resolve_file(out.dso, *offset)) : std::string();
+  }
+
+  void annotate_kernel(AnnotatedFunction& out, const ProfileFunction& f, const FunctionHits& hits) {
+    SymbolizedAddress symbol = symbolizer_.resolve_kernel(f.start);
+    out.start = f.start;
+    out.size = symbol.size;
+    std::string error;
+    std::optional<ElfImage> kcore = ElfImage::open(options_.kcore_path, error);
+    std::optional<std::uint64_t> offset = kcore ? offset_of_address(*kcore, f.start) : std::nullopt;
+    std::vector<std::uint8_t> code(out.size);
+    if (!kcore && error.starts_with("file not found")) {
+      out.no_code_reason = fmt::format(
+          "no kernel code bytes: this kernel has no {} (built without CONFIG_PROC_KCORE)",
+          options_.kcore_path);
+    } else if (!kcore) {
+      out.no_code_reason =
+          fmt::format("no kernel code bytes: {} (reading {} takes root, or CAP_SYS_RAWIO)", error,
+                      options_.kcore_path);
+    } else if (out.size == 0 || symbol.symbol.empty()) {
+      out.no_code_reason = "no kernel code bytes: the symbol's extent is unknown";
+    } else if (!offset || !kcore->read(*offset, code)) {
+      out.no_code_reason = fmt::format(
+          "no kernel code bytes: {} does not map {:#x} (a module's code, or a recording of "
+          "another boot)",
+          options_.kcore_path, f.start);
+    } else if (!(out.architecture = architecture_of_elf_machine(kcore->machine()))) {
+      out.no_code_reason = fmt::format("no disassembler for ELF machine {}", kcore->machine());
+    }
+    if (!out.no_code_reason.empty()) {
+      list_addresses(out, hits, 0);
+      return;
+    }
+    fill(
+        out, disassembler(*out.architecture).disassemble(code, out.start), hits,
+        [](std::uint64_t address) { return address; },
+        [&](AnnotatedInstruction& entry, std::uint64_t, const Instruction& instruction) {
+          if (!instruction.target) return;
+          auto local = local_target(out, *instruction.target);
+          entry.target_name =
+              local ? *local : named(symbolizer_.resolve_kernel(*instruction.target));
+        });
+  }
+
+  const AnnotateOptions& options_;
+  const Profile& profile_;
+  Symbolizer symbolizer_;
+  std::unique_ptr<Disassembler> disassemblers_[2];
+};
+
+// The functions `name` means: equal to the name shown, or to its short form when the user
+// wrote parameter lists.
+std::vector<std::uint32_t> functions_named(const Profile& profile,
+                                           const std::vector<FunctionHits>& hits,
+                                           const std::string& name) {
+  std::vector<std::uint32_t> found;
+  for (std::uint32_t i = 0; i < profile.functions.size(); ++i) {
+    if (hits[i].samples == 0 || !profile.functions[i].resolved) continue;
+    if (symbol_names_match(profile.functions[i].name, name)) found.push_back(i);
+  }
+  return found;
+}
+
+}  // namespace
+
+Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options) {
+  ProfileOptions profile_options = options.profile;
+  // The sampled instruction is all annotate counts: call chains are neither kept nor unwound.
+  profile_options.callchains = false;
+  profile_options.keep_samples = false;
+  profile_options.symbols.source_lines = false;
+  profile_options.symbols.inline_frames = false;
+  if (!profile_options.filter.event && reader.events().size() > 1) profile_options.filter.event = 0;
+  Profile profile = build_profile(reader, profile_options);
+
+  Annotation annotation;
+  std::uint32_t event = profile_options.filter.event.value_or(0);
+  if (event < profile.events.size()) annotation.event = profile.events[event].name;
+  std::vector<FunctionHits> hits(profile.functions.size());
+  for (const ProfileSampleGroup& group : profile.sample_groups) {
+    annotation.total_samples += group.samples;
+    annotation.total_period += group.period;
+    if (group.stack == no_index) continue;
+    const ProfileFrame& frame = profile.frames[profile.stacks[group.stack].frame];
+    FunctionHits& function = hits[frame.function];
+    AddressHits& at = function.by_address[frame.dso_address];
+    at.samples += group.samples;
+    at.period += group.period;
+    function.samples += group.samples;
+    function.period += group.period;
+  }
+  if (annotation.total_samples == 0) {
+    throw AnnotateError(profile.summary.samples_read == 0
+                            ? "the recording has no samples"
+                            : fmt::format("none of its {} samples passed the filters (--comm, "
+                                          "--pid, --tid, --dso)",
+                                          profile.summary.samples_read));
+  }
+
+  std::vector<std::uint32_t> chosen;
+  if (options.symbols.empty()) {
+    for (std::uint32_t i = 0; i < profile.functions.size(); ++i) {
+      double percent = 100.0 * static_cast<double>(hits[i].period) /
+                       static_cast<double>(std::max<std::uint64_t>(annotation.total_period, 1));
+      if (hits[i].samples > 0 && percent >= options.percent_limit) chosen.push_back(i);
+    }
+    if (chosen.empty()) {
+      throw AnnotateError(fmt::format(
+          "no function has {}% or more of the samples: lower --percent-limit, or name one",
+          options.percent_limit));
+    }
+  } else {
+    for (const std::string& name : options.symbols) {
+      std::vector<std::uint32_t> found = functions_named(profile, hits, name);
+      if (found.empty())
+        throw AnnotateError(
+            explain_unknown_symbol(profile, name, options.profile.symbols.debug_root));
+      for (std::uint32_t index : found) {
+        if (std::find(chosen.begin(), chosen.end(), index) == chosen.end()) {
+          chosen.push_back(index);
+        }
+      }
+    }
+  }
+  std::stable_sort(chosen.begin(), chosen.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return hits[a].period > hits[b].period;
+  });
+
+  Annotator annotator(options, profile);
+  for (std::uint32_t index : chosen) {
+    AnnotatedFunction& out = annotation.functions.emplace_back();
+    annotator.annotate(out, index, hits[index]);
+    out.percent_of_total = 100.0 * static_cast<double>(out.period) /
+                           static_cast<double>(std::max<std::uint64_t>(annotation.total_period, 1));
+  }
+  annotation.warnings = profile.summary.warnings;
+  for (std::string& warning : annotator.warnings()) {
+    if (std::find(annotation.warnings.begin(), annotation.warnings.end(), warning) ==
+        annotation.warnings.end()) {
+      annotation.warnings.push_back(std::move(warning));
+    }
+  }
+  return annotation;
+}
+
+}  // namespace perfscope

@@ -1,0 +1,365 @@
+// `perfscope annotate` end to end on the known-answer workload: the hottest function's hot
+// instructions lie in its loop and agree with `perf annotate --stdio` on the same file (ours and
+// perf's), the source view gives the loop's line the function's samples and the inlined step()
+// its own lines with the caller shown, and bad input (unknown names, a binary rebuilt since the
+// recording, a function without samples) is refused with the reason; non-PIE and stripped
+// binaries (debuglink), JIT code (perf-PID.map) and kernel code (/proc/kcore, or why not).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace {
+
+namespace pt = perfscope::testing;
+using nlohmann::json;
+
+const std::string known_answer_fp = PERFSCOPE_KNOWN_ANSWER_FP_PATH;
+const std::string known_answer_nofp = PERFSCOPE_KNOWN_ANSWER_NOFP_PATH;
+const std::string perf_path = "/usr/bin/perf";
+
+bool perf_available() {
+  if (::access(perf_path.c_str(), X_OK) != 0) return false;
+  return pt::run_command({perf_path, "record", "-q", "-o", "/dev/null", "--", "true"})
+             .exit_status == 0;
+}
+
+// A recording of the known-answer workload, by perfscope or by perf, kept for the whole suite.
+struct Recordings {
+  std::string ours, perfs, ours_dwarf;
+};
+
+std::string record_with(const std::string& tool, const std::string& name,
+                        std::vector<std::string> extra, const std::string& binary) {
+  std::string path = pt::temp_path("annotate_" + name);
+  std::vector<std::string> arguments{"record", "-F", "4000", "-e", "cpu-clock", "-o", path};
+  if (tool == "perf") arguments.insert(arguments.begin() + 1, "-q");
+  arguments.insert(arguments.end(), extra.begin(), extra.end());
+  arguments.insert(arguments.end(), {"--", binary, "150"});
+  pt::CommandResult result = tool == "perf" ? [&] {
+    arguments.insert(arguments.begin(), perf_path);
+    return pt::run_command(arguments);
+  }()
+                                            : pt::run_perfscope(arguments);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  return path;
+}
+
+json annotate_json(const std::vector<std::string>& extra) {
+  std::vector<std::string> arguments{"annotate", "--format", "json"};
+  arguments.insert(arguments.end(), extra.begin(), extra.end());
+  pt::CommandResult result = pt::run_perfscope(arguments);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  if (result.exit_status != 0) return json::object();
+  return json::parse(result.out);
+}
+
+std::uint64_t hex(const json& value) { return std::stoull(value.get<std::string>(), nullptr, 16); }
+
+// The loop body of a function: from the target of its backward jump to the jump itself.
+std::pair<std::uint64_t, std::uint64_t> loop_body(const json& function) {
+  for (const json& instruction : function["instructions"]) {
+    if (!instruction.contains("branch") || instruction["branch"]["kind"] != "jump" ||
+        !instruction["branch"].contains("target")) {
+      continue;
+    }
+    std::uint64_t at = hex(instruction["address"]), target = hex(instruction["branch"]["target"]);
+    if (target < at && target >= hex(function["start"])) return {target, at};
+  }
+  return {0, 0};
+}
+
+// perf annotate --stdio: "   25.84 :   120c:   add    %rcx,%rax" -> address -> percent.
+std::map<std::uint64_t, double> perf_annotate(const std::string& file, const std::string& symbol) {
+  pt::CommandResult result =
+      pt::run_command({perf_path, "annotate", "--stdio", "-i", file, symbol});
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  std::map<std::uint64_t, double> percents;
+  static const std::regex line(R"(^\s*([0-9]+\.[0-9]+)\s*:\s+([0-9a-f]+):)");
+  std::istringstream stream(result.out);
+  std::smatch match;
+  for (std::string row; std::getline(stream, row);) {
+    if (std::regex_search(row, match, line)) {
+      percents[std::stoull(match[2], nullptr, 16)] = std::stod(match[1]);
+    }
+  }
+  EXPECT_GT(percents.size(), 5u) << result.out;
+  return percents;
+}
+
+void expect_hot_loop_agreeing_with_perf(const std::string& file) {
+  json document = annotate_json({"-i", file, "leaf_60"});
+  ASSERT_EQ(document["functions"].size(), 1u) << document.dump(1);
+  const json& function = document["functions"][0];
+  EXPECT_EQ(function["name"], "leaf_60");
+  EXPECT_EQ(function["architecture"], "x86-64");
+  ASSERT_GT(function["samples"].get<std::uint64_t>(), 200u);
+  auto [body_start, body_end] = loop_body(function);
+  ASSERT_NE(body_end, 0u) << "no backward jump in leaf_60";
+  std::vector<json> instructions(function["instructions"].begin(), function["instructions"].end());
+  std::sort(instructions.begin(), instructions.end(), [](const json& a, const json& b) {
+    return a["samples"].get<std::uint64_t>() > b["samples"].get<std::uint64_t>();
+  });
+  std::map<std::uint64_t, double> perf = perf_annotate(file, "leaf_60");
+  double ours_total = 0;
+  for (const json& instruction : function["instructions"]) {
+    ours_total += instruction["percent"].get<double>();
+  }
+  EXPECT_NEAR(ours_total, 100.0, 0.01);
+  for (std::size_t i = 0; i < 3; ++i) {
+    std::uint64_t address = hex(instructions[i]["address"]);
+    double percent = instructions[i]["percent"].get<double>();
+    if (percent == 0) continue;  // a loop of fewer than three sampled instructions
+    EXPECT_GE(address, body_start) << instructions[i].dump();
+    EXPECT_LE(address, body_end) << instructions[i].dump();
+    ASSERT_TRUE(perf.count(address)) << fmt::format("perf annotate has no line for {:#x}", address);
+    EXPECT_NEAR(percent, perf[address], 1.0) << fmt::format("at {:#x}", address);
+  }
+}
+
+class AnnotateCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    recordings_ = new Recordings;
+    recordings_->ours = record_with("perfscope", "ours", {"-g"}, known_answer_fp);
+    recordings_->ours_dwarf =
+        record_with("perfscope", "dwarf", {"--call-graph", "dwarf"}, known_answer_nofp);
+    if (perf_available()) recordings_->perfs = record_with("perf", "perfs", {}, known_answer_fp);
+  }
+  static void TearDownTestSuite() {
+    for (const std::string& path :
+         {recordings_->ours, recordings_->perfs, recordings_->ours_dwarf}) {
+      if (!path.empty()) std::filesystem::remove(path);
+    }
+    delete recordings_;
+  }
+  static Recordings* recordings_;
+};
+Recordings* AnnotateCli::recordings_ = nullptr;
+
+TEST_F(AnnotateCli, HotInstructionsOfOurRecordingLieInTheLoopAndAgreeWithPerfAnnotate) {
+  if (!perf_available()) GTEST_SKIP() << "perf is not installed to compare with";
+  expect_hot_loop_agreeing_with_perf(recordings_->ours);
+}
+
+TEST_F(AnnotateCli, HotInstructionsOfAPerfRecordingLieInTheLoopAndAgreeWithPerfAnnotate) {
+  if (!perf_available()) GTEST_SKIP() << "perf is not installed to compare with";
+  expect_hot_loop_agreeing_with_perf(recordings_->perfs);
+}
+
+TEST_F(AnnotateCli, DefaultPicksTheHottestFunctionsAboveTheLimitAndWorksWithDwarfStacks) {
+  json document = annotate_json({"-i", recordings_->ours_dwarf, "--percent-limit", "20"});
+  ASSERT_GE(document["functions"].size(), 2u) << document.dump(1);
+  // 60 % and 30 % of the work: leaf_60 first, then leaf_30; leaf_10 (10 %) is below the limit.
+  EXPECT_EQ(document["functions"][0]["name"], "leaf_60");
+  EXPECT_EQ(document["functions"][1]["name"], "leaf_30");
+  for (const json& function : document["functions"]) {
+    EXPECT_GE(function["percent_of_total"].get<double>(), 20.0);
+    EXPECT_NE(function["name"], "leaf_10");
+  }
+  EXPECT_NEAR(document["functions"][0]["percent_of_total"].get<double>(), 60.0, 10.0);
+}
+
+TEST_F(AnnotateCli, SourceViewGivesTheLoopLineTheSamplesAndTheInlinedStepItsOwnLines) {
+  json document = annotate_json({"-i", recordings_->ours, "leaf_60"});
+  ASSERT_EQ(document["functions"].size(), 1u);
+  const json& lines = document["functions"][0]["source_lines"];
+  const json* loop = nullptr;
+  for (const json& line : lines) {
+    if (line["function"] == "leaf_60" && !line.contains("inlined_into") &&
+        (!loop || line["percent"] > (*loop)["percent"])) {
+      loop = &line;
+    }
+  }
+  ASSERT_NE(loop, nullptr) << lines.dump(1);
+  EXPECT_GE((*loop)["percent"].get<double>(), 95.0) << lines.dump(1);
+  EXPECT_TRUE((*loop)["file"].get<std::string>().ends_with("known_answer.cpp"));
+  // The loop's line in the source: "for (...) x = step(x, ...)".
+  pt::CommandResult text =
+      pt::run_perfscope({"annotate", "--source", "-i", recordings_->ours, "leaf_60"});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  std::regex loop_row(fmt::format(R"(\n\s+[0-9.]+\s+[0-9]+\s+{}\s+for \(std::uint64_t i)",
+                                  (*loop)["line"].get<int>()));
+  EXPECT_TRUE(std::regex_search(text.out, loop_row)) << text.out;
+
+  // step() was inlined into leaf_60 at the loop's line: its lines are its own.
+  bool step_seen = false;
+  for (const json& line : lines) {
+    if (!line.contains("inlined_into")) continue;
+    EXPECT_TRUE(line["function"].get<std::string>().ends_with("step")) << line.dump();
+    EXPECT_EQ(line["inlined_into"]["function"], "leaf_60");
+    EXPECT_EQ(line["inlined_into"]["call_site"]["line"], (*loop)["line"]);
+    step_seen = step_seen || line["samples"].get<std::uint64_t>() > 0;
+  }
+  EXPECT_TRUE(step_seen) << lines.dump(1);
+  EXPECT_NE(text.out.find("step, inlined into leaf_60 at known_answer.cpp:"), std::string::npos)
+      << text.out;
+}
+
+TEST_F(AnnotateCli, TextViewsNameBranchTargetsAndCalls) {
+  pt::CommandResult interleaved =
+      pt::run_perfscope({"annotate", "--stdio", "-i", recordings_->ours, "leaf_60"});
+  ASSERT_EQ(interleaved.exit_status, 0) << interleaved.err;
+  EXPECT_NE(interleaved.out.find("<settle>"), std::string::npos) << interleaved.out;
+  EXPECT_TRUE(std::regex_search(interleaved.out,
+                                std::regex(R"(j[a-z]+ +0x[0-9a-f]+ <leaf_60\+0x[0-9a-f]+>)")))
+      << interleaved.out;
+  EXPECT_NE(interleaved.out.find("known_answer.cpp:"), std::string::npos);
+  pt::CommandResult asm_only =
+      pt::run_perfscope({"annotate", "--asm-only", "-i", recordings_->ours, "leaf_60"});
+  ASSERT_EQ(asm_only.exit_status, 0) << asm_only.err;
+  EXPECT_EQ(asm_only.out.find("known_answer.cpp:"), std::string::npos) << asm_only.out;
+}
+
+TEST_F(AnnotateCli, UnknownSymbolSuggestsCloseNames) {
+  pt::CommandResult result = pt::run_perfscope({"annotate", "-i", recordings_->ours, "leaf_6O"});
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find("no function named leaf_6O; did you mean: leaf_60"), std::string::npos)
+      << result.err;
+}
+
+TEST_F(AnnotateCli, FunctionWithoutSamplesIsSaidSo) {
+  // _fini runs once, for microseconds, at exit: never sampled at 4 kHz in practice.
+  pt::CommandResult result = pt::run_perfscope({"annotate", "-i", recordings_->ours, "_fini"});
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find("_fini has no samples: it is defined in " + known_answer_fp),
+            std::string::npos)
+      << result.err;
+}
+
+TEST(AnnotateCliErrors, BinaryRebuiltSinceTheRecordingIsRefusedWithTheReason) {
+  std::string binary = pt::temp_path("annotate_rebuilt_binary");
+  std::filesystem::copy_file(known_answer_fp, binary,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::string file = record_with("perfscope", "rebuilt", {}, binary);
+  // The other build of the same source: another build id at the same path.
+  std::filesystem::copy_file(known_answer_nofp, binary,
+                             std::filesystem::copy_options::overwrite_existing);
+  pt::CommandResult result = pt::run_perfscope({"annotate", "-i", file, "leaf_60"});
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find(binary + ": build id mismatch: the recording has "), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("changed since the recording"), std::string::npos) << result.err;
+  std::filesystem::remove(binary);
+  std::filesystem::remove(file);
+}
+
+TEST(AnnotateCliJit, JitCodeIsNamedFromThePerfMapAndItsMissingBytesAreSaid) {
+  std::string workload = PERFSCOPE_JIT_WORKLOAD_PATH;
+  if (workload.empty()) GTEST_SKIP() << "the JIT workload is x86-64 code";
+  std::string file = pt::temp_path("annotate_jit");
+  pt::CommandResult recorded = pt::run_perfscope(
+      {"record", "-F", "4000", "-e", "cpu-clock", "-o", file, "--", workload, "30"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  std::smatch pid;
+  ASSERT_TRUE(std::regex_search(recorded.out, pid, std::regex("jit pid ([0-9]+)"))) << recorded.out;
+  json document = annotate_json({"-i", file, "jit_spin_loop"});
+  std::filesystem::remove(fmt::format("/tmp/perf-{}.map", pid[1].str()));
+  std::filesystem::remove(file);
+  ASSERT_EQ(document["functions"].size(), 1u) << document.dump(1);
+  const json& function = document["functions"][0];
+  EXPECT_EQ(function["name"], "jit_spin_loop");
+  EXPECT_EQ(function["dso"], fmt::format("/tmp/perf-{}.map", pid[1].str()));
+  EXPECT_TRUE(function["no_code_reason"].get<std::string>().starts_with(
+      "no code bytes available: JIT code"))
+      << function.dump(1);
+  // The sampled addresses are listed alone: the loop's two instructions, 3 and 7 bytes in.
+  ASSERT_GE(function["instructions"].size(), 1u);
+  std::uint64_t total = 0;
+  for (const json& instruction : function["instructions"]) {
+    total += instruction["samples"].get<std::uint64_t>();
+    EXPECT_EQ(instruction["text"], "");
+  }
+  EXPECT_EQ(total, function["samples"].get<std::uint64_t>());
+  EXPECT_GT(total, 100u);
+}
+
+TEST(AnnotateCliKernel, KernelFunctionsComeFromKcoreOrSayWhyNot) {
+  std::string file = pt::temp_path("annotate_kernel");
+  pt::CommandResult recorded =
+      pt::run_perfscope({"record", "-F", "4000", "-e", "cpu-clock", "-o", file, "--",
+                         PERFSCOPE_WORK_HELPER_PATH, "getpid", "3000000"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  json document =
+      annotate_json({"-i", file, "--dso", "[kernel.kallsyms]", "--percent-limit", "10"});
+  std::filesystem::remove(file);
+  ASSERT_GE(document["functions"].size(), 1u) << document.dump(1);
+  for (const json& function : document["functions"]) {
+    EXPECT_TRUE(function["kernel"].get<bool>()) << function.dump(1);
+    EXPECT_EQ(function["dso"], "[kernel.kallsyms]");
+    if (::access("/proc/kcore", R_OK) == 0) {
+      // Root with /proc/kcore: the running kernel's code, decoded.
+      EXPECT_TRUE(function["no_code_reason"].is_null()) << function["no_code_reason"];
+      EXPECT_EQ(function["architecture"], "x86-64");
+      EXPECT_GT(function["instructions"].size(), 3u);
+    } else {
+      EXPECT_NE(function["no_code_reason"].get<std::string>().find("/proc/kcore"),
+                std::string::npos)
+          << function.dump(1);
+    }
+  }
+}
+
+TEST(AnnotateCliFiles, NonPieBinaryAgreesWithPerfAnnotate) {
+  if (!perf_available()) GTEST_SKIP() << "perf is not installed to compare with";
+  std::string file = record_with("perfscope", "nopie", {}, PERFSCOPE_KNOWN_ANSWER_NOPIE_PATH);
+  expect_hot_loop_agreeing_with_perf(file);
+  json document = annotate_json({"-i", file, "leaf_60"});
+  std::filesystem::remove(file);
+  // Linked at 0x400000: the ELF's own addresses, as objdump prints them.
+  EXPECT_GE(hex(document["functions"][0]["start"]), 0x400000u);
+}
+
+TEST(AnnotateCliFiles, StrippedBinaryTakesLinesFromItsDebuglinkFile) {
+  std::string directory = pt::temp_path("annotate_stripped_dir");
+  std::filesystem::create_directories(directory);
+  std::string binary = directory + "/known_answer", debug = directory + "/known_answer.debug";
+  std::filesystem::copy_file(known_answer_fp, binary);
+  ASSERT_EQ(pt::run_command({PERFSCOPE_OBJCOPY, "--only-keep-debug", binary, debug}).exit_status,
+            0);
+  ASSERT_EQ(
+      pt::run_command({PERFSCOPE_OBJCOPY, "--strip-all", "--add-gnu-debuglink=" + debug, binary})
+          .exit_status,
+      0);
+  std::string file = record_with("perfscope", "stripped", {}, binary);
+  pt::CommandResult result =
+      pt::run_perfscope({"annotate", "--format", "json", "-i", file, "leaf_60"});
+  std::filesystem::remove_all(directory);
+  std::filesystem::remove(file);
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_NE(result.err.find("symbols of " + binary + " from its debug file " + debug),
+            std::string::npos)
+      << result.err;
+  json function = json::parse(result.out)["functions"][0];
+  EXPECT_EQ(function["architecture"], "x86-64");
+  std::uint64_t with_lines = 0, samples = 0;
+  for (const json& instruction : function["instructions"]) {
+    samples += instruction["samples"].get<std::uint64_t>();
+    if (!instruction["source"].is_null()) with_lines += instruction["samples"].get<std::uint64_t>();
+  }
+  EXPECT_GT(samples, 100u);
+  EXPECT_EQ(with_lines, samples) << function.dump(1);
+}
+
+TEST(AnnotateCliErrors, BadOptionsSayWhatIsWrong) {
+  pt::CommandResult result = pt::run_perfscope({"annotate", "--format", "xml"});
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find("--format 'xml': the formats are text and json"), std::string::npos)
+      << result.err;
+  result = pt::run_perfscope({"annotate", "--source", "--asm-only"});
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find("exclude each other"), std::string::npos) << result.err;
+}
+
+}  // namespace

@@ -1,0 +1,90 @@
+// perfscope annotate: where inside a function its samples went, instruction by instruction and
+// line by line, disassembled in process.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "perfscope/analysis/annotate/annotation_output.hpp"
+#include "perfscope/analysis/annotate/annotator.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+// "a,b,,c" -> {"a", "b", "c"}: CLI11's own delimiter would read "[kernel.kallsyms]" as a list.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) {
+    if (!item.empty()) items.push_back(std::move(item));
+  }
+  return items;
+}
+}  // namespace
+
+AnnotateCommand::AnnotateCommand(CLI::App& app) {
+  app_ = app.add_subcommand("annotate",
+                            "Show the samples of functions per instruction and source line");
+  app_->add_option("symbols", symbols_,
+                   "Functions to annotate (default: those with --percent-limit % or more)");
+  app_->add_option("-i,--input", input_, "Input file (default perf.data; - reads stdin)");
+  app_->add_flag("--stdio", stdio_, "Text output (the default; accepted as perf takes it)");
+  app_->add_flag("--source", source_,
+                 "Source-first view: lines with their summed percentages, inlined calls under "
+                 "their callers");
+  app_->add_flag("--asm-only", asm_only_, "Instructions without source lines");
+  app_->add_option("--format", format_, "text (default) or json (docs/ANNOTATE_JSON.md)");
+  app_->add_option("--percent-limit", percent_limit_,
+                   "Without names: annotate functions with at least this % of the samples "
+                   "(default 5)")
+      ->check(CLI::Range(0.0, 100.0));
+  app_->add_option("--comm", comm_list_, "Only these commands (comma-separated)");
+  app_->add_option("--pid", pids_, "Only these processes (comma-separated)")->delimiter(',');
+  app_->add_option("--tid", tids_, "Only these threads (comma-separated)")->delimiter(',');
+  app_->add_option("--dso", dso_list_,
+                   "Only samples in these files (path or file name, comma-separated)");
+  app_->add_flag("--full-names", full_names_, "C++ names with parameter lists");
+  app_->add_option("--debug-root", debug_root_,
+                   "Where separate debug files are (default /usr/lib/debug)");
+  app_->add_option("--kcore", kcore_, "Where kernel code is read (default /proc/kcore)");
+}
+
+int AnnotateCommand::run() {
+  if (format_ != "text" && format_ != "json") {
+    throw std::invalid_argument(
+        fmt::format("--format '{}': the formats are text and json", format_));
+  }
+  if (source_ && asm_only_) {
+    throw std::invalid_argument("--source and --asm-only exclude each other: pick one view");
+  }
+  AnnotateOptions options;
+  options.symbols = symbols_;
+  options.percent_limit = percent_limit_;
+  options.kcore_path = kcore_;
+  options.profile.symbols.parameter_lists = full_names_;
+  if (!debug_root_.empty()) options.profile.symbols.debug_root = debug_root_;
+  options.profile.filter.comms = split_list(comm_list_);
+  options.profile.filter.pids = pids_;
+  options.profile.filter.tids = tids_;
+  options.profile.filter.dsos = split_list(dso_list_);
+
+  PerfDataReader reader = PerfDataReader::open(input_);
+  Annotation annotation = annotate(reader, options);
+  for (const std::string& warning : annotation.warnings) {
+    fmt::print(stderr, "perfscope: {}\n", warning);
+  }
+  std::string text = format_ == "json"
+                         ? annotation_json(annotation)
+                         : render_annotation(annotation, source_     ? AnnotateView::source
+                                                         : asm_only_ ? AnnotateView::asm_only
+                                                                     : AnnotateView::interleaved);
+  std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
+  std::cout.flush();
+  if (!std::cout) throw std::runtime_error("writing stdout failed");
+  return 0;
+}
+
+}  // namespace perfscope::cli
