@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/annotate/annotation_output.hpp"
 #include "perfscope/analysis/annotate/annotator.hpp"
@@ -41,11 +42,7 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
                    "Without names: annotate functions with at least this % of the samples "
                    "(default 5)")
       ->check(CLI::Range(0.0, 100.0));
-  app_->add_option("--comm", comm_list_, "Only these commands (comma-separated)");
-  app_->add_option("--pid", pids_, "Only these processes (comma-separated)")->delimiter(',');
-  app_->add_option("--tid", tids_, "Only these threads (comma-separated)")->delimiter(',');
-  app_->add_option("--dso", dso_list_,
-                   "Only samples in these files (path or file name, comma-separated)");
+  add_sample_filter_options(*app_, {&comm_list_, &pids_, &tids_, &dso_list_, nullptr});
   app_->add_flag("--full-names", full_names_, "C++ names with parameter lists");
   app_->add_option("--debug-root", debug_root_,
                    "Where separate debug files are (default /usr/lib/debug)");

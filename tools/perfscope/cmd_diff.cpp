@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "command_line.hpp"
 #include "perfscope/analysis/diff/diff_exports.hpp"
 #include "perfscope/analysis/diff/profile_diff.hpp"
 #include "perfscope/analysis/diff/stat_diff.hpp"
@@ -98,14 +99,8 @@ DiffCommand::DiffCommand(CLI::App& app) {
   app_->add_option("--percent-limit", options_.percent_limit,
                    "Recordings: hide rows below this share in both")
       ->check(CLI::Range(0.0, 100.0));
-  app_->add_option("--comm", options_.comm_list, "Only these commands (comma-separated)");
-  app_->add_option("--pid", options_.pids, "Only these processes (comma-separated)")
-      ->delimiter(',');
-  app_->add_option("--tid", options_.tids, "Only these threads (comma-separated)")->delimiter(',');
-  app_->add_option("--dso", options_.dso_list,
-                   "Only samples in these files (path or file name, comma-separated)");
-  app_->add_option("--symbol,--symbols", options_.symbol_list,
-                   "Only samples in these functions (comma-separated)");
+  add_sample_filter_options(*app_, {&options_.comm_list, &options_.pids, &options_.tids,
+                                    &options_.dso_list, &options_.symbol_list});
   app_->add_option("--event", options_.event,
                    "Recordings: compare this event only (exports need one)");
   app_->add_flag("--full-names", options_.full_names,

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
@@ -67,15 +68,8 @@ ReportCommand::ReportCommand(CLI::App& app) {
                    "callee without)");
   app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this percentage")
       ->check(CLI::Range(0.0, 100.0));
-  // Plain strings split here: CLI11 would read "[kernel.kallsyms]" as a bracketed list.
-  app_->add_option("--comm", options_.comm_list, "Only these commands (comma-separated)");
-  app_->add_option("--pid", options_.pids, "Only these processes (comma-separated)")
-      ->delimiter(',');
-  app_->add_option("--tid", options_.tids, "Only these threads (comma-separated)")->delimiter(',');
-  app_->add_option("--dso", options_.dso_list,
-                   "Only samples in these files (path or file name, comma-separated)");
-  app_->add_option("--symbol,--symbols", options_.symbol_list,
-                   "Only samples in these functions (comma-separated)");
+  add_sample_filter_options(*app_, {&options_.comm_list, &options_.pids, &options_.tids,
+                                    &options_.dso_list, &options_.symbol_list});
   app_->add_flag("--stdio", options_.stdio, "Text output (the only interactive-free one)");
   app_->add_flag("--srcline", options_.srcline,
                  "Source lines (DWARF): in call-graph entries, the srcline sort key and exports");

@@ -204,4 +204,16 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
   return 2;
 }
 
+void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets) {
+  app.add_option("--comm", *targets.comms, "Only these commands (comma-separated)");
+  app.add_option("--pid", *targets.pids, "Only these processes (comma-separated)")->delimiter(',');
+  app.add_option("--tid", *targets.tids, "Only these threads (comma-separated)")->delimiter(',');
+  app.add_option("--dso", *targets.dsos,
+                 "Only samples in these files (path or file name, comma-separated)");
+  if (targets.symbols) {
+    app.add_option("--symbol,--symbols", *targets.symbols,
+                   "Only samples in these functions (comma-separated)");
+  }
+}
+
 }  // namespace perfscope::cli

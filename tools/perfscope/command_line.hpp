@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,5 +28,17 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error);
 
 // "usage: perfscope ..." and one line per subcommand, as perf prints without arguments.
 void print_subcommand_list(const CLI::App& app, std::FILE* out);
+
+// The sample filters report, diff and annotate share (--comm, --pid, --tid, --dso, and --symbol
+// where symbols is given). Plain strings are split by the caller: CLI11 would read
+// "[kernel.kallsyms]" as a bracketed list.
+struct SampleFilterOptions {
+  std::string* comms = nullptr;
+  std::vector<std::uint32_t>* pids = nullptr;
+  std::vector<std::uint32_t>* tids = nullptr;
+  std::string* dsos = nullptr;
+  std::string* symbols = nullptr;
+};
+void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets);
 
 }  // namespace perfscope::cli
