@@ -37,7 +37,9 @@ CommandResult run_command(const std::vector<std::string>& argv);
 CommandResult run_perfscope(const std::vector<std::string>& arguments);
 // Fails the test on what a crash or a sanitizer report leaves: death by a signal, ASan/UBSan
 // reports, an uncaught exception.
-void expect_no_crash(const CommandResult& result);
+// `ended_by` names the status a run interrupted on purpose ends with (130 after SIGINT, as perf
+// stat), which is then not counted as a crash.
+void expect_no_crash(const CommandResult& result, int ended_by = -1);
 
 // TMPDIR/perfscope_NAME_PID: a path of this test process's own (nothing is created).
 std::string temp_path(const std::string& name);
