@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "perfscope/abi/record_type.hpp"
-#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
+#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 
 namespace {
 

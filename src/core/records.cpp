@@ -1,10 +1,11 @@
+#include "perfscope/core/records.hpp"
+
 #include <bit>
 #include <cstring>
 
 #include "perfscope/abi/data_source.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/core/parse_config.hpp"
-#include "perfscope/core/records.hpp"
 
 namespace perfscope {
 

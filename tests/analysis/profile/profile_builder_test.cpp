@@ -2,6 +2,8 @@
 // workload spends 60 %, 30 % and 10 % of its time in leaf_60, leaf_30 and leaf_10, each called
 // only from work_60, work_30 and work_10. Recorded through the CLI with frame-pointer call chains
 // (a frame-pointer build) and DWARF stacks (a build without frame pointers).
+#include "perfscope/analysis/profile/profile_builder.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
-#include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/analysis/profile/report_table.hpp"
 #include "support/test_support.hpp"
 

@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis/unwinding/unwind_registers.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
 #include "support/test_support.hpp"
-#include "analysis/unwinding/unwind_registers.hpp"
 
 namespace {
 

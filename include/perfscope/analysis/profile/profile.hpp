@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
+#include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 #include "perfscope/core/parse_config.hpp"
 #include "perfscope/core/records.hpp"
 
