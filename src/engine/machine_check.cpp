@@ -1,3 +1,5 @@
+// Over 800 lines on purpose: `doctor`'s checks, one short function each, sharing the probes
+// (open, mmap, user page) they are built from; splitting them would scatter what one report is.
 #include "perfscope/engine/machine_check.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,6 @@
+// Over 800 lines on purpose: the cached-CFI walker and the libdwfl fallback must give the same
+// frames for every sample, and they share the per-process state below; kept side by side so
+// that a change to one is seen against the other (tests/analysis/unwinding compares them).
 #include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 
 #include <dwarf.h>
