@@ -88,14 +88,14 @@ std::string_view aggregation_name(Aggregation mode) noexcept {
   return "";
 }
 
-std::vector<CpuTopology> read_cpu_topology(const std::vector<int>& cpus,
+std::vector<CpuLocation> read_cpu_topology(const std::vector<int>& cpus,
                                            const std::string& sysfs_root) {
   std::map<int, int> node_of = read_nodes(sysfs_root);
-  std::vector<CpuTopology> topology;
+  std::vector<CpuLocation> topology;
   topology.reserve(cpus.size());
   for (int cpu : cpus) {
     std::string dir = fmt::format("{}/devices/system/cpu/cpu{}/topology/", sysfs_root, cpu);
-    CpuTopology where;
+    CpuLocation where;
     where.cpu = cpu;
     where.core = required_id(dir + "core_id");
     where.socket = required_id(dir + "physical_package_id");
@@ -107,7 +107,7 @@ std::vector<CpuTopology> read_cpu_topology(const std::vector<int>& cpus,
   return topology;
 }
 
-std::string aggregate_label(Aggregation mode, const CpuTopology& where) {
+std::string aggregate_label(Aggregation mode, const CpuLocation& where) {
   switch (mode) {
     case Aggregation::cpu: return fmt::format("CPU{}", where.cpu);
     case Aggregation::core: return fmt::format("S{}-D{}-C{}", where.socket, where.die, where.core);
@@ -120,8 +120,8 @@ std::string aggregate_label(Aggregation mode, const CpuTopology& where) {
   return {};
 }
 
-CpuGrouping group_cpus(Aggregation mode, const std::vector<CpuTopology>& topology) {
-  auto key = [mode](const CpuTopology& t) -> std::tuple<int, int, int> {
+CpuGrouping group_cpus(Aggregation mode, const std::vector<CpuLocation>& topology) {
+  auto key = [mode](const CpuLocation& t) -> std::tuple<int, int, int> {
     switch (mode) {
       case Aggregation::core: return {t.socket, t.die, t.core};
       case Aggregation::die: return {t.socket, t.die, 0};
@@ -181,7 +181,7 @@ CountAggregator::CountAggregator(Aggregation mode, const CountingSession& sessio
   }
   std::vector<int> cpus;
   for (const auto& unit : units) cpus.push_back(unit.cpu);
-  std::vector<CpuTopology> topology = read_cpu_topology(cpus, sysfs_root);
+  std::vector<CpuLocation> topology = read_cpu_topology(cpus, sysfs_root);
   CpuGrouping grouping = group_cpus(mode, topology);
   unit_to_row_ = grouping.row_of;
   for (std::size_t row = 0; row < grouping.labels.size(); ++row) {

@@ -24,7 +24,7 @@
 namespace {
 
 using perfscope::Aggregation;
-using perfscope::CpuTopology;
+using perfscope::CpuLocation;
 namespace fs = std::filesystem;
 
 void write(const fs::path& path, const std::string& text) {
@@ -50,7 +50,7 @@ class FakeSysfs : public ::testing::Test {
     write(root_ / "devices/system/node/possible", "0-2");    // not a node directory
   }
   void TearDown() override { fs::remove_all(root_); }
-  std::vector<CpuTopology> topology(const std::vector<int>& cpus) {
+  std::vector<CpuLocation> topology(const std::vector<int>& cpus) {
     return perfscope::read_cpu_topology(cpus, root_.string());
   }
   fs::path root_;

@@ -20,7 +20,7 @@ enum class Aggregation : std::uint8_t { global, cpu, core, die, socket, node, th
 // "cpu", "core", ...: the key perf's JSON output names the label with ("global" for none).
 std::string_view aggregation_name(Aggregation mode) noexcept;
 
-struct CpuTopology {
+struct CpuLocation {
   int cpu = -1;
   int core = -1;    // topology/core_id
   int die = -1;     // topology/die_id (0 where the kernel has no dies)
@@ -30,11 +30,11 @@ struct CpuTopology {
 
 // The topology of `cpus` from <sysfs_root>/devices/system/{cpu,node}. Throws perfscope::Error
 // naming the file when a CPU's core or package id cannot be read.
-std::vector<CpuTopology> read_cpu_topology(const std::vector<int>& cpus,
+std::vector<CpuLocation> read_cpu_topology(const std::vector<int>& cpus,
                                            const std::string& sysfs_root = "/sys");
 
 // perf's label of an aggregate: CPU3, S0-D0-C1, S0-D0, S0, N0, comm-tid.
-std::string aggregate_label(Aggregation mode, const CpuTopology& where);
+std::string aggregate_label(Aggregation mode, const CpuLocation& where);
 
 // How CPUs group under a CPU mode (cpu, core, die, socket, node): the aggregates in perf's
 // order (by socket, die and core; by node; by CPU), and the aggregate of each given CPU.
@@ -43,7 +43,7 @@ struct CpuGrouping {
   std::vector<std::size_t> cpu_counts;  // CPUs in each aggregate
   std::vector<std::size_t> row_of;      // per entry of the topology: its aggregate
 };
-CpuGrouping group_cpus(Aggregation mode, const std::vector<CpuTopology>& topology);
+CpuGrouping group_cpus(Aggregation mode, const std::vector<CpuLocation>& topology);
 
 struct AggregateCounts {
   std::string label;               // see aggregate_label
