@@ -182,7 +182,7 @@ TEST(ReportCliTest, KnownSharesAndCallersFromDwarfStacks) {
     ASSERT_GE(tree.size(), 5u) << "leaf_" << share << "\n" << result.out.substr(0, 3000);
     std::string first = trimmed(tree[1]);  // "step (inlined)" or "29.92%--step (inlined)"
     if (auto mark = first.rfind("%--"); mark != std::string::npos) first = first.substr(mark + 3);
-    EXPECT_EQ(first, "step (inlined)");
+    EXPECT_TRUE(first.ends_with("step (inlined)")) << first;  // clang: "(anonymous namespace)::"
     EXPECT_EQ(trimmed(tree[2]), "leaf_" + share);
     EXPECT_EQ(trimmed(tree[3]), "work_" + share);
     EXPECT_EQ(trimmed(tree[4]), "main");

@@ -240,8 +240,11 @@ int DiffCommand::run_profiles() {
         names));
   }
   const std::string& event = diff.events.front().name;
-  base = profile_of_event(std::move(base), event_index(base, event));
-  current = profile_of_event(std::move(current), event_index(current, event));
+  // The indexes first: an argument moved from may be read after the move (clang evaluates
+  // arguments left to right).
+  std::uint32_t base_event = event_index(base, event), current_event = event_index(current, event);
+  base = profile_of_event(std::move(base), base_event);
+  current = profile_of_event(std::move(current), current_event);
   if (format == "folded") {
     write_diff_folded(base, current, output.stream());
   } else if (format == "svg") {
