@@ -374,10 +374,23 @@ RecordView kernel_mmap(std::vector<std::byte>& storage, std::uint64_t start, std
 }
 
 TEST(ForeignPerfDataTest, KernelModuleMapsAreNamedAsPerfNamesThem) {
-  TaskMaps maps;
   std::vector<std::byte> storage;
-  // simpleperf's kernel maps of length 0 map nothing.
-  maps.observe(kernel_mmap(storage, 0, 0, "[kernel.kallsyms]_text"), ParseConfig{});
+  // A kernel map of length 0 at 0 (simpleperf) covers every address, as perf reads it; of
+  // length 0 elsewhere it maps nothing.
+  TaskMaps everywhere;
+  everywhere.observe(kernel_mmap(storage, 0, 0, "[kernel.kallsyms]_text"), ParseConfig{});
+  EXPECT_TRUE(everywhere.has_kernel_maps());
+  auto anywhere = everywhere.mapping_of(0, 0xffffffc000fec280, abi::record_misc::kernel);
+  ASSERT_TRUE(anywhere);
+  EXPECT_EQ(*anywhere->filename, "[kernel.kallsyms]");
+  EXPECT_EQ(anywhere->end, ~std::uint64_t{0});
+  TaskMaps empty;
+  empty.observe(kernel_mmap(storage, 0xffffffff81000000, 0, "[kernel.kallsyms]_text"),
+                ParseConfig{});
+  EXPECT_FALSE(empty.has_kernel_maps());
+  EXPECT_FALSE(empty.mapping_of(0, 0xffffffff81000000, abi::record_misc::kernel));
+
+  TaskMaps maps;
   EXPECT_FALSE(maps.has_kernel_maps());
   maps.observe(kernel_mmap(storage, 0xffffffff81000000, 0x1000000, "[kernel.kallsyms]_stext"),
                ParseConfig{});
