@@ -180,7 +180,8 @@ class TableBuilder {
           std::string_view path = function && function->dso != no_index
                                       ? std::string_view(profile_.dsos[function->dso].path)
                                       : std::string_view("[unknown]");
-          out.keys.emplace_back(path.starts_with('/') ? file_name_of(path) : path);
+          // perf's short name: the last component of every path, relative ones too.
+          out.keys.emplace_back(file_name_of(path));
           break;
         }
         case ReportSortKey::sym:

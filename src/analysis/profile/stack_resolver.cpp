@@ -94,9 +94,10 @@ struct StackResolver::State {
 
   void name_kernel(ResolvedAddress& out) {
     out.named = true;
-    // A kernel-mode ip outside every recorded kernel map (no kernel map covers it, or a PEBS
-    // skid left a user address with kernel misc): perf shows [unknown] and names nothing.
-    if (!out.mapping && maps.has_kernel_maps()) return;
+    // A kernel-mode ip outside every recorded kernel map (no kernel map covers it, the
+    // recording has none, or a PEBS skid left a user address with kernel misc): perf shows
+    // [unknown] and names nothing. Naming it from this machine's kallsyms would be a guess.
+    if (!out.mapping) return;
     out.symbol = symbolizer.resolve_kernel(out.address.lookup());
     if (out.mapping && *out.mapping->filename != kernel_dso) {
       out.dso = *out.mapping->filename;  // a kernel module's map, "[ath9k]"
@@ -147,6 +148,19 @@ struct StackResolver::State {
       out.dso = name;
       if (name == "[vdso]") out.dso_address = mapping.file_offset(address.ip);
     }
+  }
+
+  // Whether perf would show the pc of a DWARF sample none of whose process's files can be
+  // opened here. perf (libunwind) unwinds a process only once one of its mappings is a file it
+  // can read the ELF class of; it reads the vDSO as this machine's own unless the recording
+  // gave the vDSO a build id (then it looks for that one, in vain). Without such a file perf
+  // shows no user frame at all, not even the pc.
+  bool vdso_stands_in(std::uint32_t pid) const {
+    bool vdso = false;
+    maps.for_each_mapping(pid, [&](const TaskMaps::MappingView& mapping) {
+      vdso |= *mapping.filename == "[vdso]" && build_id_of(mapping).empty();
+    });
+    return vdso;
   }
 
   std::span<const std::uint8_t> build_id_of(const TaskMaps::MappingView& mapping) const {
@@ -218,6 +232,7 @@ struct StackResolver::State {
       }
       UnwindResult result = unwinder->unwind(sample, unwound);
       std::size_t frames = result.frames;
+      if (result.no_module && !vdso_stands_in(sample.pid)) frames = 0;
       for (std::size_t i = 0; i < frames; ++i) {
         out.push_back({unwound[i], misc::user, i != 0});
       }

@@ -82,6 +82,15 @@ void TaskMaps::insert(AddressMap& maps, std::uint64_t start, std::uint64_t lengt
   maps[start] = Mapping{end, pgoff, intern(filename), build_id_index};
 }
 
+void TaskMaps::insert_kernel(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff,
+                             std::string_view filename, std::span<const std::byte> build_id) {
+  // A kernel map at 0 of length 0 (simpleperf, old perf with kptr_restrict) covers every
+  // address, as perf reads it (machine__set_kernel_mmap); of length 0 elsewhere it maps nothing.
+  if (start == 0 && length == 0) length = ~std::uint64_t{0};
+  kernel_mapped_ |= length != 0;
+  insert(kernel_, start, length, pgoff, kernel_map_name(filename), build_id);
+}
+
 void TaskMaps::touch(std::uint32_t pid) { generations_[pid] = next_generation_++; }
 
 TaskMaps::MappingView TaskMaps::view_of(std::uint64_t start,
@@ -127,9 +136,7 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     bool kernel =
         kernel_mode(cpumode) || static_cast<std::int32_t>(mmap->pid) == perf_data::host_kernel_pid;
     if (kernel) {
-      // Some recorders write kernel maps of length 0 (simpleperf): they map nothing.
-      kernel_mapped_ |= mmap->len != 0;
-      insert(kernel_, mmap->addr, mmap->len, mmap->pgoff, kernel_map_name(mmap->filename));
+      insert_kernel(mmap->addr, mmap->len, mmap->pgoff, mmap->filename);
     } else {
       insert(processes_[mmap->pid], mmap->addr, mmap->len, mmap->pgoff, mmap->filename);
       touch(mmap->pid);
@@ -138,9 +145,7 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     std::span<const std::byte> build_id =
         mmap2->has_build_id ? mmap2->build_id : std::span<const std::byte>();
     if (kernel_mode(cpumode)) {
-      kernel_mapped_ |= mmap2->len != 0;
-      insert(kernel_, mmap2->addr, mmap2->len, mmap2->pgoff, kernel_map_name(mmap2->filename),
-             build_id);
+      insert_kernel(mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename, build_id);
     } else {
       insert(processes_[mmap2->pid], mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename,
              build_id);

@@ -841,7 +841,8 @@ UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
     ProcessUnwind* process = state_->process_of(sample.pid);
     SampleContext& context = process->sample;
     UnwindArch arch = process->arch;
-    if (arch == UnwindArch::unsupported) {
+    bool no_module = arch == UnwindArch::unsupported;
+    if (no_module) {
       // No file of the process could be opened: the pc is all there is, read as this host's.
 #if defined(__aarch64__)
       arch = UnwindArch::arm64;
@@ -879,6 +880,7 @@ UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
       // the bytes that would have held it.
       result.complete = status == 0 && !walk.truncated && context.failed_reads == 0;
     }
+    result.no_module = no_module;
     if (result.complete) ++statistics.complete;
     if (truncated) ++statistics.truncated;
     statistics.frames += result.frames;

@@ -2,7 +2,7 @@
 // byte where this machine cannot record them: AUXTRACE records and their trace data (file and
 // pipe mode, and the writer's pass-through), a zero-length feature section, events named from
 // their attrs and from the tracing data, the idle task's name, simpleperf's own records and its
-// tracing-data record.
+// tracing-data record, kernel and module maps, and the report of kernel samples outside them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,6 +16,8 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
 #include "perfscope/analysis/perf_data/tracing_data.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/analysis/profile/report_table.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
 #include "record_builder.hpp"
 
@@ -374,10 +376,23 @@ RecordView kernel_mmap(std::vector<std::byte>& storage, std::uint64_t start, std
 }
 
 TEST(ForeignPerfDataTest, KernelModuleMapsAreNamedAsPerfNamesThem) {
-  TaskMaps maps;
   std::vector<std::byte> storage;
-  // simpleperf's kernel maps of length 0 map nothing.
-  maps.observe(kernel_mmap(storage, 0, 0, "[kernel.kallsyms]_text"), ParseConfig{});
+  // A kernel map of length 0 at 0 (simpleperf) covers every address, as perf reads it; of
+  // length 0 elsewhere it maps nothing.
+  TaskMaps everywhere;
+  everywhere.observe(kernel_mmap(storage, 0, 0, "[kernel.kallsyms]_text"), ParseConfig{});
+  EXPECT_TRUE(everywhere.has_kernel_maps());
+  auto anywhere = everywhere.mapping_of(0, 0xffffffc000fec280, abi::record_misc::kernel);
+  ASSERT_TRUE(anywhere);
+  EXPECT_EQ(*anywhere->filename, "[kernel.kallsyms]");
+  EXPECT_EQ(anywhere->end, ~std::uint64_t{0});
+  TaskMaps empty;
+  empty.observe(kernel_mmap(storage, 0xffffffff81000000, 0, "[kernel.kallsyms]_text"),
+                ParseConfig{});
+  EXPECT_FALSE(empty.has_kernel_maps());
+  EXPECT_FALSE(empty.mapping_of(0, 0xffffffff81000000, abi::record_misc::kernel));
+
+  TaskMaps maps;
   EXPECT_FALSE(maps.has_kernel_maps());
   maps.observe(kernel_mmap(storage, 0xffffffff81000000, 0x1000000, "[kernel.kallsyms]_stext"),
                ParseConfig{});
@@ -396,6 +411,55 @@ TEST(ForeignPerfDataTest, KernelModuleMapsAreNamedAsPerfNamesThem) {
   EXPECT_EQ(name_at(0xffffffffc0000010), "[joydev]");
   EXPECT_EQ(name_at(0xffffffffc0006010), "[videobuf2_memops]");
   EXPECT_EQ(name_at(0x401000), "(none)");  // a user address with kernel misc (PEBS skid)
+}
+
+std::vector<std::byte> kernel_mmap_bytes(std::uint64_t start, std::uint64_t length,
+                                         std::string_view filename) {
+  std::vector<std::byte> storage;
+  kernel_mmap(storage, start, length, filename);
+  return storage;
+}
+
+// The whole report pipeline on a file without a kernel MMAP (autofdo's ro_sample.perf,
+// quipper's piped 6.8/6.12 files): its kernel sample is [unknown], as perf reports it; with
+// simpleperf's kernel map at 0 of length 0 the same sample is [kernel.kallsyms]. The relative
+// mapping name (a RHEL 7 recording's "64/ld-2.17.so") is shown by its last component.
+TEST(ForeignPerfDataTest, ReportNamesKernelSamplesOnlyInsideARecordedKernelMap) {
+  auto rows_of = [](bool kernel_map) {
+    FileBuilder file;
+    file.events.push_back({make_attr(abi::EventType::hardware, 0, flag::exclude_guest), {}});
+    if (kernel_map) file.append(kernel_mmap_bytes(0, 0, "[kernel.kallsyms]_text"));
+    file.append(RecordBuilder(static_cast<std::uint32_t>(abi::RecordType::mmap))
+                    .add(std::uint32_t{7})
+                    .add(std::uint32_t{7})
+                    .add(std::uint64_t{0x7f0000000000})
+                    .add(std::uint64_t{0x10000})
+                    .add(std::uint64_t{0})
+                    .text("64/ld-2.17.so")
+                    .done());
+    file.append(sample(0x7f0000000100, 7, 10));
+    file.append(sample(0x7f0000000200, 7, 20));
+    auto kernel_sample = sample(0xffffffff81000100, 7, 30);
+    std::uint16_t kernel_misc = abi::record_misc::kernel;
+    std::memcpy(kernel_sample.data() + offsetof(abi::RecordHeader, misc), &kernel_misc,
+                sizeof kernel_misc);
+    file.append(kernel_sample);
+    ProfileOptions options;
+    options.symbols.kallsyms_path = "/nonexistent/kallsyms";  // nothing of this machine's
+    Profile profile = build_profile(PerfDataReader::from_bytes(file.bytes()), options);
+    ReportOptions report;
+    report.sort = {ReportSortKey::dso};
+    report.call_graph = ReportCallGraph::none;
+    report.children = false;
+    std::vector<std::pair<std::string, std::uint64_t>> rows;
+    for (const ReportRow& row : build_report_table(profile, 0, report).rows) {
+      rows.emplace_back(row.keys.at(0), row.self_period);
+    }
+    return rows;
+  };
+  using Rows = std::vector<std::pair<std::string, std::uint64_t>>;
+  EXPECT_EQ(rows_of(false), (Rows{{"ld-2.17.so", 2}, {"[unknown]", 1}}));
+  EXPECT_EQ(rows_of(true), (Rows{{"ld-2.17.so", 2}, {"[kernel.kallsyms]", 1}}));
 }
 
 }  // namespace

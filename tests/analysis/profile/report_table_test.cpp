@@ -214,3 +214,22 @@ TEST(ReportTable, SelfRowsAreTheRealFunctionWithInlinedCallsInTheChain) {
 }
 
 }  // namespace
+
+// perf's Shared Object column is the last component of the path, of relative paths too (a
+// RHEL 7 recording maps "64/ld-2.17.so": perf shows ld-2.17.so, hotspot's perf.data.true.v2).
+TEST(ReportTable, SharedObjectIsTheLastPathComponent) {
+  Profile profile = make_profile();
+  profile.dsos = {{"64/ld-2.17.so", "", false}};
+  ReportOptions options;
+  options.sort = {ReportSortKey::dso};
+  options.call_graph = ReportCallGraph::none;
+  options.children = false;
+  options.show_samples = false;
+  ReportTable table = build_report_table(profile, 0, options);
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0].keys[0], "ld-2.17.so");
+  profile.dsos = {{"[kernel.kallsyms]", "", true}};
+  table = build_report_table(profile, 0, options);
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0].keys[0], "[kernel.kallsyms]");
+}

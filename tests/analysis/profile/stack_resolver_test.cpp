@@ -15,6 +15,7 @@
 
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/abi/user_registers.hpp"
 #include "support/test_support.hpp"
 
 // A function of this program to name through its own symbol table.
@@ -229,6 +230,10 @@ struct Fixture {
     options.symbols.jit_map_dir = directory.path();
     directory.write(fmt_map_name(), "7f0000001000 40 jitted_loop\n");
     resolver = std::make_unique<StackResolver>(options);
+    // The kernel's map, from _text to the top, as perf synthesizes it: kernel ips are named
+    // through kallsyms only inside a recorded kernel map.
+    feed(*resolver, mmap2_record(0xffffffff, 0xffffffff81000000, 0x7f000000, 0xffffffff81000000,
+                                 "[kernel.kallsyms]_text", misc::kernel));
     own = own_mapping_of(reinterpret_cast<std::uint64_t>(&stack_resolver_test_marker));
     feed(*resolver, mmap2_record(pid, own.start, own.end - own.start, own.pgoff, own.path));
     feed(*resolver, mmap2_record(pid, 0x7f0000000000, 0x10000, 0, "//anon"));
@@ -348,6 +353,90 @@ TEST(StackResolverTest, ResolvedSamplesAreFramesLeafFirst) {
   resolver.resolve_sample(chain_sample(marker, {}), misc::user, frames);
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].function, "stack_resolver_test_marker");
+}
+
+// A kernel-mode ip in no recorded kernel map is [unknown] and unnamed, as perf shows it, also in
+// a recording without any kernel map (perf 6.1 on autofdo's ro_sample.perf, quipper's piped
+// 6.8/6.12 files). A kernel map at 0 of length 0 (simpleperf) covers every address.
+TEST(StackResolverTest, KernelIpsOutsideEveryKernelMapAreUnknown) {
+  TempDir directory;
+  StackResolverOptions options;
+  options.symbols.kallsyms_path =
+      directory.write("kallsyms", "ffffffff81000000 T _text\nffffffff81000100 t helper_function\n");
+  StackResolver none(options);
+  const ResolvedAddress& unmapped = none.resolve(pid, {0xffffffff81000150, misc::kernel, false});
+  EXPECT_TRUE(unmapped.kernel);
+  EXPECT_TRUE(unmapped.dso.empty());
+  EXPECT_TRUE(unmapped.symbol.symbol.empty());
+
+  StackResolver everywhere(options);
+  feed(everywhere, mmap2_record(0xffffffff, 0, 0, 0, "[kernel.kallsyms]_text", misc::kernel));
+  EXPECT_TRUE(everywhere.maps().has_kernel_maps());
+  const ResolvedAddress& named = everywhere.resolve(pid, {0xffffffff81000150, misc::kernel, false});
+  EXPECT_EQ(named.dso, "[kernel.kallsyms]");
+  EXPECT_EQ(named.symbol.symbol, "helper_function");
+
+  StackResolver bounded(options);
+  feed(bounded, mmap2_record(0xffffffff, 0xffffffff81000000, 0x1000, 0xffffffff81000000,
+                             "[kernel.kallsyms]_text", misc::kernel));
+  EXPECT_EQ(bounded.resolve(pid, {0xffffffff81000150, misc::kernel, false}).dso,
+            "[kernel.kallsyms]");
+  // Past the map's end (a recording's kernel map ends at _etext or the first module).
+  EXPECT_TRUE(bounded.resolve(pid, {0xffffffff81001000, misc::kernel, false}).dso.empty());
+}
+
+// A --call-graph dwarf sample whose registers hold the pc 0x401010, with 64 bytes of stack.
+struct DwarfSample {
+  std::vector<std::uint64_t> registers;
+  std::vector<std::byte> stack = std::vector<std::byte>(64);
+  SampleRecord sample;
+  DwarfSample() {
+    std::uint64_t mask = abi::dwarf_unwind_register_mask();
+    // Every register holds the pc: whichever of them the architecture reads as its pc.
+    registers.assign(static_cast<std::size_t>(__builtin_popcountll(mask)), 0x401010);
+    sample = chain_sample(0x401010, {});
+    sample.fields = sf::ip | sf::tid | sf::regs_user | sf::stack_user;
+    sample.regs_user.abi = static_cast<std::uint64_t>(abi::SampleRegsAbi::abi64);
+    sample.regs_user.mask = mask;
+    sample.regs_user.values = registers;
+    sample.stack_user = stack;
+    sample.stack_user_dyn_size = stack.size();
+  }
+};
+
+// perf unwinds a process only once one of its files can be opened here, the vDSO counting as
+// this machine's own unless the recording gave it a build id; before that it shows no user
+// frame, not even the pc (hotspot's cpp-recursion.perf.data, perf.data.true.v2).
+TEST(StackResolverTest, DwarfSamplesOfProcessesWithNoReadableFileHaveNoUserFrame) {
+  DwarfSample dwarf;
+  std::vector<StackAddress> ips;
+  StackResolver unreadable;
+  feed(unreadable, mmap2_record(pid, 0x400000, 0x1000, 0, "/nonexistent/a.out"));
+  unreadable.walk(dwarf.sample, misc::user, ips);
+  EXPECT_TRUE(ips.empty());
+  // What a profile charges the sample to is still its ip.
+  unreadable.walk_from_sample_ip(dwarf.sample, misc::user, ips);
+  ASSERT_EQ(ips.size(), 1u);
+  expect_address(ips[0], 0x401010, misc::user, false);
+
+  // A vDSO without a recorded build id: perf reads this machine's, starts unwinding, and shows
+  // the pc it could not step beyond.
+  StackResolver with_vdso;
+  feed(with_vdso, mmap2_record(pid, 0x400000, 0x1000, 0, "/nonexistent/a.out"));
+  feed(with_vdso, mmap2_record(pid, 0x7fff00000000, 0x2000, 0, "[vdso]"));
+  with_vdso.walk(dwarf.sample, misc::user, ips);
+  ASSERT_EQ(ips.size(), 1u);
+  expect_address(ips[0], 0x401010, misc::user, false);
+
+  // The recording named the vDSO by build id: perf looks for that one, finds none, and shows
+  // nothing again.
+  StackResolver recorded_vdso;
+  feed(recorded_vdso, mmap2_record(pid, 0x400000, 0x1000, 0, "/nonexistent/a.out"));
+  feed(recorded_vdso, mmap2_record(pid, 0x7fff00000000, 0x2000, 0, "[vdso]"));
+  std::vector<std::uint8_t> build_id(20, 0xad);
+  recorded_vdso.add_recorded_build_id("[vdso]", build_id);
+  recorded_vdso.walk(dwarf.sample, misc::user, ips);
+  EXPECT_TRUE(ips.empty());
 }
 
 }  // namespace

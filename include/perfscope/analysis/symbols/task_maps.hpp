@@ -41,9 +41,10 @@ class TaskMaps {
   // Like dso_of, with the whole mapping.
   std::optional<MappingView> mapping_of(std::uint32_t pid, std::uint64_t address,
                                         std::uint16_t cpumode) const noexcept;
-  // Whether any kernel mapping was recorded (one of non-zero length): a kernel ip outside them
-  // all is then in no known map, which perf shows as [unknown]. Kernel module maps are named
-  // "[module]" as perf names them.
+  // Whether any kernel mapping was recorded (one that maps something; a map at 0 of length 0
+  // maps every address, as perf reads it). A kernel ip outside every kernel map, or in a
+  // recording without any, is in no known map, which perf shows as [unknown]. Kernel module
+  // maps are named "[module]" as perf names them.
   bool has_kernel_maps() const noexcept { return kernel_mapped_; }
   // Every mapping of process `pid` in address order.
   void for_each_mapping(std::uint32_t pid,
@@ -74,6 +75,8 @@ class TaskMaps {
   using AddressMap = std::map<std::uint64_t, Mapping>;  // by start address
   void insert(AddressMap& maps, std::uint64_t start, std::uint64_t length, std::uint64_t pgoff,
               std::string_view filename, std::span<const std::byte> build_id = {});
+  void insert_kernel(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff,
+                     std::string_view filename, std::span<const std::byte> build_id = {});
   MappingView view_of(std::uint64_t start, const Mapping& mapping) const noexcept;
   void touch(std::uint32_t pid);
   const Mapping* find(const AddressMap& maps, std::uint64_t address) const noexcept;
@@ -81,7 +84,7 @@ class TaskMaps {
 
   std::unordered_map<std::uint32_t, AddressMap> processes_;
   AddressMap kernel_;
-  bool kernel_mapped_ = false;  // a kernel map of non-zero length was recorded
+  bool kernel_mapped_ = false;  // a kernel map that maps something was recorded
   std::unordered_map<std::uint32_t, std::string> comms_;
   std::unordered_map<std::uint32_t, std::uint64_t> generations_;
   std::uint64_t next_generation_ = 1;

@@ -23,6 +23,9 @@ struct UnwindResult {
   // The walk ended at the outermost frame (no caller: _start, clone's thread start) rather
   // than at the end of the copied stack, an unreadable register, or missing unwind tables.
   bool complete = false;
+  // No file of the process could be opened here: `frames` is the pc alone, unwound from
+  // nothing.
+  bool no_module = false;
 };
 
 struct UnwindStatistics {
