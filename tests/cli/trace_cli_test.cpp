@@ -292,3 +292,31 @@ TEST(TraceCli, AttachedProcessThatExitsEndsTheTraceWithItsSummary) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TraceCli, DoctorSaysWhetherTraceWorksHere) {
+  auto result = pt::run_perfscope({"doctor", "--json"});
+  pt::expect_no_crash(result);
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  auto report = nlohmann::json::parse(result.out);
+  const nlohmann::json* check = nullptr;
+  for (const auto& candidate : report["checks"]) {
+    if (candidate["id"] == "syscall_tracing") check = &candidate;
+  }
+  ASSERT_NE(check, nullptr) << result.out;
+  std::string why;
+  bool works = can_trace(why);
+  // The check and a real trace agree: ok (or warn without argument formats) exactly when tracing
+  // works, fail with a fix otherwise.
+  if (works) {
+    EXPECT_NE((*check)["status"], "fail") << check->dump();
+    EXPECT_NE((*check)["value"].get<std::string>().find("raw_syscalls:sys_enter/sys_exit sample"),
+              std::string::npos);
+  } else {
+    EXPECT_EQ((*check)["status"], "fail") << check->dump();
+    EXPECT_FALSE((*check)["fix"].get<std::string>().empty());
+  }
+}
+
+}  // namespace
