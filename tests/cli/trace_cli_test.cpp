@@ -77,7 +77,9 @@ std::string trace(const std::vector<std::string>& arguments,
   pt::expect_no_crash(result);
   EXPECT_EQ(result.exit_status, 0) << result.err;
   // 5 one-byte writes from the main thread, and as many from --thread and --child.
-  EXPECT_EQ(result.out, std::string(5 * (1 + workload_arguments.size()), 'x'));
+  std::size_t writers = 1;
+  for (const auto& word : workload_arguments) writers += word == "--thread" || word == "--child";
+  EXPECT_EQ(result.out, std::string(5 * writers, 'x'));
   std::string text = read_file(output);
   std::filesystem::remove(output);
   return text;
@@ -161,6 +163,16 @@ TEST(TraceCli, FailureShowsOnlyFailedCalls) {
     openat += call["syscall"] == "openat";
   }
   EXPECT_EQ(openat, 10);
+}
+
+TEST(TraceCli, DurationShowsOnlyLongerCalls) {
+  SKIP_UNLESS_TRACING();
+  // The workload sleeps 300 ms first: the one call that takes longer than 100 ms.
+  auto calls = json_lines(trace({"--duration", "100", "--json"}, {"--linger", "300"}));
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_TRUE(calls[0]["syscall"] == "clock_nanosleep" || calls[0]["syscall"] == "nanosleep")
+      << calls[0].dump();
+  EXPECT_GE(calls[0]["duration_ms"].get<double>(), 300.0);
 }
 
 // "name calls errors" of each row of each thread's table in perf trace -s's layout.

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "command_line.hpp"
 #include "perfscope/analysis/trace/syscall_tracer.hpp"
@@ -125,38 +126,62 @@ class CallPrinter : public SyscallCallSink {
     std::fwrite(line_.data(), 1, line_.size(), out_);
   }
 
+  // Written by hand into the reused line: every text in it is ours (names, numbers, hex) but
+  // the command name, which is escaped once per thread.
   void print_json(const SyscallCall& call) {
-    nlohmann::json object;
+    line_.clear();
+    auto sink = std::back_inserter(line_);
     std::string_view name = name_of(call.number);
-    object["type"] = "call";
-    object["time_ms"] = relative_ms(call.time());
-    object["duration_ms"] = call.has_duration()
-                                ? nlohmann::json(static_cast<double>(call.duration_ns()) / 1e6)
-                                : nlohmann::json(nullptr);
-    object["pid"] = call.pid;
-    object["tid"] = call.tid;
-    object["comm"] = valid_utf8(tracer_.comm(call.tid));
-    object["syscall"] = std::string(name);
-    object["number"] = call.number;
-    if (call.entered) {
-      nlohmann::json args = nlohmann::json::object();
-      const SyscallSignature& signature = tracer_.signatures().signature(call.number);
-      for (std::size_t i = 0; i < signature.arguments.size(); ++i) {
-        std::string value;
-        SyscallSignatures::append_value(value, signature.arguments[i].kind, call.args[i]);
-        args[signature.arguments[i].name] = value;
-      }
-      object["args"] = std::move(args);
+    fmt::format_to(sink, R"({{"type":"call","time_ms":{:.6f},"duration_ms":)",
+                   relative_ms(call.time()));
+    if (call.has_duration()) {
+      fmt::format_to(sink, "{:.6f}", static_cast<double>(call.duration_ns()) / 1e6);
     } else {
-      object["args"] = nullptr;
+      line_ += "null";
     }
-    object["return"] = call.exited ? nlohmann::json(call.ret) : nlohmann::json(nullptr);
-    if (call.failed()) object["error"] = std::string(errno_name(call.error_number()));
-    line_ = object.dump();
-    line_ += '\n';
+    fmt::format_to(sink, R"(,"pid":{},"tid":{},"comm":{},"syscall":"{}","number":{},"args":)",
+                   call.pid, call.tid, json_comm(call.tid), name, call.number);
+    if (call.entered) {
+      const SyscallSignature& signature = tracer_.signatures().signature(call.number);
+      line_ += '{';
+      for (std::size_t i = 0; i < signature.arguments.size(); ++i) {
+        fmt::format_to(sink, R"({}"{}":")", i == 0 ? "" : ",", signature.arguments[i].name);
+        SyscallSignatures::append_value(line_, signature.arguments[i].kind, call.args[i]);
+        line_ += '"';
+      }
+      line_ += '}';
+    } else {
+      line_ += "null";
+    }
+    line_ += R"(,"return":)";
+    if (call.exited) {
+      fmt::format_to(sink, "{}", call.ret);
+    } else {
+      line_ += "null";
+    }
+    if (call.failed()) fmt::format_to(sink, R"(,"error":"{}")", errno_name(call.error_number()));
+    line_ += "}\n";
     std::fwrite(line_.data(), 1, line_.size(), out_);
   }
 
+  // The thread's command name as a JSON string (valid UTF-8, escaped), kept per thread: a COMM
+  // record (exec) changes it, so the cache is checked against the current name.
+  const std::string& json_comm(pid_t tid) {
+    std::string_view comm = tracer_.comm(tid);
+    JsonName& cached = json_comms_[tid];
+    if (!cached.valid || cached.raw != comm) {
+      cached.raw.assign(comm);
+      cached.json = nlohmann::json(valid_utf8(comm)).dump();
+      cached.valid = true;
+    }
+    return cached.json;
+  }
+
+  struct JsonName {
+    std::string raw, json;
+    bool valid = false;
+  };
+  std::unordered_map<pid_t, JsonName> json_comms_;
   SyscallTracer& tracer_;
   const TraceOptions& options_;
   std::FILE* out_;
@@ -326,7 +351,7 @@ int TraceCommand::run(std::vector<std::string> command) {
                "{} lost samples): calls around them may be missing or unpaired. Fix: larger "
                "buffers (-m {}), or fewer calls (-e)\n",
                stats.lost + stats.lost_samples, stats.lost, stats.lost_samples,
-               options.mmap_pages ? options.mmap_pages * 4 : 4096);
+               options.mmap_pages ? options.mmap_pages * 8 : 4096);
   }
   if (stats.malformed != 0) {
     fmt::print(stderr, "perfscope trace: warning: {} samples did not decode and were skipped\n",
