@@ -27,7 +27,9 @@ void SyscallPairer::exit(pid_t pid, pid_t tid, std::uint64_t time, long number, 
   if (found != threads_.end() && found->second.open) {
     Open& slot = found->second;
     slot.open = false;
-    if (slot.call.number == number) {
+    // A negative number: the call replaced the registers the exit reads it from (rt_sigreturn
+    // restores the interrupted context); it is still the exit of the open call.
+    if (slot.call.number == number || number < 0) {
       slot.call.exit_time = time;
       slot.call.ret = ret;
       slot.call.exited = true;

@@ -54,6 +54,18 @@ TEST(SyscallPairer, AnExitWithoutItsEnterIsACallWithoutDuration) {
   EXPECT_EQ(out.calls[0].time(), 2000u);
 }
 
+TEST(SyscallPairer, AnExitWithoutNumberEndsTheOpenCall) {
+  // rt_sigreturn restores the interrupted registers: its exit event reports call -1.
+  SyscallPairer pairer;
+  Collect out;
+  pairer.enter(4, 4, 100, 15, args, out);
+  pairer.exit(4, 4, 130, -1, 61, out);
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].number, 15);
+  EXPECT_EQ(out.calls[0].duration_ns(), 30u);
+  EXPECT_EQ(out.calls[0].ret, 61);
+}
+
 TEST(SyscallPairer, CallsThatNeverReturnAreHandedOutUnfinished) {
   SyscallPairer pairer;
   Collect out;
