@@ -255,6 +255,31 @@ TEST(TraceCli, UnknownSystemCallIsAnOptionErrorWithASuggestion) {
   EXPECT_NE(bare.err.find("nothing to trace"), std::string::npos) << bare.err;
 }
 
+TEST(TraceCli, BadOptionsAreOptionErrorsAndHelpShowsTwoExamples) {
+  const std::string hint = "run 'perfscope trace --help' for the options\n";
+  for (const std::vector<std::string>& words : {std::vector<std::string>{"trace", "--bogus-option"},
+                                                {"trace", "-e"},
+                                                {"trace", "--duration", "lots", "true"},
+                                                {"trace", "-p", "abc"}}) {
+    auto result = pt::run_perfscope(words);
+    pt::expect_no_crash(result);
+    EXPECT_EQ(result.exit_status, 2) << words.back();
+    EXPECT_EQ(result.err.rfind("perfscope trace: ", 0), 0u) << result.err;
+    ASSERT_GE(result.err.size(), hint.size());
+    EXPECT_EQ(result.err.substr(result.err.size() - hint.size()), hint) << result.err;
+  }
+  auto help = pt::run_perfscope({"trace", "--help"});
+  EXPECT_EQ(help.exit_status, 0);
+  auto at = help.out.find("Examples:\n");
+  ASSERT_NE(at, std::string::npos) << help.out;
+  std::size_t examples = 0;
+  for (auto p = help.out.find("\n  perfscope trace ", at); p != std::string::npos;
+       p = help.out.find("\n  perfscope trace ", p + 1)) {
+    ++examples;
+  }
+  EXPECT_EQ(examples, 2u) << help.out;
+}
+
 // perf_event fds a process holds (perfscope has attached once they appear).
 int perf_event_fds(pid_t pid) {
   int count = 0;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -274,10 +275,20 @@ TraceCommand::TraceCommand(CLI::App& app) {
           },
           "Only these system calls (comma-separated names or numbers, e.g. openat,read)")
       ->type_name("SYSCALLS");
-  app_->add_option("--duration", options_.min_duration_ms,
-                   "Show only calls that took longer than MS milliseconds (as perf trace)")
-      ->type_name("MS")
-      ->check(CLI::NonNegativeNumber);
+  app_->add_option_function<std::string>(
+          "--duration",
+          [this](const std::string& text) {
+            char* end = nullptr;
+            double ms = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(ms >= 0) || ms > 1e12) {
+              throw CLI::ValidationError(
+                  "--duration",
+                  fmt::format("'{}' is not a number of milliseconds (e.g. 0.5)", text));
+            }
+            options_.min_duration_ms = ms;
+          },
+          "Show only calls that took longer than MS milliseconds (as perf trace)")
+      ->type_name("MS");
   app_->add_flag("-s,--summary", options_.summary_only,
                  "Only the summary: calls, errors, total/min/avg/max/stddev per call and thread");
   app_->add_flag("-S,--with-summary", options_.with_summary, "Every call, then the summary");
