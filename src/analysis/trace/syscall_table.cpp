@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <stdexcept>
 #include <utility>
 
@@ -198,6 +199,26 @@ std::vector<std::string> SyscallTable::tracepoint_names(std::string_view name) {
   }
   names.emplace_back(name);
   return names;
+}
+
+std::vector<std::string> SyscallTable::calls_missing_from_table(
+    const std::string& tracefs_root) const {
+  std::vector<std::string> missing;
+  std::error_code error;
+  constexpr std::string_view prefix = "sys_enter_";
+  for (std::filesystem::directory_iterator it(tracefs_root + "/events/syscalls", error), end;
+       !error && it != end; it.increment(error)) {
+    std::string entry = it->path().filename().string();
+    if (!entry.starts_with(prefix)) continue;
+    std::string_view tracepoint = std::string_view(entry).substr(prefix.size());
+    std::string_view call = tracepoint;
+    for (const auto& [name, alias] : tracepoint_aliases) {
+      if (alias == tracepoint && number(name)) call = name;
+    }
+    if (!number(call)) missing.emplace_back(tracepoint);
+  }
+  std::sort(missing.begin(), missing.end());
+  return missing;
 }
 
 std::vector<std::string> SyscallTable::closest_names(std::string_view name,

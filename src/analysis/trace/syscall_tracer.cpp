@@ -170,6 +170,7 @@ SyscallTracer::SyscallTracer(Target target, SyscallTraceOptions options)
     throw Error(support.error, "cannot trace system calls here: " + support.problem,
                 "Fix: " + support.fix + ".");
   }
+  missing_calls_ = table_.calls_missing_from_table(support.tracefs);
   TracepointCatalog catalog;
   const TracepointFormat& enter = catalog.load("raw_syscalls", "sys_enter");
   const TracepointFormat& exit = catalog.load("raw_syscalls", "sys_exit");
@@ -284,6 +285,18 @@ SyscallTraceStats SyscallTracer::stats() const noexcept {
   return stats;
 }
 
-std::vector<std::string> SyscallTracer::notices() const { return session_->sampling().notices(); }
+std::vector<std::string> SyscallTracer::notices() const {
+  std::vector<std::string> notices = session_->sampling().notices();
+  if (!missing_calls_.empty()) {
+    std::string names;
+    for (const auto& name : missing_calls_) names += (names.empty() ? "" : ", ") + name;
+    notices.push_back(fmt::format(
+        "this kernel has {} system call{} newer than perfscope's {} table ({}): they print as "
+        "syscall_NUMBER",
+        missing_calls_.size(), missing_calls_.size() == 1 ? "" : "s", table_.architecture(),
+        names));
+  }
+  return notices;
+}
 
 }  // namespace perfscope

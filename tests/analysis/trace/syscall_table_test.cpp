@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,22 @@ TEST(SyscallTable, SuggestsTheClosestNames) {
 TEST(SyscallTable, NamesTheTracepointsOfRenamedCalls) {
   EXPECT_EQ(SyscallTable::tracepoint_names("fstat").front(), "newfstat");
   EXPECT_EQ(SyscallTable::tracepoint_names("openat"), std::vector<std::string>{"openat"});
+}
+
+TEST(SyscallTable, NumbersEveryCallThisKernelHasATracepointFor) {
+  auto table = SyscallTable::for_this_machine();
+  std::string tracefs = "/sys/kernel/tracing";
+  if (!std::filesystem::exists(tracefs + "/events/syscalls")) {
+    GTEST_SKIP() << "no syscall tracepoints under " << tracefs;
+  }
+  // A kernel newer than the table: add its calls to src/analysis/trace/syscall_table.cpp.
+  EXPECT_EQ(table.calls_missing_from_table(tracefs), std::vector<std::string>{});
+  // And the check itself sees a call the table lacks.
+  auto other =
+      SyscallTable::for_architecture(table.architecture() == "x86_64" ? "aarch64" : "x86_64");
+  ASSERT_TRUE(other);
+  auto missing = other->calls_missing_from_table(tracefs);
+  EXPECT_FALSE(missing.empty());
 }
 
 TEST(SyscallFilter, KeepsTheCallsAndLeavesOutTheTracer) {

@@ -27,6 +27,10 @@ class SyscallTable {
   long size() const noexcept { return static_cast<long>(names_.size()); }
   // The names of tracepoint `syscalls:sys_enter_X` to try for this call, best first.
   static std::vector<std::string> tracepoint_names(std::string_view name);
+  // The calls this kernel has tracepoints for (tracefs's events/syscalls/sys_enter_*, under
+  // `tracefs_root`) that this table has no number for: a kernel newer than the table. Their
+  // calls print as syscall_NUMBER. Empty when tracefs has no syscalls/ directory.
+  std::vector<std::string> calls_missing_from_table(const std::string& tracefs_root) const;
   // Up to `limit` known names closest to `name` (edit distance, then a shared prefix), best first.
   std::vector<std::string> closest_names(std::string_view name, std::size_t limit = 3) const;
 

@@ -104,6 +104,7 @@ class SyscallTracer {
   SyscallPairer pairer_;
   SyscallSummary summary_;
   std::unordered_map<pid_t, std::string> comms_;
+  std::vector<std::string> missing_calls_;  // this kernel's calls the table has no number for
   std::uint64_t first_time_ = 0;
   std::uint64_t malformed_ = 0;
   int watch_fd_ = -1;  // pidfd of an attached process or thread
