@@ -165,6 +165,35 @@ TEST(TraceCli, FailureShowsOnlyFailedCalls) {
   EXPECT_EQ(openat, 10);
 }
 
+TEST(TraceCli, LossesAreReportedNeverSilent) {
+  SKIP_UNLESS_TRACING();
+  // One page per buffer holds about 24 calls: the reader can hardly keep up with the loop.
+  std::string output = pt::temp_path("trace_lossy");
+  auto result =
+      pt::run_perfscope({"trace", "-s", "--json", "-m", "1", "-o", output, "--", workload});
+  pt::expect_no_crash(result);
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  long getpid = 0, lost = -1;
+  for (const auto& row : json_lines(read_file(output))) {
+    if (row["type"] == "lost")
+      lost = row["lost_records"].get<long>() + row["lost_samples"].get<long>();
+    if (row["type"] == "summary" && row["syscall"] == "getpid") getpid = row["calls"].get<long>();
+  }
+  std::filesystem::remove(output);
+  bool warned = result.err.find("events lost") != std::string::npos;
+  if (lost < 0) {
+    // Nothing lost: then nothing is missing either.
+    EXPECT_FALSE(warned) << result.err;
+    EXPECT_EQ(getpid, 1000);
+  } else {
+    EXPECT_TRUE(warned) << result.err;
+    EXPECT_GT(lost, 0);
+    // Every getpid is either counted or among the lost records (two per call at most).
+    EXPECT_LE(getpid, 1000);
+    EXPECT_GE(getpid + lost, 1000);
+  }
+}
+
 TEST(TraceCli, DurationShowsOnlyLongerCalls) {
   SKIP_UNLESS_TRACING();
   // The workload sleeps 300 ms first: the one call that takes longer than 100 ms.

@@ -354,8 +354,15 @@ int TraceCommand::run(std::vector<std::string> command) {
       print_summary_text(tracer, out);
     }
   }
-  std::fflush(out);
   SyscallTraceStats stats = tracer.stats();
+  // In the JSON stream too: a reader of it alone must know calls are missing.
+  if (options.json && (stats.lost != 0 || stats.lost_samples != 0)) {
+    fmt::print(out,
+               R"({{"type":"lost","lost_records":{},"lost_samples":{}}})"
+               "\n",
+               stats.lost, stats.lost_samples);
+  }
+  std::fflush(out);
   if (stats.lost != 0 || stats.lost_samples != 0) {
     fmt::print(stderr,
                "perfscope trace: warning: {} events lost ({} records the kernel could not write, "
