@@ -97,7 +97,12 @@ TEST(TraceCli, CountsErrorsThreadsAndChildrenExactly) {
   std::filesystem::remove(output);
   std::map<long, std::map<std::string, nlohmann::json>> by_thread;
   std::set<long> pids;
+  std::map<std::string, nlohmann::json> totals;
   for (const auto& row : rows) {
+    if (row["type"] == "total") {
+      totals[row["syscall"].get<std::string>()] = row;
+      continue;
+    }
     ASSERT_EQ(row["type"], "summary");
     by_thread[row["tid"].get<long>()][row["syscall"].get<std::string>()] = row;
     pids.insert(row["pid"].get<long>());
@@ -123,6 +128,11 @@ TEST(TraceCli, CountsErrorsThreadsAndChildrenExactly) {
     EXPECT_LE(getpid["avg_ms"].get<double>(), getpid["max_ms"].get<double>());
     EXPECT_NEAR(getpid["total_ms"].get<double>(), 1000 * getpid["avg_ms"].get<double>(), 1e-6);
   }
+  // The three threads together.
+  EXPECT_EQ(totals["getpid"]["calls"], 3000);
+  EXPECT_EQ(totals["openat"]["calls"], 30);
+  EXPECT_EQ(totals["openat"]["errnos"]["ENOENT"], 30);
+  EXPECT_EQ(totals["write"]["calls"], 15);
 }
 
 TEST(TraceCli, PrintsOneDecodedLinePerCall) {
@@ -261,9 +271,8 @@ TEST(TraceCli, SummaryCountsEqualStraceCounts) {
   auto rows = json_lines(trace({"-s", "--json"}, {"--thread", "--child"}));
   std::map<std::string, std::pair<long, long>> ours;
   for (const auto& r : rows) {
-    auto& total = ours[r["syscall"].get<std::string>()];
-    total.first += r["calls"].get<long>();
-    total.second += r["errors"].get<long>();
+    if (r["type"] != "total") continue;
+    ours[r["syscall"].get<std::string>()] = {r["calls"].get<long>(), r["errors"].get<long>()};
   }
   for (const char* name : {"getpid", "openat", "write"}) {
     SCOPED_TRACE(name);
@@ -347,6 +356,7 @@ TEST(TraceCli, AttachedProcessThatExitsEndsTheTraceWithItsSummary) {
   EXPECT_EQ(result.exit_status, 0) << result.err;
   std::map<std::string, long> calls;
   for (const auto& row : json_lines(read_file(output))) {
+    if (row["type"] != "summary") continue;
     EXPECT_EQ(row["tid"], target.pid());
     calls[row["syscall"].get<std::string>()] = row["calls"].get<long>();
   }

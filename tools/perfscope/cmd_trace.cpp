@@ -6,12 +6,14 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -190,56 +192,79 @@ class CallPrinter : public SyscallCallSink {
   std::string unknown_name_;
 };
 
+std::string syscall_name(const SyscallTable& table, long number) {
+  std::string_view name = table.name(number);
+  return name.empty() ? fmt::format("syscall_{}", number) : std::string(name);
+}
+
+void print_table(const SyscallTable& table,
+                 const std::vector<std::pair<long, const SyscallStats*>>& rows, std::FILE* out) {
+  fmt::print(out,
+             "   syscall            calls  errors  total       min       avg       max       "
+             "stddev\n"
+             "                                     (msec)    (msec)    (msec)    (msec)        "
+             "(%)\n"
+             "   --------------- --------  ------ -------- --------- --------- ---------     "
+             "------\n");
+  for (const auto& [number, stats] : rows) {
+    fmt::print(out, "   {:<15} {:>8} {:>6} {:9.3f} {:9.3f} {:9.3f} {:9.3f} {:9.2f}%\n",
+               syscall_name(table, number), stats->calls, stats->errors, stats->total_ms(),
+               stats->min_ms(), stats->mean_ms(), stats->max_ms(), stats->stddev_percent());
+  }
+  fmt::print(out, "\n\n");
+}
+
+// perf trace -s's tables, one per thread; with several threads, their sum last (as strace -c -f
+// counts: every thread's calls together).
 void print_summary_text(SyscallTracer& tracer, std::FILE* out) {
   const SyscallSummary& summary = tracer.summary();
   fmt::print(out, "\n Summary of events:\n\n");
   double all = static_cast<double>(std::max<std::uint64_t>(summary.events(), 1));
-  for (const ThreadSyscallSummary* thread : summary.threads()) {
+  auto threads = summary.threads();
+  for (const ThreadSyscallSummary* thread : threads) {
     fmt::print(out, " {} ({}), {} events, {:.1f}%\n\n", terminal_safe(tracer.comm(thread->tid)),
                thread->tid, thread->events, static_cast<double>(thread->events) * 100.0 / all);
-    fmt::print(out,
-               "   syscall            calls  errors  total       min       avg       max       "
-               "stddev\n"
-               "                                     (msec)    (msec)    (msec)    (msec)        "
-               "(%)\n"
-               "   --------------- --------  ------ -------- --------- --------- ---------     "
-               "------\n");
-    for (const auto& [number, stats] : thread->by_total()) {
-      std::string_view name = tracer.table().name(number);
-      fmt::print(out, "   {:<15} {:>8} {:>6} {:9.3f} {:9.3f} {:9.3f} {:9.3f} {:9.2f}%\n",
-                 name.empty() ? fmt::format("syscall_{}", number) : std::string(name), stats->calls,
-                 stats->errors, stats->total_ms(), stats->min_ms(), stats->mean_ms(),
-                 stats->max_ms(), stats->stddev_percent());
-    }
-    fmt::print(out, "\n\n");
+    print_table(tracer.table(), thread->by_total(), out);
+  }
+  if (threads.size() > 1) {
+    fmt::print(out, " all {} threads together: {} events\n\n", threads.size(), summary.events());
+    auto totals = summary.totals();
+    print_table(tracer.table(), rows_by_total(totals), out);
   }
 }
 
+nlohmann::json summary_row(const SyscallTable& table, long number, const SyscallStats& stats) {
+  nlohmann::json errnos = nlohmann::json::object();
+  for (const auto& [error, count] : stats.errnos) errnos[std::string(errno_name(error))] = count;
+  return {{"syscall", syscall_name(table, number)},
+          {"number", number},
+          {"calls", stats.calls},
+          {"errors", stats.errors},
+          {"errnos", std::move(errnos)},
+          {"total_ms", stats.total_ms()},
+          {"min_ms", stats.min_ms()},
+          {"avg_ms", stats.mean_ms()},
+          {"max_ms", stats.max_ms()},
+          {"stddev_percent", stats.stddev_percent()}};
+}
+
+// "summary" rows per thread and call, then "total" rows per call (every thread's together).
 void print_summary_json(SyscallTracer& tracer, std::FILE* out) {
   for (const ThreadSyscallSummary* thread : tracer.summary().threads()) {
     for (const auto& [number, stats] : thread->by_total()) {
-      nlohmann::json errnos = nlohmann::json::object();
-      for (const auto& [error, count] : stats->errnos) {
-        errnos[std::string(errno_name(error))] = count;
-      }
-      std::string_view name = tracer.table().name(number);
-      nlohmann::json row = {
-          {"type", "summary"},
-          {"pid", thread->pid},
-          {"tid", thread->tid},
-          {"comm", valid_utf8(tracer.comm(thread->tid))},
-          {"syscall", name.empty() ? fmt::format("syscall_{}", number) : std::string(name)},
-          {"number", number},
-          {"calls", stats->calls},
-          {"errors", stats->errors},
-          {"errnos", std::move(errnos)},
-          {"total_ms", stats->total_ms()},
-          {"min_ms", stats->min_ms()},
-          {"avg_ms", stats->mean_ms()},
-          {"max_ms", stats->max_ms()},
-          {"stddev_percent", stats->stddev_percent()}};
+      nlohmann::json row = summary_row(tracer.table(), number, *stats);
+      row["type"] = "summary";
+      row["pid"] = thread->pid;
+      row["tid"] = thread->tid;
+      row["comm"] = valid_utf8(tracer.comm(thread->tid));
       fmt::print(out, "{}\n", row.dump());
     }
+  }
+  auto totals = tracer.summary().totals();
+  for (const auto& [number, stats] : rows_by_total(totals)) {
+    nlohmann::json row = summary_row(tracer.table(), number, *stats);
+    row["type"] = "total";
+    fmt::print(out, "{}\n", row.dump());
   }
 }
 

@@ -95,14 +95,15 @@ double SyscallStats::stddev_percent() const noexcept {
   return 100.0 * std::sqrt(variance_of_mean) / mean;
 }
 
-std::vector<std::pair<long, const SyscallStats*>> ThreadSyscallSummary::by_total() const {
-  std::vector<std::pair<long, const SyscallStats*>> rows;
-  rows.reserve(syscalls.size());
-  for (const auto& [number, stats] : syscalls) rows.emplace_back(number, &stats);
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+std::vector<std::pair<long, const SyscallStats*>> rows_by_total(
+    const std::map<long, SyscallStats>& rows) {
+  std::vector<std::pair<long, const SyscallStats*>> sorted;
+  sorted.reserve(rows.size());
+  for (const auto& [number, stats] : rows) sorted.emplace_back(number, &stats);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
     return a.second->total_ms() > b.second->total_ms();
   });
-  return rows;
+  return sorted;
 }
 
 ThreadSyscallSummary& SyscallSummary::thread(pid_t pid, pid_t tid) {

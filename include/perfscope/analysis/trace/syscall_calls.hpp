@@ -88,13 +88,18 @@ struct SyscallStats {
   double stddev_percent() const noexcept;
 };
 
+// Rows by total time, longest first (perf trace -s's order), ties by number.
+std::vector<std::pair<long, const SyscallStats*>> rows_by_total(
+    const std::map<long, SyscallStats>& rows);
+
 struct ThreadSyscallSummary {
   pid_t pid = -1;
   pid_t tid = -1;
   std::uint64_t events = 0;  // enter and exit events seen
   std::map<long, SyscallStats> syscalls;
-  // The rows by total time, longest first (perf's order), ties by number.
-  std::vector<std::pair<long, const SyscallStats*>> by_total() const;
+  std::vector<std::pair<long, const SyscallStats*>> by_total() const {
+    return rows_by_total(syscalls);
+  }
 };
 
 // What perf trace -s counts: every call whose exit was seen, its duration 0 when its enter was
