@@ -318,6 +318,22 @@ TEST(TraceCli, BadOptionsAreOptionErrorsAndHelpShowsTwoExamples) {
   EXPECT_EQ(examples, 2u) << help.out;
 }
 
+TEST(TraceCli, AnotherUserIsToldWhyNotAndTheFix) {
+  if (!pt::running_as_root()) GTEST_SKIP() << "becoming another user needs root";
+  if (::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "util-linux setpriv is missing";
+  auto result =
+      pt::run_command({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                       "--inh-caps=-all", PERFSCOPE_CLI_PATH, "trace", "-s", "--", "/bin/true"});
+  if (result.exit_status == 126 || result.exit_status == 127) {
+    GTEST_SKIP() << "user 65534 cannot run " << PERFSCOPE_CLI_PATH << ": " << result.err;
+  }
+  pt::expect_no_crash(result);
+  if (result.exit_status == 0) return;  // tracefs readable and paranoid <= 1: tracing works
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find("cannot trace system calls"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("Fix: "), std::string::npos) << result.err;
+}
+
 // perf_event fds a process holds (perfscope has attached once they appear).
 int perf_event_fds(pid_t pid) {
   int count = 0;
