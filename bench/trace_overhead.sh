@@ -57,9 +57,9 @@ echo "perfscope trace: $(per_call "$ours"), slowdown $(slowdown "$ours")x"
 [[ -n $strace_ns ]] && echo "strace -f:       $(per_call "$strace_ns"), slowdown $(slowdown "$strace_ns")x"
 if [[ -n $perf_ns ]]; then
   awk -v a="$(slowdown "$ours")" -v b="$(slowdown "$perf_ns")" 'BEGIN {
-    printf "slowdown_ratio_vs_perf_trace %.3f (target <= 1): %s\n", a / b, (a <= b ? "PASS" : "MISS") }'
+    printf "trace_slowdown_ratio_vs_perf_trace %.3f (target <= 1): %s\n", a / b, (a <= b ? "PASS" : "MISS") }'
 fi
 if [[ -n $strace_ns ]]; then
   awk -v a="$(slowdown "$strace_ns")" -v b="$(slowdown "$ours")" 'BEGIN {
-    printf "strace_slowdown_over_ours %.1f (target >= 10): %s\n", a / b, (a / b >= 10 ? "PASS" : "MISS") }'
+    printf "trace_strace_slowdown_over_ours %.1f (target >= 10): %s\n", a / b, (a / b >= 10 ? "PASS" : "MISS") }'
 fi
