@@ -162,6 +162,15 @@ TEST(TraceCli, PrintsOneDecodedLinePerCall) {
     }
   }
   EXPECT_EQ(counts, (std::map<std::string, int>{{"getpid", 1000}, {"write", 5}}));
+
+  // '!': every call but these.
+  std::map<std::string, int> others;
+  for (const auto& call : json_lines(trace({"-e", "!getpid,write", "--json"}))) {
+    ++others[call["syscall"].get<std::string>()];
+  }
+  EXPECT_EQ(others.count("getpid"), 0u);
+  EXPECT_EQ(others.count("write"), 0u);
+  EXPECT_EQ(others["openat"], 10);
 }
 
 TEST(TraceCli, FailureShowsOnlyFailedCalls) {

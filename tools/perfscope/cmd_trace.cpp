@@ -288,17 +288,31 @@ TraceCommand::TraceCommand(CLI::App& app) {
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Trace every process (system-wide)");
   app_->add_option_function<std::string>(
           "-e,--expr",
-          [this](const std::string& text) {
-            auto names = split_names(text);
-            try {
-              // Checked now, so that a typo is an option error with a suggestion.
-              syscall_numbers(SyscallTable::for_this_machine(), names);
-            } catch (const std::exception& error) {
-              throw CLI::ValidationError("-e", error.what());
+          [this](const std::string& joined) {
+            // Each -e given (CLI11 joins repeated ones with newlines); perf trace's rule: a
+            // leading '!' traces every call but the listed ones.
+            std::stringstream occurrences(joined);
+            for (std::string text; std::getline(occurrences, text);) {
+              bool exclude = text.starts_with('!');
+              if (!options_.syscalls.empty() && exclude != options_.exclude_syscalls) {
+                throw CLI::ValidationError("-e",
+                                           "give either calls to trace or, after '!', calls "
+                                           "to leave out, not both");
+              }
+              options_.exclude_syscalls = exclude;
+              auto names = split_names(exclude ? text.substr(1) : text);
+              try {
+                // Checked now, so that a typo is an option error with a suggestion.
+                syscall_numbers(SyscallTable::for_this_machine(), names);
+              } catch (const std::exception& error) {
+                throw CLI::ValidationError("-e", error.what());
+              }
+              options_.syscalls.insert(options_.syscalls.end(), names.begin(), names.end());
             }
-            options_.syscalls.insert(options_.syscalls.end(), names.begin(), names.end());
           },
-          "Only these system calls (comma-separated names or numbers, e.g. openat,read)")
+          "Only these system calls (comma-separated names or numbers, e.g. openat,read); "
+          "'!futex,poll': all but these")
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join)
       ->type_name("SYSCALLS");
   app_->add_option_function<std::string>(
           "--duration",
@@ -345,6 +359,7 @@ int TraceCommand::run(std::vector<std::string> command) {
   Target target = trace_target(options);
   SyscallTraceOptions trace_options;
   trace_options.syscalls = options.syscalls;
+  trace_options.exclude = options.exclude_syscalls;
   trace_options.data_pages = options.mmap_pages;
   trace_options.inherit = !options.no_inherit;
   SyscallTracer tracer(target, trace_options);

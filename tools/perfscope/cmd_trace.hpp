@@ -15,6 +15,7 @@ struct TraceOptions {
   int tid = -1;
   bool all_cpus = false;
   std::vector<std::string> syscalls;  // -e, split at commas
+  bool exclude_syscalls = false;      // -e '!a,b': every call but these
   double min_duration_ms = -1;        // --duration: only calls that took longer
   bool summary_only = false;          // -s
   bool with_summary = false;          // -S

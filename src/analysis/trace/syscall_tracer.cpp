@@ -77,11 +77,11 @@ std::vector<long> syscall_numbers(const SyscallTable& table, std::span<const std
   return numbers;
 }
 
-std::string syscall_filter(std::span<const long> numbers, pid_t exclude_pid) {
+std::string syscall_filter(std::span<const long> numbers, pid_t exclude_pid, bool exclude_numbers) {
   std::string calls;
   for (long number : numbers) {
-    if (!calls.empty()) calls += " || ";
-    calls += fmt::format("id == {}", number);
+    if (!calls.empty()) calls += exclude_numbers ? " && " : " || ";
+    calls += fmt::format("id {} {}", exclude_numbers ? "!=" : "==", number);
   }
   if (exclude_pid < 0) return calls;
   std::string self = fmt::format("common_pid != {}", exclude_pid);
@@ -184,7 +184,7 @@ SyscallTracer::SyscallTracer(Target target, SyscallTraceOptions options)
   exit_ret_offset_ = offset(exit, "ret", exit_ret_offset_);
 
   bool cpu_wide = target_.kind() == Target::Kind::cpus || target_.kind() == Target::Kind::cgroup;
-  std::string filter = syscall_filter(numbers, cpu_wide ? ::getpid() : -1);
+  std::string filter = syscall_filter(numbers, cpu_wide ? ::getpid() : -1, options_.exclude);
   std::vector<EventGroupSpec> groups;
   for (auto [id, name] : {std::pair{support.enter_id, "raw_syscalls:sys_enter"},
                           std::pair{support.exit_id, "raw_syscalls:sys_exit"}}) {

@@ -81,6 +81,8 @@ TEST(SyscallFilter, KeepsTheCallsAndLeavesOutTheTracer) {
   EXPECT_EQ(perfscope::syscall_filter(numbers, 77), "(id == 39 || id == 257) && common_pid != 77");
   EXPECT_EQ(perfscope::syscall_filter({}, 77), "common_pid != 77");
   EXPECT_EQ(perfscope::syscall_filter({}, -1), "");
+  EXPECT_EQ(perfscope::syscall_filter(numbers, 77, true),
+            "(id != 39 && id != 257) && common_pid != 77");
 }
 
 TEST(SyscallArguments, PrintsEachKindOfArgument) {

@@ -39,12 +39,15 @@ class UnknownSyscallError : public std::invalid_argument {
 
 // The numbers of `names` (each a call's name or its number); throws UnknownSyscallError.
 std::vector<long> syscall_numbers(const SyscallTable& table, std::span<const std::string> names);
-// The tracepoint filter that keeps `numbers` (all when empty) and leaves out the calls of
-// process `exclude_pid` (when >= 0: a tracer sampling every CPU would otherwise trace itself).
-std::string syscall_filter(std::span<const long> numbers, pid_t exclude_pid);
+// The tracepoint filter that keeps `numbers` (all when empty), or with `exclude_numbers` every call
+// but them, and leaves out the calls of process `exclude_pid` (when >= 0: a tracer sampling every
+// CPU would otherwise trace itself).
+std::string syscall_filter(std::span<const long> numbers, pid_t exclude_pid,
+                           bool exclude_numbers = false);
 
 struct SyscallTraceOptions {
   std::vector<std::string> syscalls;  // only these calls; empty: every call
+  bool exclude = false;               // every call but `syscalls` (perf trace -e '!a,b')
   std::size_t data_pages = 0;         // per ring buffer; 0: 1024 for root, else the mlock default
   bool inherit = true;                // follow threads and children created later
 };
