@@ -24,6 +24,7 @@
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/core/ring_buffer.hpp"
 #include "perfscope/core/user_page.hpp"
+#include "perfscope/engine/syscall_tracing_check.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope {
@@ -867,6 +868,7 @@ MachineReport check_machine() {
   check_sampling(report, privileges);
   check_software_events(report);
   check_tracepoints(report);
+  report.checks.push_back(syscall_tracing_check());
   check_breakpoints(report);
   check_user_page(report, hardware_event);
   check_rdpmc_controls(report);

@@ -237,6 +237,7 @@ void SamplingSession::open() {
             continue;
           }
           Event event = std::move(outcome.event);
+          if (!events_[event_index].filter.empty()) event.set_filter(events_[event_index].filter);
           id_to_event_.emplace_back(event.id(), event_index);
           if (first_in_buffer) {
             Buffer buffer;

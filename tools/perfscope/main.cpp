@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "cmd_diff.hpp"
+#include "cmd_trace.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
@@ -36,6 +37,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::ReportCommand report(app);
   perfscope::cli::DiffCommand diff(app);
   perfscope::cli::AnnotateCommand annotate(app);
+  perfscope::cli::TraceCommand trace(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -57,6 +59,7 @@ int run_cli(int argc, char** argv) {
     // CLI11 leaves an unknown option before the command for the command: it is an option error.
     if (stat.selected()) perfscope::cli::check_no_unknown_option(*app.get_subcommand("stat"));
     if (record.selected()) perfscope::cli::check_no_unknown_option(*app.get_subcommand("record"));
+    if (trace.selected()) perfscope::cli::check_no_unknown_option(*app.get_subcommand("trace"));
   } catch (const CLI::ParseError& error) {
     return perfscope::cli::report_parse_error(app, error);
   }
@@ -69,6 +72,7 @@ int run_cli(int argc, char** argv) {
     if (report.selected()) return report.run();
     if (diff.selected()) return diff.run();
     if (annotate.selected()) return annotate.run();
+    if (trace.selected()) return trace.run(std::move(command));
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

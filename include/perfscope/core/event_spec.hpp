@@ -38,6 +38,9 @@ struct EventSpec {
   // The uprobe's path or the kprobe's function: attr.config1 points at its characters, so it is
   // shared by every copy of the spec and must outlive every open of the attr.
   std::shared_ptr<const std::string> probe_target;
+  // A tracepoint filter ("id == 39 || id == 2", perf's --filter): SamplingSession sets it on every
+  // copy it opens; inherited copies use their parent's.
+  std::string filter;
 };
 
 struct EventGroupSpec {

@@ -1,0 +1,42 @@
+// perfscope trace: the system calls of a command, a process, a thread or every CPU, one line per
+// call like strace (without ptrace: from the raw_syscalls tracepoints), or perf trace -s's
+// summary table.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace perfscope::cli {
+
+struct TraceOptions {
+  int pid = -1;
+  int tid = -1;
+  bool all_cpus = false;
+  std::vector<std::string> syscalls;  // -e, split at commas
+  bool exclude_syscalls = false;      // -e '!a,b': every call but these
+  double min_duration_ms = -1;        // --duration: only calls that took longer
+  bool summary_only = false;          // -s
+  bool with_summary = false;          // -S
+  bool failure_only = false;          // --failure
+  bool json = false;
+  std::string output;  // default: standard error, as strace and perf trace
+  std::size_t mmap_pages = 0;
+  bool no_inherit = false;
+  std::vector<std::string> command;
+};
+
+class TraceCommand {
+ public:
+  explicit TraceCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  // The traced command's exit status (128 + signal when killed), 0 for other targets.
+  int run(std::vector<std::string> command);
+
+ private:
+  CLI::App* app_;
+  TraceOptions options_;
+};
+
+}  // namespace perfscope::cli
