@@ -127,6 +127,17 @@ TEST_F(ArchiveCli, RoundTripNamesEverythingWithoutTheBinaries) {
   EXPECT_EQ(table_of(with.out), table_of(before.out));
   EXPECT_FALSE(unpacked_dirs_left()) << "the unpacked archive was not removed";
 
+  // Exports carry the names themselves: nothing is left for a viewer to symbolize.
+  json speedscope = export_json("speedscope", {"--archive", archive});
+  bool named = false;
+  for (const auto& frame : speedscope.at("shared").at("frames")) {
+    named = named || frame.at("name") == "leaf_60";
+  }
+  EXPECT_TRUE(named) << speedscope.at("shared").dump();
+  for (const auto& missing : speedscope.value("missingFiles", json::array())) {
+    EXPECT_NE(missing.at("path"), binary_);
+  }
+
   auto script = pt::run_perfscope({"script", "-i", data_, "-F", "comm,sym", "--archive", archive});
   ASSERT_EQ(script.exit_status, 0) << script.err;
   EXPECT_NE(script.out.find("leaf_60"), std::string::npos);
@@ -327,7 +338,17 @@ TEST_F(ArchiveCli, ClearErrors) {
   EXPECT_NE(input.err.find("missing.data"), std::string::npos) << input.err;
   auto help = pt::run_perfscope({"archive", "--help"});
   EXPECT_EQ(help.exit_status, 0);
-  EXPECT_NE(help.out.find("Examples:"), std::string::npos);
+  std::size_t examples = 0;
+  for (std::size_t at = help.out.find("\n  perfscope archive "); at != std::string::npos;
+       at = help.out.find("\n  perfscope archive ", at + 1)) {
+    ++examples;
+  }
+  EXPECT_EQ(examples, 2u) << help.out;
+  auto unknown = pt::run_perfscope({"archive", "--bogus-option"});
+  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_EQ(unknown.err,
+            "perfscope archive: unknown option --bogus-option; run 'perfscope archive --help' "
+            "for the options\n");
 }
 
 }  // namespace
