@@ -27,6 +27,7 @@ using nlohmann::json;
 
 const std::string known_answer_fp = PERFSCOPE_KNOWN_ANSWER_FP_PATH;
 const std::string known_answer_rebuilt = PERFSCOPE_KNOWN_ANSWER_REBUILT_PATH;
+const std::string known_answer_nofp = PERFSCOPE_KNOWN_ANSWER_NOFP_PATH;
 const std::string perf_path = "/usr/bin/perf";
 
 bool perf_available() { return ::access(perf_path.c_str(), X_OK) == 0; }
@@ -158,6 +159,35 @@ TEST_F(ArchiveCli, RoundTripNamesEverythingWithoutTheBinaries) {
     ASSERT_EQ(from_directory.exit_status, 0) << from_directory.err;
     EXPECT_EQ(table_of(from_directory.out), table_of(before.out));
   }
+}
+
+// Without frame pointers the callers come from DWARF unwinding, which reads the binary's CFI:
+// from the archive too.
+TEST_F(ArchiveCli, DwarfStacksUnwindFromTheArchive) {
+  fs::remove(binary_);
+  fs::copy_file(known_answer_nofp, binary_);
+  auto recorded = pt::run_perfscope(
+      {"record", "-F", "1000", "--call-graph", "dwarf", "-o", data_, "--", binary_, "40"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto callers = [&](std::vector<std::string> extra) {
+    std::vector<std::string> arguments{"script", "-i", data_, "-F", "sym"};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    auto result = pt::run_perfscope(arguments);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    std::size_t count = 0;
+    for (std::size_t at = result.out.find("work_60"); at != std::string::npos;
+         at = result.out.find("work_60", at + 1)) {
+      ++count;
+    }
+    return count;
+  };
+  std::size_t before = callers({});
+  ASSERT_GT(before, 0u);
+  std::string archive = dir_.path() + "/perf.data.tar.zst";
+  ASSERT_EQ(pt::run_perfscope({"archive", "-i", data_, "-o", archive}).exit_status, 0);
+  rename_binary_away();
+  EXPECT_EQ(callers({}), 0u);
+  EXPECT_EQ(callers({"--archive", archive}), before);
 }
 
 TEST_F(ArchiveCli, SymfsStandsInForTheRecordingMachine) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -123,6 +124,45 @@ TEST(SymbolFileLocator, KallsymsAndJitMapsOfArchives) {
   fs::create_directory(root.path() + "/tmp");
   std::string archived = root.write("tmp/perf-4242.map", "1000 10 jitted\n");
   EXPECT_EQ(locator.jit_map_path(4242, "/tmp"), archived);
+}
+
+}  // namespace
+
+namespace {
+
+// The Symbolizer reads through the lookup roots: the kernel's kallsyms and a JIT map from an
+// archive, names kept as recorded; and what it could not find is listed.
+TEST(SymbolizerLookupRoots, KallsymsAndJitMapsFromAnArchive) {
+  perfscope::testing::TempDir root;
+  std::vector<std::uint8_t> kernel_id{0x12, 0x34, 0x56, 0x78};
+  fs::create_directories(root.path() + "/[kernel.kallsyms]/12345678");
+  root.write("[kernel.kallsyms]/12345678/kallsyms",
+             "ffffffff81000000 T _text\nffffffff81000100 T archived_kernel_function\n"
+             "ffffffff81000200 T next_function\n");
+  fs::create_directories(root.path() + "/tmp");
+  root.write("tmp/perf-4242.map", "7f0000001000 100 archived_jit_function\n");
+
+  perfscope::SymbolizerOptions options;
+  options.kallsyms_path = root.path() + "/no-such-kallsyms";
+  options.build_id_cache_dir = root.path() + "/no-cache";
+  options.kernel_build_id = kernel_id;
+  options.kernel_reference_address = 0xffffffff81000000;
+  options.lookup.build_id_dirs = {root.path()};
+  perfscope::Symbolizer symbolizer(options);
+  auto kernel = symbolizer.resolve_kernel(0xffffffff81000110);
+  EXPECT_EQ(kernel.symbol, "archived_kernel_function");
+  EXPECT_EQ(kernel.offset, 0x10u);
+  auto jit = symbolizer.resolve_jit(4242, 0x7f0000001010);
+  EXPECT_EQ(jit.symbol, "archived_jit_function");
+  EXPECT_EQ(jit.dso, "/tmp/perf-4242.map");  // the recorded name, not the archive's path
+
+  auto absent = symbolizer.resolve_file("/opt/gone/tool", 0x1000, kernel_id);
+  EXPECT_TRUE(absent.symbol.empty());
+  auto missing = symbolizer.missing_files();
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].path, "/opt/gone/tool");
+  EXPECT_EQ(missing[0].build_id, "12345678");
+  EXPECT_EQ(missing[0].reason, "not found");
 }
 
 }  // namespace
