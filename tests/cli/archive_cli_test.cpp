@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ using nlohmann::json;
 const std::string known_answer_fp = PERFSCOPE_KNOWN_ANSWER_FP_PATH;
 const std::string known_answer_rebuilt = PERFSCOPE_KNOWN_ANSWER_REBUILT_PATH;
 const std::string known_answer_nofp = PERFSCOPE_KNOWN_ANSWER_NOFP_PATH;
+const std::string jit_workload = PERFSCOPE_JIT_WORKLOAD_PATH;
 const std::string perf_path = "/usr/bin/perf";
 
 bool perf_available() { return ::access(perf_path.c_str(), X_OK) == 0; }
@@ -188,6 +190,36 @@ TEST_F(ArchiveCli, DwarfStacksUnwindFromTheArchive) {
   rename_binary_away();
   EXPECT_EQ(callers({}), 0u);
   EXPECT_EQ(callers({"--archive", archive}), before);
+}
+
+// JIT code is named by /tmp/perf-PID.map, which is gone after a reboot or on another machine:
+// the archive keeps it at its path.
+TEST_F(ArchiveCli, JitMapsTravelInTheArchive) {
+  if (jit_workload.empty()) GTEST_SKIP() << "the JIT workload is x86-64 code";
+  auto recorded = pt::run_perfscope(
+      {"record", "-F", "2000", "-e", "cpu-clock", "-o", data_, "--", jit_workload, "20"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  std::smatch pid;
+  ASSERT_TRUE(std::regex_search(recorded.out, pid, std::regex("jit pid ([0-9]+)"))) << recorded.out;
+  std::string map = fmt::format("/tmp/perf-{}.map", pid[1].str());
+  ASSERT_NE(report().out.find("jit_spin_loop"), std::string::npos);
+  std::string archive = dir_.path() + "/perf.data.tar.zst";
+  auto packed = pt::run_perfscope({"archive", "-i", data_, "-o", archive});
+  fs::remove(map);
+  ASSERT_EQ(packed.exit_status, 0) << packed.err;
+  EXPECT_EQ(report().out.find("jit_spin_loop"), std::string::npos);
+  bool listed = false;
+  json missing_files = export_json("gecko").at("meta").at("missingFiles");
+  for (const auto& missing : missing_files) {
+    listed = listed || (missing.at("path") == map && missing.at("reason") == "not found");
+  }
+  EXPECT_TRUE(listed) << map << " is not listed as missing: " << missing_files.dump();
+  auto with = report({"--archive", archive});
+  ASSERT_EQ(with.exit_status, 0) << with.err;
+  EXPECT_NE(with.out.find("jit_spin_loop"), std::string::npos) << with.out;
+  EXPECT_NE(with.out.find(fs::path(map).filename().string()), std::string::npos)
+      << "the map keeps its recorded name\n"
+      << with.out;
 }
 
 TEST_F(ArchiveCli, SymfsStandsInForTheRecordingMachine) {
