@@ -222,6 +222,28 @@ TEST_F(ArchiveCli, JitMapsTravelInTheArchive) {
       << with.out;
 }
 
+// `script --archive X | head` ends perfscope by SIGPIPE (its output outgrows the pipe), with no
+// destructor run: the unpacked directory is removed all the same.
+TEST_F(ArchiveCli, UnpackedDirectoryGoesEvenWhenKilled) {
+  record();
+  std::string archive = dir_.path() + "/perf.data.tar.zst";
+  ASSERT_EQ(pt::run_perfscope({"archive", "-i", data_, "-o", archive}).exit_status, 0);
+  // bash for PIPESTATUS: the test is only meaningful when perfscope did die of SIGPIPE.
+  auto cut =
+      pt::run_command({"bash", "-c",
+                       fmt::format("'{}' script -i '{}' --archive '{}' | head -c 10 >/dev/null; "
+                                   "echo ${{PIPESTATUS[0]}}",
+                                   PERFSCOPE_CLI_PATH, data_, archive)});
+  ASSERT_EQ(cut.exit_status, 0) << cut.err;
+  if (cut.out != "141\n") GTEST_SKIP() << "perfscope was not ended by SIGPIPE: " << cut.out;
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !unpacked_dirs_left();
+    if (!gone) ::usleep(20000);
+  }
+  EXPECT_TRUE(gone) << "the unpacked archive outlived perfscope";
+}
+
 TEST_F(ArchiveCli, SymfsStandsInForTheRecordingMachine) {
   record();
   auto before = report();

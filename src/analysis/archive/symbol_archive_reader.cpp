@@ -6,11 +6,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -90,25 +92,75 @@ std::string temporary_root() {
 }  // namespace
 
 ExtractedSymbolArchive::ExtractedSymbolArchive(ExtractedSymbolArchive&& other) noexcept
-    : directory_(std::move(other.directory_)), summary_(other.summary_) {
+    : directory_(std::move(other.directory_)),
+      summary_(other.summary_),
+      reaper_pipe_(other.reaper_pipe_),
+      reaper_(other.reaper_) {
   other.directory_.clear();
+  other.reaper_pipe_ = -1;
+  other.reaper_ = -1;
 }
 
 ExtractedSymbolArchive& ExtractedSymbolArchive::operator=(ExtractedSymbolArchive&& other) noexcept {
   if (this != &other) {
-    std::error_code ignored;
-    if (!directory_.empty()) std::filesystem::remove_all(directory_, ignored);
+    release();
     directory_ = std::move(other.directory_);
     summary_ = other.summary_;
+    reaper_pipe_ = other.reaper_pipe_;
+    reaper_ = other.reaper_;
     other.directory_.clear();
+    other.reaper_pipe_ = -1;
+    other.reaper_ = -1;
   }
   return *this;
 }
 
-ExtractedSymbolArchive::~ExtractedSymbolArchive() {
+ExtractedSymbolArchive::~ExtractedSymbolArchive() { release(); }
+
+void ExtractedSymbolArchive::release() noexcept {
   // remove_all never follows links; and none were made.
   std::error_code ignored;
   if (!directory_.empty()) std::filesystem::remove_all(directory_, ignored);
+  directory_.clear();
+  if (reaper_ > 0) {
+    ::kill(reaper_, SIGKILL);  // its work is done
+    while (::waitpid(reaper_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (reaper_pipe_ >= 0) ::close(reaper_pipe_);
+  reaper_ = -1;
+  reaper_pipe_ = -1;
+}
+
+void ExtractedSymbolArchive::start_reaper() noexcept {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return;  // then only the destructor removes it
+  // Everything the child needs is ready before fork: it only makes async-signal-safe calls.
+  const char* argv[] = {"rm", "-rf", "--", directory_.c_str(), nullptr};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();  // Ctrl-C and a terminal hang-up reach the process group it leaves
+    ::signal(SIGPIPE, SIG_IGN);
+    int null = ::open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      ::dup2(null, 0);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    ::close(fds[1]);
+    char byte;
+    while (::read(fds[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::execv("/bin/rm", const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  ::close(fds[0]);
+  if (pid < 0) {
+    ::close(fds[1]);
+    return;
+  }
+  reaper_ = pid;
+  reaper_pipe_ = fds[1];
 }
 
 ExtractedSymbolArchive ExtractedSymbolArchive::extract(const std::string& archive_path,
@@ -125,6 +177,7 @@ ExtractedSymbolArchive ExtractedSymbolArchive::extract(const std::string& archiv
   }
   ExtractedSymbolArchive out;
   out.directory_ = temporary_root();  // removed by `out`'s destructor if this throws
+  out.start_reaper();
 
   std::unique_ptr<struct archive, ReadDeleter> a(archive_read_new());
   if (!a) throw SymbolArchiveError("libarchive: out of memory");

@@ -91,9 +91,11 @@ struct SymbolArchiveExtraction {
 };
 
 // An archive unpacked into a private directory (0700, under $TMPDIR or /tmp), removed with the
-// object. Members are refused, and the whole archive with them, when their names are absolute
-// or hold a ".." component; links are never created on disk, so nothing is written outside the
-// directory; the total size and member count are bounded.
+// object, and also when the process dies without running destructors (a signal: `report ... |
+// head` ends by SIGPIPE): a small reaper process, out of the terminal's process group, waits on
+// a pipe for that and runs `rm -rf` on the directory. Members are refused, and the whole archive
+// with them, when their names are absolute or hold a ".." component; links are never created on
+// disk, so nothing is written outside the directory; the total size and member count are bounded.
 class ExtractedSymbolArchive {
  public:
   // Throws SymbolArchiveError saying which member or limit was the problem.
@@ -111,8 +113,12 @@ class ExtractedSymbolArchive {
 
  private:
   ExtractedSymbolArchive() = default;
+  void start_reaper() noexcept;
+  void release() noexcept;
   std::string directory_;
   SymbolArchiveExtraction summary_;
+  int reaper_pipe_ = -1;  // closed by the destructor or by the process's death
+  int reaper_ = -1;       // the reaper's pid
 };
 
 }  // namespace perfscope
