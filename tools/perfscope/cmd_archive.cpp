@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 
 #include "perfscope/analysis/archive/symbol_archive.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -29,7 +30,7 @@ std::string safe(std::string_view text) {
 ArchiveCommand::ArchiveCommand(CLI::App& app) {
   app_ = app.add_subcommand(
       "archive", "Pack the files a recording's samples reach, for reporting it on another machine");
-  app_->add_option("-i,--input", options_.input, "Input file (default perf.data)");
+  app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-o,--output", options_.output,
                    "The archive (default INPUT.tar.zst; .tar.bz2, .tar.gz, .tar.xz and .tar "
                    "compress as their names say)");
@@ -47,6 +48,10 @@ ArchiveCommand::ArchiveCommand(CLI::App& app) {
 int ArchiveCommand::run() {
   const ArchiveCommandOptions& o = options_;
   auto start = std::chrono::steady_clock::now();
+  if (o.input == "-" && o.output.empty()) {
+    throw std::invalid_argument(
+        "-i - reads the recording from stdin: name the archive with -o FILE");
+  }
   std::string output = o.output.empty() ? o.input + ".tar.zst" : o.output;
 
   SymbolSources sources(o.symbol_sources);
