@@ -366,6 +366,10 @@ TEST_F(ArchiveCli, PerfReportResolvesOurArchiveUnpackedInHomeDebug) {
       << "perf found the binary without the archive\n"
       << before.out;
   auto unpacked = pt::run_command({"tar", "xf", archive, "-C", home + "/.debug"});
+  if (unpacked.exit_status != 0 &&
+      pt::run_command({"sh", "-c", "command -v bzip2"}).exit_status != 0) {
+    GTEST_SKIP() << "tar cannot unpack .tar.bz2 without bzip2 (apt-get install bzip2)";
+  }
   ASSERT_EQ(unpacked.exit_status, 0) << unpacked.err;
   auto after = perf_report();
   ASSERT_EQ(after.exit_status, 0) << after.err;
