@@ -47,6 +47,7 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
   app_->add_option("--debug-root", debug_root_,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--kcore", kcore_, "Where kernel code is read (default /proc/kcore)");
+  add_symbol_source_options(*app_, symbol_sources_);
 }
 
 int AnnotateCommand::run() {
@@ -63,6 +64,8 @@ int AnnotateCommand::run() {
   options.kcore_path = kcore_;
   options.profile.symbols.parameter_lists = full_names_;
   if (!debug_root_.empty()) options.profile.symbols.debug_root = debug_root_;
+  SymbolSources sources(symbol_sources_);  // archives stay unpacked until annotate is done
+  options.profile.symbols.lookup = sources.roots();
   options.profile.filter.comms = split_list(comm_list_);
   options.profile.filter.pids = pids_;
   options.profile.filter.tids = tids_;

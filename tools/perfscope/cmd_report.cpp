@@ -83,6 +83,7 @@ ReportCommand::ReportCommand(CLI::App& app) {
                  "the text report escapes them: \\x1b, \\xff)");
   app_->add_option("--debug-root", options_.debug_root,
                    "Where separate debug files are (default /usr/lib/debug)");
+  add_symbol_source_options(*app_, options_.symbol_sources);
   app_->add_option("--format", options_.format,
                    "Export instead: folded, speedscope, gecko, pprof, json or svg");
   app_->add_option("-o,--output", options_.output, "Write to this file instead of stdout");
@@ -138,6 +139,8 @@ int ReportCommand::run() {
   }
   options.symbols.inline_frames = o.inline_frames > 0;
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
+  SymbolSources sources(o.symbol_sources);  // archives stay unpacked until the report is done
+  options.symbols.lookup = sources.roots();
   options.filter.comms = comma_separated(o.comm_list);
   options.filter.pids = o.pids;
   options.filter.tids = o.tids;

@@ -613,6 +613,7 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_->add_flag("--raw-names", raw_names_,
                  "Print comms, files and symbols as recorded, control bytes and all (by default "
                  "they are escaped: \\x1b, \\xff)");
+  add_symbol_source_options(*app_, symbol_sources_);
   app_->footer(
       "Examples:\n"
       "  perfscope script -F comm,tid,time,sym -i perf.data\n"
@@ -626,6 +627,8 @@ int ScriptCommand::run() {
   std::size_t undecodable = 0;
   SymbolizerOptions symbols;
   symbols.parameter_lists = full_names_;
+  SymbolSources sources(symbol_sources_);  // archives stay unpacked until the script is done
+  symbols.lookup = sources.roots();
   if (json_) {
     std::vector<std::string> names;
     for (const auto& event : reader.events()) names.push_back(event_name(event));

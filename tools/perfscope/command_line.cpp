@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <limits>
+#include <stdexcept>
 
+#include "perfscope/analysis/archive/symbol_archive.hpp"
 #include "perfscope/core/event_names.hpp"
 
 namespace perfscope::cli {
@@ -215,5 +218,43 @@ void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets
                    "Only samples in these functions (comma-separated)");
   }
 }
+
+void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets) {
+  app.add_option("--archive", targets.archives,
+                 "Read the recorded files from this archive (perfscope archive's .tar.zst, perf "
+                 "archive's .tar.bz2) or unpacked build-id directory; repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--symfs", targets.symfs,
+                 "Look for the recorded files under this directory (DIR/usr/lib/libc.so.6), as "
+                 "perf's --symfs");
+}
+
+SymbolSources::SymbolSources(const SymbolSourceOptions& options) {
+  for (const std::string& archive : options.archives) {
+    std::error_code error;
+    if (std::filesystem::is_directory(archive, error)) {
+      roots_.build_id_dirs.push_back(archive);  // already unpacked, or a build-id cache
+      continue;
+    }
+    try {
+      extracted_.push_back(ExtractedSymbolArchive::extract(archive));
+    } catch (const SymbolArchiveError& failure) {
+      throw std::runtime_error(fmt::format("--archive: {}", failure.what()));
+    }
+    roots_.build_id_dirs.push_back(extracted_.back().directory());
+  }
+  if (!options.symfs.empty()) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(options.symfs, error)) {
+      throw std::runtime_error(
+          fmt::format("--symfs {}: not a directory (give the directory the recording machine's "
+                      "files are copied or mounted under)",
+                      options.symfs));
+    }
+    roots_.symfs = options.symfs;
+  }
+}
+
+SymbolSources::~SymbolSources() = default;
 
 }  // namespace perfscope::cli

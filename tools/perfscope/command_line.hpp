@@ -7,6 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/symbols/symbol_file_locator.hpp"
+
+namespace perfscope {
+class ExtractedSymbolArchive;
+}
+
 namespace perfscope::cli {
 
 // The help footer that states the rule for where the command starts (stat, record).
@@ -40,5 +46,29 @@ struct SampleFilterOptions {
   std::string* symbols = nullptr;
 };
 void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets);
+
+// Where report, script, annotate and archive read the recorded files when they are not (or no
+// longer) at their recorded paths: --archive FILE (a perfscope or perf archive, or a directory
+// in perf's ~/.debug layout; repeatable) and --symfs DIR (perf's option).
+struct SymbolSourceOptions {
+  std::vector<std::string> archives;
+  std::string symfs;
+};
+void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets);
+
+// The archives of `options` unpacked (into private directories, removed with this object) and
+// the lookup roots they and the symfs make; throws std::runtime_error saying what is wrong.
+class SymbolSources {
+ public:
+  explicit SymbolSources(const SymbolSourceOptions& options);
+  ~SymbolSources();
+  SymbolSources(const SymbolSources&) = delete;
+  SymbolSources& operator=(const SymbolSources&) = delete;
+  const SymbolLookupRoots& roots() const noexcept { return roots_; }
+
+ private:
+  std::vector<ExtractedSymbolArchive> extracted_;
+  SymbolLookupRoots roots_;
+};
 
 }  // namespace perfscope::cli

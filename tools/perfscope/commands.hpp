@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
+
 namespace perfscope::cli {
 
 struct StatOptions {
@@ -116,6 +118,7 @@ class ScriptCommand {
   bool ordered_ = true;
   bool full_names_ = false;
   bool raw_names_ = false;
+  SymbolSourceOptions symbol_sources_;
 };
 
 struct ReportCommandOptions {
@@ -133,6 +136,7 @@ struct ReportCommandOptions {
   bool full_names = false;
   bool raw_names = false;
   std::string debug_root;
+  SymbolSourceOptions symbol_sources;
   std::string format;
   std::string output;
 };
@@ -168,6 +172,7 @@ class AnnotateCommand {
   std::string comm_list_, dso_list_;
   std::vector<std::uint32_t> pids_, tids_;
   std::string debug_root_, kcore_ = "/proc/kcore";
+  SymbolSourceOptions symbol_sources_;
 };
 
 }  // namespace perfscope::cli

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "cmd_archive.hpp"
 #include "cmd_diff.hpp"
 #include "cmd_trace.hpp"
 #include "command_line.hpp"
@@ -38,6 +39,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::DiffCommand diff(app);
   perfscope::cli::AnnotateCommand annotate(app);
   perfscope::cli::TraceCommand trace(app);
+  perfscope::cli::ArchiveCommand archive(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -73,6 +75,7 @@ int run_cli(int argc, char** argv) {
     if (diff.selected()) return diff.run();
     if (annotate.selected()) return annotate.run();
     if (trace.selected()) return trace.run(std::move(command));
+    if (archive.selected()) return archive.run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

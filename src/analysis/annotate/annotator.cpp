@@ -138,7 +138,10 @@ class Annotator {
 
   void annotate_file(AnnotatedFunction& out, const ProfileFunction& f, const FunctionHits& hits) {
     std::string error;
-    std::optional<ElfImage> image = ElfImage::open(out.dso, error);
+    // The file that was sampled may be elsewhere now (an extracted archive, a symfs).
+    const std::vector<std::uint8_t> recorded = build_id_from_hex(out.build_id);
+    LocatedFile where = symbolizer_.file_locator().locate(out.dso, recorded);
+    std::optional<ElfImage> image = ElfImage::open(where.path, error);
     if (!image) {
       out.no_code_reason = fmt::format("cannot read its code: {}", error);
       list_addresses(out, hits, 0);
@@ -150,11 +153,12 @@ class Annotator {
       throw AnnotateError(fmt::format(
           "{}: build id mismatch: the recording has {}, the file now has {}: it changed since "
           "the recording, and its code would not be the code that was sampled (annotate with "
-          "the binary that was recorded, or record again)",
-          out.dso, out.build_id, now));
+          "the binary that was recorded, or record again){}",
+          out.dso, out.build_id, now,
+          where.rejected.empty() ? std::string() : "; " + where.rejected.front()));
     }
     std::optional<std::uint64_t> start = address_of_offset(*image, f.start);
-    SymbolizedAddress symbol = symbolizer_.resolve_file(out.dso, f.start);
+    SymbolizedAddress symbol = symbolizer_.resolve_file(out.dso, f.start, recorded);
     if (!start || symbol.symbol.empty() || symbol.size == 0) {
       out.no_code_reason = fmt::format(
           "cannot find its extent in {}: {}", out.dso,
@@ -184,7 +188,7 @@ class Annotator {
         out, disassembler(*out.architecture).disassemble(code, out.start), hits,
         [&](std::uint64_t address) { return file_start + (address - out.start); },
         [&](AnnotatedInstruction& entry, std::uint64_t offset, const Instruction& instruction) {
-          place_source(entry, symbolizer_.resolve_file(out.dso, offset));
+          place_source(entry, symbolizer_.resolve_file(out.dso, offset, recorded));
           if (instruction.target) {
             entry.target_name = target_name(out, *image, *instruction.target);
           }

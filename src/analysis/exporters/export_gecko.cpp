@@ -12,7 +12,8 @@
 // frame), which the Profiler places in that library at its library-relative address. Categories
 // tell user, kernel and unresolved frames apart. Sample times are milliseconds after
 // meta.startTime, the wall-clock time of the first sample when the recording says (CLOCK_DATA),
-// else 0: unknown.
+// else 0: unknown. meta.missingFiles lists the files the samples needed that were not found or
+// were of another build (their frames stay addresses): the Profiler keeps unknown meta fields.
 #include <time.h>
 
 #include <algorithm>
@@ -223,7 +224,10 @@ void write_meta(const Profile& profile, export_detail::TextSink& sink) {
   sink.append(",\"platform\":\"Linux\",\"CPUName\":");
   sink.json_string(summary.cpu_description);
   sink.append(
-      ",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"ns\"}}");
+      ",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":\"ms\",\"threadCPUDelta\":\"ns\"},"
+      "\"missingFiles\":");
+  export_detail::write_missing_files_json(profile, sink);
+  sink.put('}');
 }
 
 // The libraries of process `pid`: its recorded mappings and the kernel's, by start address.

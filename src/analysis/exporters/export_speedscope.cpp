@@ -57,6 +57,12 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
       "\"exporter\":\"perfscope " PERFSCOPE_VERSION_STRING "\",\"name\":");
   sink.json_string(profile.summary.command_line.empty() ? std::string_view("perfscope profile")
                                                         : profile.summary.command_line);
+  // Not in speedscope's schema (which allows more properties), so only when there are any: the
+  // files the samples needed that were not found or were of another build.
+  if (!profile.summary.missing_files.empty()) {
+    sink.append(",\"missingFiles\":");
+    export_detail::write_missing_files_json(profile, sink);
+  }
   sink.append(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
   for (std::size_t i = 0; i < shared_frames.size(); ++i) {
     const ProfileFrame& frame = profile.frames[shared_frames[i]];

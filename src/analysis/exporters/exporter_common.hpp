@@ -179,4 +179,25 @@ inline bool is_clock_event(std::string_view event_name) noexcept {
          event_name.starts_with("cpu-clock:") || event_name.starts_with("task-clock:");
 }
 
+// The profile's missing files as a JSON array of {"path","buildId","reason","detail"}: a viewer
+// of an export made elsewhere can tell unresolved frames of a missing file from code without
+// symbols.
+inline void write_missing_files_json(const Profile& profile, TextSink& sink) {
+  sink.put('[');
+  bool first = true;
+  for (const MissingSymbolFile& missing : profile.summary.missing_files) {
+    sink.append(first ? "{\"path\":" : ",{\"path\":");
+    first = false;
+    sink.json_string(missing.path);
+    sink.append(",\"buildId\":");
+    sink.json_string(missing.build_id);
+    sink.append(",\"reason\":");
+    sink.json_string(missing.reason);
+    sink.append(",\"detail\":");
+    sink.json_string(missing.detail);
+    sink.put('}');
+  }
+  sink.put(']');
+}
+
 }  // namespace perfscope::export_detail

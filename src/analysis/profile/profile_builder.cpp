@@ -585,6 +585,7 @@ Profile ProfileBuilder::finish() {
     warn(fmt::format("{} samples could not be decoded and were left out", state.undecodable));
   }
   for (const auto& warning : state.resolver.symbolizer().warnings()) warn(warning);
+  profile.summary.missing_files = state.resolver.symbolizer().missing_files();
   // LOST_SAMPLES counts most of what LOST records count again: the larger is the loss.
   const ProfileSummary& summary = profile.summary;
   if (auto lost = lost_samples_warning(summary.samples_read,

@@ -165,7 +165,11 @@ struct StackResolver::State {
 
   std::span<const std::uint8_t> build_id_of(const TaskMaps::MappingView& mapping) const {
     if (!mapping.build_id.empty()) return mapping.build_id;
-    auto found = recorded_build_ids.find(std::string_view(*mapping.filename));
+    return recorded_build_id_of(*mapping.filename);
+  }
+
+  std::span<const std::uint8_t> recorded_build_id_of(std::string_view filename) const {
+    auto found = recorded_build_ids.find(filename);
     if (found == recorded_build_ids.end()) return {};
     return found->second;
   }
@@ -227,7 +231,12 @@ struct StackResolver::State {
     }
     if (dwarf && options.callchains) {
       if (!unwinder) {
-        unwinder = std::make_unique<DwarfUnwinder>(maps, options.unwind_method);
+        unwinder = std::make_unique<DwarfUnwinder>(
+            maps, options.unwind_method,
+            [this](const std::string& path, std::span<const std::uint8_t> build_id) {
+              if (build_id.empty()) build_id = recorded_build_id_of(path);
+              return symbolizer.file_locator().locate(path, build_id).path;
+            });
         unwound.resize(1024);
       }
       UnwindResult result = unwinder->unwind(sample, unwound);

@@ -1,5 +1,6 @@
 #include "perfscope/analysis/symbols/build_id.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "perfscope/analysis/symbols/elf_image.hpp"
@@ -60,6 +61,30 @@ std::string build_id_hex(const std::vector<std::uint8_t>& build_id) {
     out += digits[byte & 15];
   }
   return out;
+}
+
+std::vector<std::uint8_t> build_id_from_hex(std::string_view hex) {
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::vector<std::uint8_t> bytes;
+  if (hex.size() % 2 != 0) return bytes;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    int high = digit(hex[i]), low = digit(hex[i + 1]);
+    if (high < 0 || low < 0) return {};
+    bytes.push_back(static_cast<std::uint8_t>(high * 16 + low));
+  }
+  return bytes;
+}
+
+bool same_build_id(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) noexcept {
+  if (a.size() > b.size()) std::swap(a, b);
+  if (!std::equal(a.begin(), a.end(), b.begin())) return false;
+  return std::all_of(b.begin() + static_cast<std::ptrdiff_t>(a.size()), b.end(),
+                     [](std::uint8_t byte) { return byte == 0; });
 }
 
 }  // namespace perfscope

@@ -52,7 +52,9 @@ struct CachedAddress {
 };
 
 struct FileSymbols {
-  std::string path;
+  std::string path;                             // as recorded: the name results carry
+  std::string read_path;                        // where it was read (SymbolFileLocator)
+  std::vector<std::uint8_t> recorded_build_id;  // the first one asked with
   std::string problem;  // why none of its addresses resolve; empty when its symbols loaded
   std::vector<ElfImage::Segment> segments;
   std::vector<std::uint8_t> build_id;
@@ -82,6 +84,7 @@ struct FileSymbols {
 struct KernelSource {
   std::string kallsyms_path;
   std::string cache_dir;
+  std::vector<std::string> archived_copies;  // the lookup roots' copies, tried first
   std::vector<std::uint8_t> build_id;
   std::uint64_t reference_address = 0;
 };
@@ -134,18 +137,21 @@ struct KernelState {
   // The copy of kallsyms that the recording saved, when its _text is where the recording's was.
   bool read_cached_copy(const KernelSource& source) {
     if (source.build_id.empty()) return false;
-    std::string path = kallsyms_cache_path(cache_dir_of(source), source.build_id);
-    if (path.empty()) return false;
-    auto text = sys::read_regular_file(path);
-    if (!text) return false;
-    symbols.parse(*text);
-    if (!symbols.addresses_hidden() && !symbols.empty() &&
-        (source.reference_address == 0 ||
-         symbols.reference_address() == source.reference_address)) {
-      read = true;
-      return true;
+    std::vector<std::string> paths = source.archived_copies;
+    paths.push_back(kallsyms_cache_path(cache_dir_of(source), source.build_id));
+    for (const std::string& path : paths) {
+      if (path.empty()) continue;
+      auto text = sys::read_regular_file(path);
+      if (!text) continue;
+      symbols.parse(*text);
+      if (!symbols.addresses_hidden() && !symbols.empty() &&
+          (source.reference_address == 0 ||
+           symbols.reference_address() == source.reference_address)) {
+        read = true;
+        return true;
+      }
+      symbols = KernelSymbols();
     }
-    symbols = KernelSymbols();
     return false;
   }
 
@@ -169,21 +175,13 @@ struct KernelState {
 };
 
 struct JitState {
-  std::string path;
+  std::string path;       // as the recording's machine had it: the name results carry
+  std::string read_path;  // where it was read (an archived copy, or `path`)
   std::string problem;
   JitSymbolMap map;
   std::deque<std::string> demangled;
   std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
 };
-
-// The build ids match when one is a prefix of the other padded with zeros (perf.data stores
-// them in 20-byte slots of 24-byte fields).
-bool same_build_id(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) {
-  if (a.size() > b.size()) std::swap(a, b);
-  if (!std::equal(a.begin(), a.end(), b.begin())) return false;
-  return std::all_of(b.begin() + static_cast<std::ptrdiff_t>(a.size()), b.end(),
-                     [](std::uint8_t byte) { return byte == 0; });
-}
 
 std::string hex_of(std::span<const std::uint8_t> bytes) {
   return build_id_hex(std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
@@ -206,6 +204,8 @@ std::optional<ElfImage> vdso_image() {
 
 struct Symbolizer::State {
   SymbolizerOptions options;
+  SymbolFileLocator locator;
+  std::vector<MissingSymbolFile> missing;
   std::unordered_map<std::string, std::unique_ptr<FileSymbols>, PathHash, std::equal_to<>> files;
   FileSymbols* last_file = nullptr;
   KernelState kernel;
@@ -216,12 +216,19 @@ struct Symbolizer::State {
 
   void warn(std::string text) { warnings.push_back(std::move(text)); }
 
-  FileSymbols& file(std::string_view path) {
+  void add_missing(std::string_view path, std::span<const std::uint8_t> build_id,
+                   std::string_view reason, std::string detail) {
+    missing.push_back(MissingSymbolFile{std::string(path), build_id.empty() ? "" : hex_of(build_id),
+                                        std::string(reason), std::move(detail)});
+  }
+
+  FileSymbols& file(std::string_view path, std::span<const std::uint8_t> build_id) {
     if (last_file && last_file->path == path) return *last_file;
     auto found = files.find(path);
     if (found == files.end()) {
       auto loaded = std::make_unique<FileSymbols>();
       loaded->path = std::string(path);
+      loaded->recorded_build_id.assign(build_id.begin(), build_id.end());
       load(*loaded);
       std::string key(path);
       found = files.emplace(std::move(key), std::move(loaded)).first;
@@ -233,15 +240,26 @@ struct Symbolizer::State {
   void load(FileSymbols& file) {
     std::string error;
     std::optional<ElfImage> image;
+    file.read_path = file.path;
+    std::vector<std::string> rejected;
     if (file.path == "[vdso]") {
       image = vdso_image();
       if (!image) error = "no vDSO image in this process to read [vdso] symbols from";
     } else {
-      image = ElfImage::open(file.path, error);
+      LocatedFile where = locator.locate(file.path, file.recorded_build_id);
+      rejected = std::move(where.rejected);
+      for (const std::string& text : rejected) warn(text);
+      file.read_path = std::move(where.path);
+      image = ElfImage::open(file.read_path, error);
     }
     if (!image) {
       file.problem = std::move(error);
       warn(fmt::format("{}; its addresses stay unresolved", file.problem));
+      if (rejected.empty()) {
+        add_missing(file.path, file.recorded_build_id, "not found", file.problem);
+      } else {
+        add_missing(file.path, file.recorded_build_id, "build id mismatch", rejected.front());
+      }
       return;
     }
     ++statistics.files_opened;
@@ -296,16 +314,25 @@ struct Symbolizer::State {
   void search_debug_file(FileSymbols& file, const ElfImage& image) {
     if (file.debug_searched) return;
     file.debug_searched = true;
-    auto search = find_debug_file(image, file.path, options.debug_root);
-    for (auto& rejected : search.rejected) warn(std::move(rejected));
-    if (search.path) file.debug_path = std::move(*search.path);
+    if (auto archived = locator.locate_debug(file.path, file.build_id)) {
+      file.debug_path = std::move(*archived);
+      return;
+    }
+    for (const std::string& root : locator.debug_roots(options.debug_root)) {
+      auto search = find_debug_file(image, file.read_path, root);
+      for (auto& rejected : search.rejected) warn(std::move(rejected));
+      if (search.path) {
+        file.debug_path = std::move(*search.path);
+        return;
+      }
+    }
   }
 
   DwarfSourceLines* dwarf(FileSymbols& file) {
     if (file.dwarf_tried) return file.dwarf.get();
     file.dwarf_tried = true;
     std::string error;
-    auto image = ElfImage::open(file.path, error);
+    auto image = ElfImage::open(file.read_path, error);
     if (!image) return nullptr;
     if (!file.debug_searched) search_debug_file(file, *image);
     file.dwarf = DwarfSourceLines::open(std::move(*image));
@@ -326,11 +353,13 @@ struct Symbolizer::State {
     if (file.build_id_warned || !file.problem.empty()) return;
     if (same_build_id(recorded, file.build_id)) return;
     file.build_id_warned = true;
-    warn(
-        fmt::format("build id mismatch for {}: recorded {}, the file has {}; it changed since the "
-                    "recording and its symbols may be wrong",
-                    file.path, hex_of(recorded),
-                    file.build_id.empty() ? std::string("none") : hex_of(file.build_id)));
+    std::string text = fmt::format(
+        "build id mismatch for {}: recorded {}, the file has {}; it changed since the "
+        "recording and its symbols may be wrong",
+        file.path, hex_of(recorded),
+        file.build_id.empty() ? std::string("none") : hex_of(file.build_id));
+    add_missing(file.path, recorded, "build id mismatch", text);
+    warn(std::move(text));
   }
 
   void resolve_uncached(FileSymbols& file, std::uint64_t file_offset, CachedAddress& cached) {
@@ -383,8 +412,9 @@ struct Symbolizer::State {
   }
 
   KernelSource kernel_source() const {
-    return KernelSource{options.kallsyms_path, options.build_id_cache_dir, options.kernel_build_id,
-                        options.kernel_reference_address};
+    return KernelSource{options.kallsyms_path, options.build_id_cache_dir,
+                        locator.kallsyms_candidates(options.kernel_build_id),
+                        options.kernel_build_id, options.kernel_reference_address};
   }
 
   void load_kernel() {
@@ -400,6 +430,7 @@ struct Symbolizer::State {
     }
     if (!kernel.problem.empty()) {
       warn(fmt::format("{}; kernel frames stay unresolved", kernel.problem));
+      add_missing(kernel_dso_name, options.kernel_build_id, "not found", kernel.problem);
     }
     if (!kernel.note.empty()) warn(kernel.note);
   }
@@ -409,10 +440,12 @@ struct Symbolizer::State {
     if (slot) return *slot;
     slot = std::make_unique<JitState>();
     slot->path = fmt::format("{}/perf-{}.map", options.jit_map_dir, pid);
-    auto text = sys::read_regular_file(slot->path);
+    slot->read_path = locator.jit_map_path(pid, options.jit_map_dir);
+    auto text = sys::read_regular_file(slot->read_path);
     if (!text) {
-      slot->problem = fmt::format("no perf-{}.map for pid {} ({}: {})", pid, pid, slot->path,
+      slot->problem = fmt::format("no perf-{}.map for pid {} ({}: {})", pid, pid, slot->read_path,
                                   std::strerror(errno));
+      add_missing(slot->path, {}, "not found", slot->problem);
       warn(
           fmt::format("{}; its JIT frames stay unresolved (start the runtime with perf map "
                       "output, e.g. node --perf-basic-prof)",
@@ -428,6 +461,7 @@ struct Symbolizer::State {
 
 Symbolizer::Symbolizer(SymbolizerOptions options) : state_(std::make_unique<State>()) {
   state_->options = std::move(options);
+  state_->locator = SymbolFileLocator(state_->options.lookup);
 }
 
 Symbolizer::~Symbolizer() = default;
@@ -436,7 +470,7 @@ SymbolizedAddress Symbolizer::resolve_file(std::string_view path, std::uint64_t 
                                            std::span<const std::uint8_t> recorded_build_id) {
   State& state = *state_;
   ++state.statistics.lookups;
-  FileSymbols& file = state.file(path);
+  FileSymbols& file = state.file(path, recorded_build_id);
   if (!recorded_build_id.empty()) state.check_build_id(file, recorded_build_id);
   auto found = file.cache.find(file_offset);
   if (found != file.cache.end()) {
@@ -529,5 +563,9 @@ SymbolizedAddress Symbolizer::resolve_jit(std::uint32_t pid, std::uint64_t addre
 const std::vector<std::string>& Symbolizer::warnings() const noexcept { return state_->warnings; }
 
 const SymbolizerStatistics& Symbolizer::statistics() const noexcept { return state_->statistics; }
+
+std::vector<MissingSymbolFile> Symbolizer::missing_files() const { return state_->missing; }
+
+const SymbolFileLocator& Symbolizer::file_locator() const noexcept { return state_->locator; }
 
 }  // namespace perfscope

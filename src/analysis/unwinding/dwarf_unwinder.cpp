@@ -314,6 +314,7 @@ struct LoadableFile {
   UnwindArch arch = UnwindArch::unsupported;
   std::vector<Segment> segments;  // PT_LOAD, in file order
   std::vector<std::uint8_t> build_id;
+  std::string read_path;  // where it was read: the recorded path, or where the locator found it
   // .eh_frame, read when the first sample lands in the file, and the rules of the pcs seen.
   Dwarf_CFI* eh_frame = nullptr;
   bool eh_frame_read = false;
@@ -331,6 +332,7 @@ struct LoadableFile {
 
   bool open(const std::string& path) {
     std::string error;
+    read_path = path;
     file = ElfImage::open(path, error);
     if (!file) return false;
     elf = file->elf();
@@ -650,6 +652,7 @@ bool walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
 
 struct DwarfUnwinder::State {
   const TaskMaps& maps;
+  UnwindFileLocator locate;
   UnwindMethod method = UnwindMethod::cached_rules;
   UnwindStatistics statistics;
   std::unordered_map<std::string, std::unique_ptr<LoadableFile>> files;
@@ -661,11 +664,11 @@ struct DwarfUnwinder::State {
 
   explicit State(const TaskMaps& task_maps) : maps(task_maps) {}
 
-  LoadableFile* file(const std::string& path) {
+  LoadableFile* file(const std::string& path, std::span<const std::uint8_t> build_id) {
     auto found = files.find(path);
     if (found == files.end()) {
       auto opened = std::make_unique<LoadableFile>();
-      opened->open(path);
+      opened->open(locate ? locate(path, build_id) : path);
       found = files.emplace(path, std::move(opened)).first;
     }
     return found->second->usable() ? found->second.get() : nullptr;
@@ -680,7 +683,7 @@ struct DwarfUnwinder::State {
     maps.for_each_mapping(pid, [&](const TaskMaps::MappingView& mapping) {
       const std::string& path = *mapping.filename;
       if (path.empty() || path.front() != '/') return;  // [vdso], [stack], //anon
-      LoadableFile* loadable = file(path);
+      LoadableFile* loadable = file(path, mapping.build_id);
       if (!loadable) return;
       // A file replaced since the recording would place wrong unwind tables.
       if (!mapping.build_id.empty() && !loadable->build_id.empty() &&
@@ -723,8 +726,8 @@ struct DwarfUnwinder::State {
   }
 
   static bool report(Dwfl* dwfl, const PlacedModule& module) {
-    return dwfl_report_elf(dwfl, module.path->c_str(), module.path->c_str(), -1, module.bias,
-                           true) != nullptr;
+    return dwfl_report_elf(dwfl, module.path->c_str(), module.file->read_path.c_str(), -1,
+                           module.bias, true) != nullptr;
   }
 
   // A fresh Dwfl holding `placed`, attached to the sampled process state.
@@ -815,9 +818,10 @@ struct DwarfUnwinder::State {
   }
 };
 
-DwarfUnwinder::DwarfUnwinder(const TaskMaps& maps, UnwindMethod method)
+DwarfUnwinder::DwarfUnwinder(const TaskMaps& maps, UnwindMethod method, UnwindFileLocator locate)
     : state_(std::make_unique<State>(maps)) {
   state_->method = method;
+  state_->locate = std::move(locate);
 }
 
 DwarfUnwinder::~DwarfUnwinder() {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace perfscope {
@@ -17,5 +18,10 @@ std::optional<std::vector<std::uint8_t>> kernel_build_id();
 std::optional<std::vector<std::uint8_t>> find_build_id_note(std::span<const std::byte> notes);
 // Lowercase hex, as perf and `file` print it.
 std::string build_id_hex(const std::vector<std::uint8_t>& build_id);
+// The bytes of a hex build id; empty when `hex` is not an even number of hex digits.
+std::vector<std::uint8_t> build_id_from_hex(std::string_view hex);
+// Whether two build ids are the same: one may be the other padded with zeros (perf.data stores
+// them in 20-byte slots of 24-byte fields).
+bool same_build_id(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) noexcept;
 
 }  // namespace perfscope

@@ -3,7 +3,8 @@
 // .gnu_debugdata, separate debug files found by build id under the debug root or by
 // .gnu_debuglink), the kernel through the kallsyms copy a recording left in the build-id cache
 // or /proc/kallsyms, JIT code through /tmp/perf-PID.map.
-// Source lines and inline frames come from DWARF (libdw) when asked for.
+// Source lines and inline frames come from DWARF (libdw) when asked for. Files are read where
+// SymbolFileLocator finds them (extracted archives, a symfs, else the recorded path).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "perfscope/analysis/symbols/symbol_file_locator.hpp"
 
 namespace perfscope {
 
@@ -34,6 +37,18 @@ struct SymbolizerOptions {
   std::uint64_t kernel_reference_address = 0;  // 0: unknown
   std::string build_id_cache_dir;              // empty: $HOME/.debug
   std::string jit_map_dir = "/tmp";            // where perf-PID.map files are looked for
+  // Where the recorded files are looked for before their recorded paths: extracted archives
+  // (--archive) and a symfs (--symfs).
+  SymbolLookupRoots lookup;
+};
+
+// A file whose addresses could not be named from it: not found (or unreadable), or only a file
+// of another build was found.
+struct MissingSymbolFile {
+  std::string path;      // as recorded
+  std::string build_id;  // the recorded one, lower-case hex; empty when unknown
+  std::string reason;    // "not found" or "build id mismatch"
+  std::string detail;    // what was tried and what was wrong, one sentence
 };
 
 struct SourceLocation {
@@ -106,6 +121,11 @@ class Symbolizer {
   // What the symbolizer had to tell the user (build-id mismatches, kptr_restrict, files not
   // found, debug files used), each once.
   const std::vector<std::string>& warnings() const noexcept;
+  // The files that were needed and missing (not found, or of another build), in the order they
+  // were first needed: what a profile read elsewhere lacks.
+  std::vector<MissingSymbolFile> missing_files() const;
+  // Where the files are read (the lookup roots of the options).
+  const SymbolFileLocator& file_locator() const noexcept;
   const SymbolizerStatistics& statistics() const noexcept;
 
  private:

@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "perfscope/analysis/symbols/task_maps.hpp"
 #include "perfscope/core/records.hpp"
@@ -44,10 +46,17 @@ struct UnwindStatistics {
 // several times faster. `libdwfl_only` is there to check that.
 enum class UnwindMethod { cached_rules, libdwfl_only };
 
+// Where to read a recorded file, given its recorded path and the build id its mapping carried
+// (empty when none): the Symbolizer's SymbolFileLocator when files are elsewhere (archives, a
+// symfs). Without one, files are read at their recorded paths.
+using UnwindFileLocator =
+    std::function<std::string(const std::string& path, std::span<const std::uint8_t> build_id)>;
+
 class DwarfUnwinder {
  public:
   // `maps` is the replayed process state (the caller keeps feeding it records in time order).
-  explicit DwarfUnwinder(const TaskMaps& maps, UnwindMethod method = UnwindMethod::cached_rules);
+  explicit DwarfUnwinder(const TaskMaps& maps, UnwindMethod method = UnwindMethod::cached_rules,
+                         UnwindFileLocator locate = {});
   ~DwarfUnwinder();
   DwarfUnwinder(const DwarfUnwinder&) = delete;
   DwarfUnwinder& operator=(const DwarfUnwinder&) = delete;
