@@ -71,9 +71,9 @@ TopRun open_session(const TopOptions& options, LiveProfile& profile) {
   if (options.period == 0) {
     auto max_rate = sys::read_sysctl("perf_event_max_sample_rate");
     if (max_rate && *max_rate > 0 && frequency > static_cast<std::uint64_t>(*max_rate)) {
-      run.notes.push_back(fmt::format(
-          "-F {} is above kernel.perf_event_max_sample_rate: sampling at {} Hz", frequency,
-          *max_rate));
+      run.notes.push_back(
+          fmt::format("-F {} is above kernel.perf_event_max_sample_rate: sampling at {} Hz",
+                      frequency, *max_rate));
       frequency = static_cast<std::uint64_t>(*max_rate);
     }
   }
@@ -115,11 +115,10 @@ TopRun open_session(const TopOptions& options, LiveProfile& profile) {
   for (std::size_t i = 0; i < opened.events().size(); ++i) {
     EventAttr attr = opened.opened_attr(i);
     if (!run.event_text.empty()) run.event_text += ", ";
-    run.event_text += attr.has(flag::freq)
-                          ? fmt::format("{} {} Hz", opened.events()[i].name,
-                                        attr.raw().sample_period_or_freq)
-                          : fmt::format("{} every {}", opened.events()[i].name,
-                                        attr.raw().sample_period_or_freq);
+    run.event_text +=
+        attr.has(flag::freq)
+            ? fmt::format("{} {} Hz", opened.events()[i].name, attr.raw().sample_period_or_freq)
+            : fmt::format("{} every {}", opened.events()[i].name, attr.raw().sample_period_or_freq);
     run.user_only |= attr.has(flag::exclude_kernel);
   }
   switch (target.kind()) {
@@ -138,8 +137,8 @@ TopRun open_session(const TopOptions& options, LiveProfile& profile) {
   return run;
 }
 
-std::vector<std::string> header_lines(const TopRun& run, const LiveProfile& profile,
-                                      double seconds, bool target_gone) {
+std::vector<std::string> header_lines(const TopRun& run, const LiveProfile& profile, double seconds,
+                                      bool target_gone) {
   LiveTotals totals = profile.totals();
   RecordingStats stats = run.session->stats();
   std::uint64_t lost = stats.totals.lost + stats.totals.lost_samples + totals.undecodable;
@@ -223,8 +222,7 @@ TopCommand::TopCommand(CLI::App& app) {
   app_->add_flag("--stdio", options_.stdio, "Print text snapshots instead of the live screen");
   app_->add_option("-n,--batch", options_.batch, "Print N text snapshots, then exit")
       ->check(CLI::PositiveNumber);
-  app_->add_option("--rows", options_.rows,
-                   "Rows per text snapshot (default 40; 0: every row)");
+  app_->add_option("--rows", options_.rows, "Rows per text snapshot (default 40; 0: every row)");
   app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this share (%)");
   app_->add_flag("-z,--zero", options_.zero, "Forget all samples at each refresh (no decay)");
   app_->add_option("--symbol-filter", options_.symbol_filter,
@@ -270,7 +268,7 @@ int TopCommand::run() {
   LiveProfile profile(model);
   TopRun run = open_session(options, profile);
   RecordingSession& session = *run.session;
-  int watch_fd = options.pid >= 0 ? sys::open_pidfd(options.pid)
+  int watch_fd = options.pid >= 0   ? sys::open_pidfd(options.pid)
                  : options.tid >= 0 ? sys::open_pidfd(options.tid, true)
                                     : -1;
   bool target_gone = false;
@@ -285,7 +283,8 @@ int TopCommand::run() {
   Clock::time_point next_refresh = start + interval;
   std::unique_ptr<TopScreen> screen;
   if (!text) {
-    TopScreenSetup setup{model.sort, children, options.call_graph, options.symbol_filter,
+    TopScreenSetup setup{model.sort,         children,
+                         options.call_graph, options.symbol_filter,
                          options.dso_filter, options.percent_limit};
     screen = std::make_unique<TopScreen>(profile, setup);
     screen->show_interval(header_lines(run, profile, 0, false));
@@ -318,8 +317,8 @@ int TopCommand::run() {
     if (options.batch > 0 && snapshots >= options.batch) break;
     if (batch_ends) {
       if (options.batch > 0 && snapshots < options.batch) {
-        fmt::print(stderr, "perfscope top: the target exited after {} of {} snapshots\n",
-                   snapshots, options.batch);
+        fmt::print(stderr, "perfscope top: the target exited after {} of {} snapshots\n", snapshots,
+                   options.batch);
       }
       break;
     }

@@ -21,9 +21,7 @@ std::string key_text(const LiveRow& row, const TopColumns& columns) {
   std::string out;
   for (LiveSortKey key : columns.keys) {
     switch (key) {
-      case LiveSortKey::comm:
-        out += fmt::format("  {:<{}}", row.comm, columns.comm_width);
-        break;
+      case LiveSortKey::comm: out += fmt::format("  {:<{}}", row.comm, columns.comm_width); break;
       case LiveSortKey::pid:
         out += fmt::format("  {:>7}:{:<{}}", row.pid, row.comm, columns.comm_width);
         break;
@@ -55,8 +53,7 @@ const char* const help_lines[] = {
 
 }  // namespace
 
-TopColumns top_columns(const LiveSnapshot& snapshot, std::vector<LiveSortKey> keys,
-                       bool children) {
+TopColumns top_columns(const LiveSnapshot& snapshot, std::vector<LiveSortKey> keys, bool children) {
   TopColumns columns;
   columns.keys = std::move(keys);
   columns.children = children;
@@ -171,7 +168,8 @@ void TopScreen::take_snapshot() {
       return;
     }
   }
-  if (selected_ >= snapshot_.rows.size()) selected_ = snapshot_.rows.empty() ? 0 : snapshot_.rows.size() - 1;
+  if (selected_ >= snapshot_.rows.size())
+    selected_ = snapshot_.rows.empty() ? 0 : snapshot_.rows.size() - 1;
 }
 
 std::string TopScreen::selected_identity() const {
@@ -240,7 +238,9 @@ bool TopScreen::key(int ch) {
     case 'j':
       if (selected_ + 1 < rows) ++selected_;
       break;
-    case KEY_PPAGE: selected_ -= std::min<std::size_t>(selected_, static_cast<std::size_t>(page)); break;
+    case KEY_PPAGE:
+      selected_ -= std::min<std::size_t>(selected_, static_cast<std::size_t>(page));
+      break;
     case KEY_NPAGE:
       selected_ = rows == 0 ? 0 : std::min(rows - 1, selected_ + static_cast<std::size_t>(page));
       break;
@@ -360,20 +360,24 @@ void TopScreen::draw() {
                          mode_ == Mode::prompt_symbol ? "Symbol" : "DSO", prompt_text_);
   } else {
     if (paused_) status += "[paused] ";
-    if (!setup_.symbol_filter.empty()) status += fmt::format("[symbol ~ {}] ", setup_.symbol_filter);
+    if (!setup_.symbol_filter.empty())
+      status += fmt::format("[symbol ~ {}] ", setup_.symbol_filter);
     if (!setup_.dso_filter.empty()) status += fmt::format("[dso ~ {}] ", setup_.dso_filter);
     if (!message_.empty()) {
       status += message_ + "  ";
       message_.clear();
     }
-    status += mode_ == Mode::table ? "q quit  g call graph  Enter callers  s/d filter  p pause  h help"
-                                   : "q/Esc back to the table  h help";
+    status += mode_ == Mode::table
+                  ? "q quit  g call graph  Enter callers  s/d filter  p pause  h help"
+                  : "q/Esc back to the table  h help";
   }
   attron(A_REVERSE);
   mvaddnstr(LINES - 1, 0, fmt::format("{:<{}}", status, COLS).c_str(), COLS);
   attroff(A_REVERSE);
-  if (mode_ == Mode::prompt_symbol || mode_ == Mode::prompt_dso) curs_set(1);
-  else curs_set(0);
+  if (mode_ == Mode::prompt_symbol || mode_ == Mode::prompt_dso)
+    curs_set(1);
+  else
+    curs_set(0);
   refresh();
 }
 

@@ -70,7 +70,7 @@ class TopScreen {
   Mode mode_ = Mode::table;
   bool paused_ = false;
   std::size_t selected_ = 0;
-  std::size_t first_line_ = 0;  // scroll position of the table
+  std::size_t first_line_ = 0;        // scroll position of the table
   std::set<std::uint32_t> expanded_;  // functions whose caller trees are shown
   std::string prompt_text_;
   std::string message_;

@@ -83,7 +83,8 @@ std::vector<LiveSortKey> parse_live_sort_keys(const std::string& text) {
 }
 
 struct LiveProfile::State {
-  explicit State(LiveProfileOptions given) : options(std::move(given)), resolver(resolver_options()) {
+  explicit State(LiveProfileOptions given)
+      : options(std::move(given)), resolver(resolver_options()) {
     for (LiveSortKey key : options.sort) {
       keep_comm |= key == LiveSortKey::comm || key == LiveSortKey::pid;
       keep_pid |= key == LiveSortKey::pid;
@@ -163,14 +164,14 @@ struct LiveProfile::State {
         address_function[resolved.id] != none) {
       return address_function[resolved.id];
     }
-    std::string_view dso = resolved.dso.empty() ? std::string_view("[unknown]")
+    std::string_view dso = resolved.dso.empty()            ? std::string_view("[unknown]")
                            : resolved.dso.starts_with('/') ? file_name_of(resolved.dso)
                                                            : resolved.dso;
     std::uint32_t dso_id = intern(dsos, dso_index, terminal_safe(dso));
     scratch.clear();
     if (resolved.symbol.symbol.empty()) {
-      scratch = fmt::format("0x{:016x}", resolved.kernel ? resolved.address.ip
-                                                         : resolved.dso_address);
+      scratch =
+          fmt::format("0x{:016x}", resolved.kernel ? resolved.address.ip : resolved.dso_address);
     } else {
       append_terminal_safe(scratch, resolved.symbol.symbol);
     }
@@ -210,8 +211,8 @@ struct LiveProfile::State {
   }
 
   std::uint32_t node_of(std::uint32_t parent, std::uint32_t function) {
-    auto [where, inserted] =
-        node_index.try_emplace(node_key(parent, function), static_cast<std::uint32_t>(nodes.size()));
+    auto [where, inserted] = node_index.try_emplace(node_key(parent, function),
+                                                    static_cast<std::uint32_t>(nodes.size()));
     if (inserted) nodes.push_back({parent, function, 0});
     return where->second;
   }
@@ -230,7 +231,8 @@ struct LiveProfile::State {
     totals.interval_kernel_samples += kernel;
     resolver.walk_from_sample_ip(sample, cpumode, ips, config.branch_sample_type);
     frames.clear();
-    for (const StackAddress& ip : ips) frames.push_back(function_of(resolver.resolve(sample.pid, ip)));
+    for (const StackAddress& ip : ips)
+      frames.push_back(function_of(resolver.resolve(sample.pid, ip)));
     CellKey key;
     key.comm = keep_comm ? comm_of(sample.tid) : 0;
     key.pid = keep_pid ? sample.pid : 0;
@@ -255,9 +257,10 @@ struct LiveProfile::State {
   }
 
   void compact() {
-    std::size_t dead_cells = static_cast<std::size_t>(std::count_if(
-        cells.begin(), cells.end(),
-        [](const Cell& cell) { return cell.self < faded && cell.children < faded; }));
+    std::size_t dead_cells =
+        static_cast<std::size_t>(std::count_if(cells.begin(), cells.end(), [](const Cell& cell) {
+          return cell.self < faded && cell.children < faded;
+        }));
     if (dead_cells != 0 && dead_cells * 4 >= cells.size()) {
       std::vector<Cell> kept;
       kept.reserve(cells.size() - dead_cells);
@@ -452,7 +455,8 @@ std::vector<LiveCallEntry> LiveProfile::caller_tree(std::uint32_t function, doub
     for (auto& entry : *next.into) {
       // The entry's node: (this node, its function) is unique among the node's callers.
       auto found = state.node_index.find(node_key(next.node, entry.function));
-      if (found != state.node_index.end()) pending.push_back({found->second, &entry.callers, next.level + 1});
+      if (found != state.node_index.end())
+        pending.push_back({found->second, &entry.callers, next.level + 1});
     }
   }
   return top;

@@ -43,10 +43,10 @@ struct LiveProfileOptions {
 
 // One row of a snapshot. Shares are percent of the decayed total weight of all samples.
 struct LiveRow {
-  std::string comm;    // with the comm or pid key (terminal-safe)
+  std::string comm;       // with the comm or pid key (terminal-safe)
   std::uint32_t pid = 0;  // with the pid key
-  std::string dso;     // file name, "[kernel.kallsyms]", "[vdso]", "[unknown]" (terminal-safe)
-  std::string symbol;  // function, or the address in hex when unnamed (terminal-safe)
+  std::string dso;        // file name, "[kernel.kallsyms]", "[vdso]", "[unknown]" (terminal-safe)
+  std::string symbol;     // function, or the address in hex when unnamed (terminal-safe)
   bool kernel = false;
   double self = 0;      // percent: samples whose leaf is this row
   double children = 0;  // percent: samples with this row anywhere in the stack (callchains)
@@ -58,16 +58,16 @@ struct LiveRow {
 };
 
 struct LiveSnapshotOptions {
-  std::string symbol_filter;  // rows whose symbol contains this text (empty: all)
-  std::string dso_filter;     // rows whose DSO contains this text (empty: all)
+  std::string symbol_filter;      // rows whose symbol contains this text (empty: all)
+  std::string dso_filter;         // rows whose DSO contains this text (empty: all)
   bool sort_by_children = false;  // order by children instead of self (perf top -g --children)
   double percent_limit = 0;       // leave out rows below this share (of the ordering column)
   std::size_t max_rows = 0;       // 0: every row
 };
 
 struct LiveSnapshot {
-  std::vector<LiveRow> rows;  // by share, largest first
-  double total_weight = 0;    // the decayed weight of every sample (before filters)
+  std::vector<LiveRow> rows;          // by share, largest first
+  double total_weight = 0;            // the decayed weight of every sample (before filters)
   std::size_t rows_before_limit = 0;  // rows that passed the filters
 };
 
@@ -82,21 +82,21 @@ struct LiveCallEntry {
 };
 
 struct LiveCallGraph {
-  double self = 0;       // percent of all samples: the function is the leaf
-  double children = 0;   // percent of all samples: the function is anywhere in the stack
+  double self = 0;      // percent of all samples: the function is the leaf
+  double children = 0;  // percent of all samples: the function is anywhere in the stack
   std::vector<LiveCallEntry> callers;  // who calls it: percent of the function's inclusive weight
   std::vector<LiveCallEntry> callees;  // what it calls: percent of the function's inclusive weight
 };
 
 struct LiveTotals {
-  std::uint64_t samples = 0;         // since the start
-  std::uint64_t kernel_samples = 0;  // since the start
-  std::uint64_t undecodable = 0;     // samples the decoder refused (counted, left out)
+  std::uint64_t samples = 0;                  // since the start
+  std::uint64_t kernel_samples = 0;           // since the start
+  std::uint64_t undecodable = 0;              // samples the decoder refused (counted, left out)
   std::uint64_t interval_samples = 0;         // since the last end_interval()
   std::uint64_t interval_kernel_samples = 0;  // since the last end_interval()
-  std::size_t cells = 0;       // histogram cells alive
-  std::size_t tree_nodes = 0;  // caller-tree nodes alive
-  std::size_t functions = 0;   // distinct functions named so far (kept for good)
+  std::size_t cells = 0;                      // histogram cells alive
+  std::size_t tree_nodes = 0;                 // caller-tree nodes alive
+  std::size_t functions = 0;                  // distinct functions named so far (kept for good)
 };
 
 class LiveProfile final : public RecordingSink {
