@@ -3,6 +3,7 @@
 // option errors; and the live screen driven through tmux: the rows, the call-graph view (g), the
 // symbol filter (s), q, and the terminal given back in cooked mode after SIGTERM.
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "perfscope/sys/kernel_files.hpp"
 #include "support/background_command.hpp"
 #include "support/test_support.hpp"
 
@@ -82,9 +84,9 @@ TEST(TopCliTest, BatchSnapshotsShowTheKnownSharesInOrder) {
 TEST(TopCliTest, CallGraphShowsEachLeafsCaller) {
   pt::BackgroundCommand workload({known_answer_fp, "100000"});
   ASSERT_TRUE(workload.started());
-  auto result = pt::run_perfscope({"top", "-g", "--no-children", "-p",
-                                   std::to_string(workload.pid()), "-e", "cpu-clock", "--batch",
-                                   "2", "-d", "1", "--rows", "3"});
+  auto result =
+      pt::run_perfscope({"top", "-g", "--no-children", "-p", std::to_string(workload.pid()), "-e",
+                         "cpu-clock", "--batch", "2", "-d", "1", "--rows", "3"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   std::string last = last_snapshot(result.out);
   expect_known_order(last);
@@ -114,9 +116,63 @@ TEST(TopCliTest, FunctionsOfAProcessThatExitedStayNamed) {
   ASSERT_EQ(result.exit_status, 0) << result.err;
   // The last snapshot is taken after the workload exited: its rows decay but keep their names.
   std::string last = last_snapshot(result.out);
-  EXPECT_TRUE(std::regex_search(
-      last, std::regex(R"(known_answer_fp\s+known_answer_fp\s+\[\.\] leaf_60)")))
+  EXPECT_TRUE(
+      std::regex_search(last, std::regex(R"(known_answer_fp\s+known_answer_fp\s+\[\.\] leaf_60)")))
       << result.out;
+}
+
+// As an unprivileged user (created here, as security_test does) at perf_event_paranoid 2: the
+// user's own process in user space only, said in the header; the whole machine refused with
+// the fix.
+TEST(TopCliTest, UnprivilegedUserSeesOwnProcessInUserSpace) {
+  if (!pt::running_as_root()) GTEST_SKIP() << "creating and becoming another user needs root";
+  if (::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "util-linux setpriv is missing";
+  auto paranoid = perfscope::sys::read_sysctl("perf_event_paranoid");
+  if (!paranoid || *paranoid < 2) GTEST_SKIP() << "perf_event_paranoid is below 2 here";
+  const std::string user = "perfscope-unpriv";
+  if (::getpwnam(user.c_str()) == nullptr) {
+    auto added = pt::run_command(
+        {"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user});
+    if (added.exit_status != 0 && added.exit_status != 9) GTEST_SKIP() << added.err;
+  }
+  const passwd* entry = ::getpwnam(user.c_str());
+  ASSERT_NE(entry, nullptr);
+  std::vector<std::string> as_user{"/usr/bin/setpriv",
+                                   "--reuid=" + std::to_string(entry->pw_uid),
+                                   "--regid=" + std::to_string(entry->pw_gid),
+                                   "--clear-groups",
+                                   "--inh-caps=-all",
+                                   "/bin/sh",
+                                   "-c",
+                                   "\"$1\" 100000 >/dev/null & shift; \"$@\" -p $!; s=$?; kill $!; "
+                                   "exit $s",
+                                   "sh",
+                                   known_answer_fp,
+                                   cli,
+                                   "top",
+                                   "-e",
+                                   "cpu-clock",
+                                   "--batch",
+                                   "2",
+                                   "-d",
+                                   "1"};
+  auto own = pt::run_command(as_user);
+  if (own.exit_status != 0 && own.err.find("Permission denied") != std::string::npos &&
+      own.err.find("perfscope") == std::string::npos) {
+    GTEST_SKIP() << "the user cannot run the binaries under test: " << own.err;
+  }
+  ASSERT_EQ(own.exit_status, 0) << own.err;
+  EXPECT_NE(own.out.find("user space only: kernel.perf_event_paranoid is"), std::string::npos)
+      << own.out;
+  EXPECT_NE(own.out.find("[cpu-clock:u 4000 Hz]"), std::string::npos) << own.out;
+  EXPECT_EQ(own.out.find("[k] "), std::string::npos) << own.out;
+  expect_known_order(last_snapshot(own.out));
+  std::vector<std::string> machine(as_user.begin(), as_user.begin() + 5);
+  machine.insert(machine.end(), {cli, "top", "--batch", "1"});
+  auto refused = pt::run_command(machine);
+  EXPECT_EQ(refused.exit_status, 1);
+  EXPECT_NE(refused.err.find("perf_event_paranoid"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("CAP_PERFMON"), std::string::npos) << refused.err;
 }
 
 TEST(TopCliTest, BadOptionsSayWhatToFix) {
@@ -236,9 +292,9 @@ TEST(TopCliTest, SigtermRestoresTheTerminal) {
   Tmux tmux;
   ASSERT_TRUE(tmux.ok());
   tmux.wait_for(contains("READY$"));
-  tmux.keys({cli + " top -e cpu-clock -d 0.5 -p " + std::to_string(workload.pid()) +
-                 "; echo TOP-EXIT=$?",
-             "Enter"});
+  tmux.keys(
+      {cli + " top -e cpu-clock -d 0.5 -p " + std::to_string(workload.pid()) + "; echo TOP-EXIT=$?",
+       "Enter"});
   std::string screen = tmux.wait_for(contains("[.] leaf_60"));
   ASSERT_NE(screen.find("[.] leaf_60"), std::string::npos) << screen;
   pid_t top = tmux.foreground_child();
@@ -249,9 +305,10 @@ TEST(TopCliTest, SigtermRestoresTheTerminal) {
   EXPECT_EQ(tmux.query("#{alternate_on}"), "0");
   // sh reads lines in the terminal's own cooked mode: top must have given back echo and icanon.
   // (The marker is typed as MODES""-END: only the output spells MODES-END.)
-  tmux.keys({"stty -a | tr ' ' '\\n' | grep -x -e echo -e -echo -e icanon -e -icanon | tr '\\n' "
-             "' '; echo MODES\"\"-END",
-             "Enter"});
+  tmux.keys(
+      {"stty -a | tr ' ' '\\n' | grep -x -e echo -e -echo -e icanon -e -icanon | tr '\\n' "
+       "' '; echo MODES\"\"-END",
+       "Enter"});
   screen = tmux.wait_for(contains("MODES-END"));
   EXPECT_NE(screen.find("icanon echo MODES-END"), std::string::npos) << screen;
 }
