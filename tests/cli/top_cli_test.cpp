@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -173,6 +174,33 @@ TEST(TopCliTest, UnprivilegedUserSeesOwnProcessInUserSpace) {
   EXPECT_EQ(refused.exit_status, 1);
   EXPECT_NE(refused.err.find("perf_event_paranoid"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("CAP_PERFMON"), std::string::npos) << refused.err;
+}
+
+// doctor says what top needs: the whole machine as root, and a terminal type terminfo knows.
+TEST(TopCliTest, DoctorChecksWhatTopNeeds) {
+  auto top_check = [](const std::string& term) {
+    auto result = pt::run_command({"/usr/bin/env", "TERM=" + term, cli, "doctor", "--json"});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    auto document = nlohmann::json::parse(result.out);
+    for (const auto& check : document.at("checks")) {
+      if (check.at("id") == "top") return check;
+    }
+    ADD_FAILURE() << "no top check: " << result.out;
+    return nlohmann::json::object();
+  };
+  auto unknown = top_check("no-such-terminal");
+  EXPECT_EQ(unknown.value("status", ""), "warn");
+  EXPECT_NE(unknown.value("value", "").find("'no-such-terminal' unknown to terminfo"),
+            std::string::npos)
+      << unknown.dump();
+  EXPECT_NE(unknown.value("fix", "").find("--stdio"), std::string::npos) << unknown.dump();
+  auto known = top_check("xterm");
+  EXPECT_NE(known.value("value", "").find("terminal 'xterm' known to terminfo"), std::string::npos)
+      << known.dump();
+  if (pt::running_as_root()) {
+    EXPECT_EQ(known.value("status", ""), "ok") << known.dump();
+    EXPECT_NE(known.value("value", "").find("the whole machine"), std::string::npos);
+  }
 }
 
 TEST(TopCliTest, BadOptionsSayWhatToFix) {

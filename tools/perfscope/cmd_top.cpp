@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -199,6 +200,57 @@ void print_snapshot(const TopOptions& options, const LiveProfile& profile,
 }
 
 }  // namespace
+
+MachineCheck top_check(const MachineReport& report) {
+  MachineCheck check;
+  check.id = "top";
+  check.title = "perfscope top";
+  check.status = CheckStatus::ok;
+  constexpr int cap_sys_admin = 21, cap_perfmon = 38;
+  std::uint64_t caps = sys::effective_capabilities();
+  bool privileged = (caps & (1ULL << cap_sys_admin)) != 0 || (caps & (1ULL << cap_perfmon)) != 0;
+  auto paranoid = sys::read_sysctl("perf_event_paranoid");
+  bool whole_machine = privileged || (paranoid && *paranoid <= 0);
+  bool kernel = privileged || (paranoid && *paranoid <= 1);
+  bool kernel_symbols = true;
+  for (const auto& other : report.checks) {
+    if (other.id == "kptr_restrict" && other.status != CheckStatus::ok) kernel_symbols = false;
+  }
+  std::vector<std::string> parts, fixes;
+  parts.emplace_back(whole_machine ? "the whole machine (-a, the default) and any process"
+                                   : "only your own processes (-p PID, -t TID)");
+  parts.emplace_back(kernel ? "kernel and user space" : "user space only");
+  if (kernel && !kernel_symbols) parts.emplace_back("kernel functions unnamed (kptr_restrict)");
+  if (!whole_machine) {
+    check.status = CheckStatus::warn;
+    fixes.emplace_back(
+        "for the whole machine run as root, grant CAP_PERFMON, or `sysctl "
+        "kernel.perf_event_paranoid=0`");
+  }
+  if (kernel && !kernel_symbols) {
+    check.status = CheckStatus::warn;
+    fixes.emplace_back("`sysctl kernel.kptr_restrict=0` names kernel functions");
+  }
+  // The live view draws through terminfo; --stdio and --batch need no terminal.
+  const char* term = std::getenv("TERM");
+  int terminfo_error = 0;
+  bool known = term != nullptr && *term != '\0' && top_terminal_known(term, terminfo_error);
+  parts.push_back(known ? fmt::format("terminal '{}' known to terminfo", term)
+                        : fmt::format("terminal '{}' unknown to terminfo: text snapshots only",
+                                      term ? term : ""));
+  if (!known) {
+    check.status = CheckStatus::warn;
+    fixes.emplace_back(
+        "set TERM to a type terminfo knows (e.g. xterm-256color; Debian ncurses-base, "
+        "ncurses-term), or use perfscope top --stdio");
+  }
+  for (std::size_t i = 0; i < parts.size(); ++i) check.value += (i ? ", " : "") + parts[i];
+  check.explanation =
+      "top samples at 4000 Hz (cpu-clock without a hardware PMU) and names functions as it goes; "
+      "the live view needs a terminal, --stdio/--batch N print text.";
+  for (std::size_t i = 0; i < fixes.size(); ++i) check.fix += (i ? "; " : "") + fixes[i];
+  return check;
+}
 
 TopCommand::TopCommand(CLI::App& app) {
   app_ = app.add_subcommand("top", "Live view of the functions using the CPU (perf top)");

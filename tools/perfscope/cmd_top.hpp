@@ -7,7 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/engine/machine_check.hpp"
+
 namespace perfscope::cli {
+
+// What `perfscope top` needs here, for doctor: the whole machine (root, CAP_PERFMON or
+// perf_event_paranoid <= 0) or only one's own processes in user space, kernel symbols, and a
+// terminal type terminfo knows for the live view.
+MachineCheck top_check(const MachineReport& report);
 
 struct TopOptions {
   std::string events;

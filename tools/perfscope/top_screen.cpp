@@ -382,3 +382,22 @@ void TopScreen::draw() {
 }
 
 }  // namespace perfscope::cli
+
+// term.h last: its capability macros (lines, columns, tab...) would rewrite names above.
+#include <term.h>
+
+namespace perfscope::cli {
+
+bool top_terminal_known(const char* term, int& error) {
+  error = 0;
+  // Reads the entry (nothing is written to the terminal), then frees it.
+  TERMINAL* saved = cur_term;
+  bool known = setupterm(term, STDOUT_FILENO, &error) == OK;
+  if (known) {
+    del_curterm(cur_term);
+    set_curterm(saved);
+  }
+  return known;
+}
+
+}  // namespace perfscope::cli

@@ -31,6 +31,10 @@ void append_caller_lines(std::vector<std::string>& out, const std::vector<LiveCa
 std::vector<std::string> call_graph_lines(const LiveRow& row, const LiveCallGraph& graph,
                                           bool callchains);
 
+// True when terminfo has an entry for `term` (the live view can draw on it); `error` gets
+// setupterm's answer.
+bool top_terminal_known(const char* term, int& error);
+
 struct TopScreenSetup {
   std::vector<LiveSortKey> keys;
   bool children = false;
