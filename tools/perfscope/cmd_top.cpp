@@ -132,6 +132,8 @@ TopRun open_session(const TopOptions& options, LiveProfile& profile) {
     case Target::Kind::thread: run.target_text = fmt::format("tid {}", target.pid()); break;
     default: run.target_text = target.describe(); break;
   }
+  // kallsyms is read on a thread meanwhile: the first kernel sample would wait for it.
+  if (!run.user_only) profile.resolver().symbolizer().prefetch_kernel();
   // Processes that exist now are named from /proc; the rest from their records.
   session.synthesize(profile);
   session.start();
