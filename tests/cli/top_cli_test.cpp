@@ -292,6 +292,16 @@ TEST(TopCliTest, LiveScreenKeysUnderTmux) {
   EXPECT_NE(screen.find("perfscope top:"), std::string::npos) << screen;
   EXPECT_EQ(tmux.query("#{alternate_on}"), "1");
   expect_known_order(screen);
+  // A resize redraws at the new size: the status line moves to the new last line.
+  tmux.tmux({"resize-window", "-t", "0", "-x", "90", "-y", "20"});
+  screen = tmux.wait_for([](const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines.size() == 20 && lines.back().starts_with("q quit");
+  });
+  EXPECT_NE(screen.find("\nq quit  g call graph"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("[.] leaf_60"), std::string::npos) << screen;
   // g: the call graph of the selected (first) row, leaf_60, called by work_60.
   tmux.keys({"g"});
   screen = tmux.wait_for(contains("Callers (who calls it)"));

@@ -131,7 +131,8 @@ TopScreen::TopScreen(const LiveProfile& profile, TopScreenSetup setup)
         "--batch N for text snapshots");
   }
   std::setlocale(LC_ALL, "");  // UTF-8 names are drawn as characters
-  if (newterm(nullptr, stdout, stdin) == nullptr) {
+  screen_ = newterm(nullptr, stdout, stdin);
+  if (screen_ == nullptr) {
     const char* term = std::getenv("TERM");
     throw std::runtime_error(fmt::format(
         "cannot start the live view: the terminal type '{}' is unknown to terminfo; set TERM "
@@ -149,6 +150,7 @@ TopScreen::TopScreen(const LiveProfile& profile, TopScreenSetup setup)
 TopScreen::~TopScreen() {
   curs_set(1);
   endwin();
+  delscreen(screen_);  // what newterm allocated (LeakSanitizer checks the sanitizer build)
   std::fflush(stdout);
 }
 

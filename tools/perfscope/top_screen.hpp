@@ -11,6 +11,8 @@
 
 #include "perfscope/analysis/live/live_profile.hpp"
 
+struct screen;  // ncurses' SCREEN
+
 namespace perfscope::cli {
 
 struct TopColumns {
@@ -69,6 +71,7 @@ class TopScreen {
 
   const LiveProfile& profile_;
   TopScreenSetup setup_;
+  ::screen* screen_ = nullptr;
   std::vector<std::string> header_;
   LiveSnapshot snapshot_;
   Mode mode_ = Mode::table;
