@@ -17,6 +17,11 @@ namespace perfscope::cli {
 
 namespace {
 
+std::string without_trailing_spaces(std::string text) {
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
 std::string key_text(const LiveRow& row, const TopColumns& columns) {
   std::string out;
   for (LiveSortKey key : columns.keys) {
@@ -80,13 +85,13 @@ std::string top_heading(const TopColumns& columns) {
       case LiveSortKey::sym: out += "  Symbol"; break;
     }
   }
-  return out;
+  return without_trailing_spaces(std::move(out));
 }
 
 std::string top_row(const LiveRow& row, const TopColumns& columns) {
   std::string out = columns.children ? fmt::format("  {:7.2f}%  {:7.2f}%", row.children, row.self)
                                      : fmt::format("  {:7.2f}%", row.self);
-  return out + key_text(row, columns);
+  return without_trailing_spaces(out + key_text(row, columns));
 }
 
 void append_caller_lines(std::vector<std::string>& out, const std::vector<LiveCallEntry>& callers,
