@@ -107,7 +107,7 @@ TEST(TopCliTest, CallGraphShowsEachLeafsCaller) {
 TEST(TopCliTest, FunctionsOfAProcessThatExitedStayNamed) {
   if (!pt::running_as_root()) GTEST_SKIP() << "system-wide top needs root or CAP_PERFMON";
   pt::BackgroundCommand top({cli, "top", "-a", "-e", "cpu-clock", "--batch", "3", "-d", "1.5",
-                             "--rows", "30", "--sort", "comm,dso,sym"});
+                             "--rows", "0", "--sort", "comm,dso,sym", "--symbol-filter", "leaf_"});
   ASSERT_TRUE(top.started());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto workload = pt::run_command({known_answer_fp, "150"});
