@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -146,6 +147,7 @@ struct LiveProfile::State {
   std::uint64_t stamp = 0;
   LiveTotals totals;
 
+  // `name` is looked up as it is (the caller's reused buffer); a copy is made only when new.
   std::uint32_t intern(std::vector<std::string>& names,
                        std::unordered_map<std::string, std::uint32_t>& index,
                        const std::string& name) {
@@ -158,7 +160,8 @@ struct LiveProfile::State {
   }
 
   // Formats and interns the function of a resolution seen for the first time; afterwards its
-  // cache id answers.
+  // cache id answers. The text is built in reused buffers: a function met again in another
+  // process (a new resolution of a known name) allocates nothing.
   std::uint32_t function_of(const ResolvedAddress& resolved) {
     if (resolved.id != ResolvedAddress::no_id && resolved.id < address_function.size() &&
         address_function[resolved.id] != none) {
@@ -167,23 +170,27 @@ struct LiveProfile::State {
     std::string_view dso = resolved.dso.empty()            ? std::string_view("[unknown]")
                            : resolved.dso.starts_with('/') ? file_name_of(resolved.dso)
                                                            : resolved.dso;
-    std::uint32_t dso_id = intern(dsos, dso_index, terminal_safe(dso));
     scratch.clear();
+    append_terminal_safe(scratch, dso);
+    std::uint32_t dso_id = intern(dsos, dso_index, scratch);
+    // The key: dso id, mode, name; the name alone is what is kept.
+    scratch.clear();
+    fmt::format_to(std::back_inserter(scratch), "{}\n{}\n", dso_id, resolved.kernel ? 'k' : '.');
+    std::size_t name_at = scratch.size();
     if (resolved.symbol.symbol.empty()) {
-      scratch =
-          fmt::format("0x{:016x}", resolved.kernel ? resolved.address.ip : resolved.dso_address);
+      fmt::format_to(std::back_inserter(scratch), "0x{:016x}",
+                     resolved.kernel ? resolved.address.ip : resolved.dso_address);
     } else {
       append_terminal_safe(scratch, resolved.symbol.symbol);
     }
-    std::string key = fmt::format("{}\n{}\n{}", dso_id, resolved.kernel ? 'k' : '.', scratch);
-    auto found = function_index.find(key);
+    auto found = function_index.find(scratch);
     std::uint32_t function = 0;
     if (found != function_index.end()) {
       function = found->second;
     } else {
       function = static_cast<std::uint32_t>(functions.size());
-      functions.push_back({dso_id, scratch, resolved.kernel});
-      function_index.emplace(std::move(key), function);
+      functions.push_back({dso_id, scratch.substr(name_at), resolved.kernel});
+      function_index.emplace(scratch, function);
     }
     if (resolved.id != ResolvedAddress::no_id) {
       if (resolved.id >= address_function.size()) {
@@ -237,10 +244,13 @@ struct LiveProfile::State {
     key.comm = keep_comm ? comm_of(sample.tid) : 0;
     key.pid = keep_pid ? sample.pid : 0;
     key.function = frames.front();
-    cell_of(key).self += 1;
     ++stamp;
-    for (std::uint32_t function : frames) {
-      key.function = function;
+    Cell& leaf = cell_of(key);
+    leaf.self += 1;
+    leaf.children += 1;
+    leaf.stamp = stamp;
+    for (std::size_t i = 1; i < frames.size(); ++i) {
+      key.function = frames[i];
       Cell& cell = cell_of(key);
       if (cell.stamp != stamp) {  // a recursive function counts once per sample
         cell.stamp = stamp;
