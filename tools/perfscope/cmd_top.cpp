@@ -184,8 +184,7 @@ void print_snapshot(const TopOptions& options, const LiveProfile& profile,
                          ? fmt::format(" of {} (--rows)", snapshot.rows_before_limit)
                          : std::string());
   out += std::string(78, '-') + "\n";
-  auto keys = parse_live_sort_keys(options.sort);
-  TopColumns columns = top_columns(snapshot, keys, children);
+  TopColumns columns = top_columns(snapshot, profile.options().sort, children);
   out += top_heading(columns) + "\n";
   std::vector<std::string> callers;
   for (const LiveRow& row : snapshot.rows) {
@@ -258,9 +257,12 @@ TopCommand::TopCommand(CLI::App& app) {
   app_ = app.add_subcommand("top", "Live view of the functions using the CPU (perf top)");
   app_->add_option("-e,--event", options_.events,
                    "Event to sample (default: cycles, or cpu-clock without a hardware PMU)");
-  app_->add_option("-F,--freq", options_.frequency, "Samples per second (default 4000)")
-      ->check(CLI::PositiveNumber);
-  app_->add_option("-c,--count", options_.period, "Sample every N events instead of -F");
+  auto* frequency =
+      app_->add_option("-F,--freq", options_.frequency, "Samples per second (default 4000)")
+          ->check(CLI::PositiveNumber);
+  app_->add_option("-c,--count", options_.period, "Sample every N events instead of -F")
+      ->check(CLI::PositiveNumber)
+      ->excludes(frequency);
   app_->add_option("-p,--pid", options_.pid, "Show one running process (all its threads)");
   app_->add_option("-t,--tid", options_.tid, "Show one running thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Show every CPU (the default)");
@@ -268,7 +270,7 @@ TopCommand::TopCommand(CLI::App& app) {
   app_->add_option("-G,--cgroup", options_.cgroup, "Show the processes of a cgroup v2");
   app_->add_flag("-g", options_.call_graph,
                  "Sample call chains (frame pointers): callers, children, the call-graph view");
-  app_->add_flag("--children{1},--no-children{-1}", options_.children,
+  app_->add_flag("--children,!--no-children", options_.children,
                  "Order by inclusive share (default with -g) or by self share");
   app_->add_option("-d,--delay", options_.delay_seconds, "Seconds between refreshes (default 2)")
       ->check(CLI::Range(0.1, 3600.0));
