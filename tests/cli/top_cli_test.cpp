@@ -109,10 +109,14 @@ TEST(TopCliTest, FunctionsOfAProcessThatExitedStayNamed) {
   pt::BackgroundCommand top({cli, "top", "-a", "-e", "cpu-clock", "--batch", "3", "-d", "1.5",
                              "--rows", "0", "--sort", "comm,dso,sym", "--symbol-filter", "leaf_"});
   ASSERT_TRUE(top.started());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // After the first snapshot: top has named what ran at its start (slow in a sanitizer build,
+  // whose buffers may overflow meanwhile on a busy machine; the losses are in the header).
+  ASSERT_TRUE(top.wait_for_output("snapshot 1 of 3", 60000)) << top.out() << top.err();
   auto workload = pt::run_command({known_answer_fp, "150"});
   ASSERT_EQ(workload.exit_status, 0);
-  auto result = top.wait(30000);
+  // The workload has exited before the last snapshot.
+  EXPECT_EQ(count_of(top.out(), "snapshot 3 of 3"), 0u) << top.out();
+  auto result = top.wait(60000);
   ASSERT_FALSE(top.timed_out());
   ASSERT_EQ(result.exit_status, 0) << result.err;
   // The last snapshot is taken after the workload exited: its rows decay but keep their names.

@@ -318,7 +318,13 @@ void TopScreen::draw_table(int top, int height) {
     row_line.push_back(lines.size());
     lines.push_back(top_row(row, columns));
     if (row.function != LiveRow::no_function && expanded_.count(row.function)) {
-      append_caller_lines(lines, profile_.caller_tree(row.function), 14);
+      auto callers = profile_.caller_tree(row.function);
+      if (callers.empty()) {
+        lines.emplace_back(row.self > 0
+                               ? "              (no callers: its samples have no call chain)"
+                               : "              (no samples end here: g shows what it calls)");
+      }
+      append_caller_lines(lines, callers, 14);
     }
   }
   std::size_t selected_line = row_line[std::min(selected_, row_line.size() - 1)];
