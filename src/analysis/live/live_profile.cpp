@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <stdexcept>
 #include <unordered_map>
@@ -140,6 +141,9 @@ struct LiveProfile::State {
   std::unordered_map<CellKey, std::uint32_t, CellHash> cell_index;
   std::vector<Node> nodes;
   std::unordered_map<std::uint64_t, std::uint32_t, PairHash> node_index;
+
+  // Tasks that exited in this interval and in the one before (forgotten at the next refresh).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> exited_now, exited_before;
 
   SampleRecord sample;
   std::vector<StackAddress> ips;
@@ -343,6 +347,14 @@ void LiveProfile::record(const RecordView& view, std::size_t, const ParseConfig&
     case abi::RecordType::fork:
     case abi::RecordType::mmap:
     case abi::RecordType::mmap2: state.resolver.observe(view, config); return;
+    case abi::RecordType::exit: {
+      // pid, ppid, tid, ptid (u32 each) after the header.
+      std::uint32_t ids[3];
+      if (view.bytes.size() < sizeof(abi::RecordHeader) + sizeof ids) return;
+      std::memcpy(ids, view.bytes.data() + sizeof(abi::RecordHeader), sizeof ids);
+      state.exited_now.emplace_back(ids[0], ids[2]);
+      return;
+    }
     default: return;
   }
 }
@@ -351,6 +363,18 @@ void LiveProfile::end_interval() {
   State& state = *state_;
   state.totals.interval_samples = 0;
   state.totals.interval_kernel_samples = 0;
+  for (const auto& [pid, tid] : state.exited_before) {
+    state.resolver.forget_task(pid, tid);
+    state.thread_comms.erase(tid);
+  }
+  state.totals.exited_tasks += state.exited_before.size();
+  state.exited_before.swap(state.exited_now);
+  state.exited_now.clear();
+  if (state.resolver.cached_addresses() > state.options.address_cache_limit) {
+    state.resolver.clear_address_cache();
+    std::fill(state.address_function.begin(), state.address_function.end(), none);
+    ++state.totals.cache_resets;
+  }
   double decay = std::clamp(state.options.decay, 0.0, 1.0);
   if (decay == 0) {
     state.cells.clear();

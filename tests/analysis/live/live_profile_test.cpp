@@ -99,6 +99,17 @@ Encoded comm_record(std::uint32_t pid, const std::string& comm) {
   return {bytes};
 }
 
+Encoded exit_record(std::uint32_t pid, std::uint32_t tid) {
+  std::vector<std::byte> bytes(sizeof(abi::RecordHeader));
+  put(bytes, std::uint64_t{pid} << 32 | pid);  // pid, ppid
+  put(bytes, std::uint64_t{tid} << 32 | tid);  // tid, ptid
+  put(bytes, 2000);                            // time
+  abi::RecordHeader header{static_cast<std::uint32_t>(abi::RecordType::exit), 0,
+                           static_cast<std::uint16_t>(bytes.size())};
+  std::memcpy(bytes.data(), &header, sizeof header);
+  return {bytes};
+}
+
 struct Fixture {
   testing::TempDir directory;
   LiveProfileOptions options;
@@ -293,6 +304,45 @@ TEST(LiveProfileTest, SortKeysChooseTheRows) {
   EXPECT_EQ(one.rows[0].dso, "[kernel.kallsyms]");
   EXPECT_EQ(one.rows[0].function, LiveRow::no_function);
   EXPECT_DOUBLE_EQ(one.rows[0].self, 100.0);
+}
+
+TEST(LiveProfileTest, ExitedTasksAreForgottenAfterTheNextRefreshAndKeepTheirRows) {
+  Fixture fixture;
+  fixture.options.sort = parse_live_sort_keys("comm,sym");
+  LiveProfile profile(fixture.options);
+  feed(profile, comm_record(100, "short-lived"));
+  feed(profile, sample(leaf_a, {}, 100), 4);
+  feed(profile, exit_record(100, 100));
+  profile.end_interval();
+  // Samples read in the next interval may still be of the task: it is known until then.
+  EXPECT_EQ(profile.resolver().maps().comm_of(100), "short-lived");
+  EXPECT_EQ(profile.totals().exited_tasks, 0u);
+  profile.end_interval();
+  EXPECT_EQ(profile.resolver().maps().comm_of(100), "");
+  EXPECT_EQ(profile.totals().exited_tasks, 1u);
+  LiveSnapshot snapshot = profile.snapshot();
+  ASSERT_EQ(snapshot.rows.size(), 1u);
+  EXPECT_EQ(snapshot.rows[0].comm, "short-lived");
+  EXPECT_EQ(snapshot.rows[0].symbol, "leaf_a");
+}
+
+TEST(LiveProfileTest, AddressCacheIsDroppedPastItsLimitAndNamesStay) {
+  Fixture fixture;
+  fixture.options.address_cache_limit = 2;
+  LiveProfile profile(fixture.options);
+  feed(profile, sample(leaf_a), 2);
+  feed(profile, sample(leaf_b), 1);
+  feed(profile, sample(leaf_c), 1);
+  EXPECT_EQ(profile.resolver().cached_addresses(), 3u);
+  profile.end_interval();
+  EXPECT_EQ(profile.resolver().cached_addresses(), 0u);
+  EXPECT_EQ(profile.totals().cache_resets, 1u);
+  feed(profile, sample(leaf_c), 3);  // named again: the same function, the same row
+  EXPECT_EQ(profile.totals().functions, 3u);
+  LiveSnapshot snapshot = profile.snapshot();
+  ASSERT_EQ(snapshot.rows.size(), 3u);
+  EXPECT_EQ(snapshot.rows[0].symbol, "leaf_c");
+  EXPECT_DOUBLE_EQ(snapshot.rows[0].weight, 0.875 + 3);
 }
 
 TEST(LiveProfileTest, SortKeyErrorsNameTheKey) {

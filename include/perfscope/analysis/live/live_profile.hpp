@@ -39,6 +39,10 @@ struct LiveProfileOptions {
   double decay = 7.0 / 8.0;
   // The row keys, in column order (perf top's default: dso,sym).
   std::vector<LiveSortKey> sort{LiveSortKey::dso, LiveSortKey::sym};
+  // A machine whose processes come and go (a build) gives the resolver new addresses to cache
+  // for every process: past this many the cache is dropped at a refresh (named functions stay;
+  // live processes' addresses are named again, from the symbolizer's per-file tables).
+  std::size_t address_cache_limit = std::size_t{1} << 17;
 };
 
 // One row of a snapshot. Shares are percent of the decayed total weight of all samples.
@@ -97,6 +101,8 @@ struct LiveTotals {
   std::size_t cells = 0;                      // histogram cells alive
   std::size_t tree_nodes = 0;                 // caller-tree nodes alive
   std::size_t functions = 0;                  // distinct functions named so far (kept for good)
+  std::uint64_t exited_tasks = 0;             // tasks forgotten one refresh after their EXIT
+  std::uint64_t cache_resets = 0;             // times the address cache passed its limit
 };
 
 class LiveProfile final : public RecordingSink {
@@ -112,6 +118,8 @@ class LiveProfile final : public RecordingSink {
 
   // Ends a refresh interval: every weight is multiplied by the decay factor, cells and caller
   // nodes that faded below a tenth of a sample are dropped, the interval counters restart.
+  // Tasks that exited before the previous refresh are forgotten (their late samples have been
+  // read by now; their rows keep their names), and the address cache is dropped past its limit.
   void end_interval();
 
   LiveSnapshot snapshot(const LiveSnapshotOptions& options = {}) const;
