@@ -321,6 +321,22 @@ TEST(TopCliTest, LiveScreenKeysUnderTmux) {
   screen = tmux.wait_for(contains("[symbol ~ leaf_3]"));
   EXPECT_NE(screen.find("[.] leaf_30"), std::string::npos) << screen;
   EXPECT_EQ(screen.find("[.] leaf_60"), std::string::npos) << screen;
+  // Enter: the selected row's callers under it.
+  tmux.keys({"Enter"});
+  screen = tmux.wait_for(contains("-- [.] work_30"));
+  EXPECT_TRUE(
+      std::regex_search(screen, std::regex(R"(--(100\.00|9[0-9]\.[0-9]{2})%-- \[\.\] work_30)")))
+      << screen;
+  // p pauses the display, h shows the keys (any key goes back).
+  tmux.keys({"p"});
+  screen = tmux.wait_for(contains("[paused]"));
+  EXPECT_NE(screen.find("[paused]"), std::string::npos) << screen;
+  tmux.keys({"p"});
+  tmux.keys({"h"});
+  screen = tmux.wait_for(contains("perfscope top: keys"));
+  EXPECT_NE(screen.find("call graph of the selected row"), std::string::npos) << screen;
+  tmux.keys({"Escape"});
+  tmux.wait_for(contains("Shared Object"));
   // q: top ends at once, the shell's screen is back.
   tmux.keys({"q"});
   screen = tmux.wait_for(contains("TOP-EXIT=0"));
