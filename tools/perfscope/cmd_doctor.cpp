@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "cmd_top.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/symbols/frame_pointer_check.hpp"
 #include "perfscope/core/error.hpp"
@@ -201,6 +202,7 @@ int DoctorCommand::run() {
     }
   }
   MachineReport report = check_machine();
+  report.checks.push_back(top_check(report));
   if (json_) {
     print_json(report, binary);
   } else {

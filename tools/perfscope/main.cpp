@@ -10,6 +10,7 @@
 #include "cmd_archive.hpp"
 #include "cmd_diff.hpp"
 #include "cmd_trace.hpp"
+#include "cmd_top.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
@@ -40,6 +41,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::AnnotateCommand annotate(app);
   perfscope::cli::TraceCommand trace(app);
   perfscope::cli::ArchiveCommand archive(app);
+  perfscope::cli::TopCommand top(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -76,6 +78,7 @@ int run_cli(int argc, char** argv) {
     if (annotate.selected()) return annotate.run();
     if (trace.selected()) return trace.run(std::move(command));
     if (archive.selected()) return archive.run();
+    if (top.selected()) return top.run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

@@ -325,6 +325,18 @@ const TaskMaps& StackResolver::maps() const noexcept { return state_->maps; }
 
 Symbolizer& StackResolver::symbolizer() noexcept { return state_->symbolizer; }
 
+void StackResolver::forget_task(std::uint32_t pid, std::uint32_t tid) {
+  state_->maps.forget_task(pid, tid);
+  state_->generation_known = false;
+}
+
+std::size_t StackResolver::cached_addresses() const noexcept { return state_->resolved.size(); }
+
+void StackResolver::clear_address_cache() {
+  state_->resolved.clear();
+  state_->index = detail::FlatIndexMap{4096};
+}
+
 const UnwindStatistics* StackResolver::unwind_statistics() const noexcept {
   return state_->unwinder ? &state_->unwinder->statistics() : nullptr;
 }

@@ -206,6 +206,14 @@ std::string_view TaskMaps::comm_of(std::uint32_t tid) const noexcept {
   return tid == 0 ? std::string_view("swapper") : std::string_view();
 }
 
+void TaskMaps::forget_task(std::uint32_t pid, std::uint32_t tid) {
+  comms_.erase(tid);
+  if (pid != tid) return;
+  processes_.erase(pid);
+  // A later process with this pid starts with a FORK (and an exec): it gets a new generation.
+  generations_.erase(pid);
+}
+
 std::vector<TaskMaps::Hit> TaskMaps::hit_files() const {
   std::vector<Hit> hits;
   for (std::size_t i = 0; i < names_.size(); ++i) {

@@ -135,6 +135,14 @@ class StackResolver {
   // The unwinder's statistics; null before the first DWARF sample.
   const UnwindStatistics* unwind_statistics() const noexcept;
 
+  // For long-running live callers (top), whose tasks come and go and would otherwise grow the
+  // state for good: forget an exited task (TaskMaps::forget_task); the number of cached
+  // resolutions, and dropping them all (the symbolizer's per-file tables stay; ids start again
+  // from 0, and every ResolvedAddress handed out before is invalid).
+  void forget_task(std::uint32_t pid, std::uint32_t tid);
+  std::size_t cached_addresses() const noexcept;
+  void clear_address_cache();
+
  private:
   struct State;
   std::unique_ptr<State> state_;

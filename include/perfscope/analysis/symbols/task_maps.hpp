@@ -65,6 +65,11 @@ class TaskMaps {
   // The files that dso_of found at least once (for build ids of the DSOs samples hit).
   std::vector<Hit> hit_files() const;
 
+  // Forgets a task that exited (its EXIT record): its thread name and, for the thread group
+  // leader (tid == pid), its process's mappings. For long-running live consumers (top), whose
+  // tasks come and go; replaying a file never needs it.
+  void forget_task(std::uint32_t pid, std::uint32_t tid);
+
  private:
   struct Mapping {
     std::uint64_t end = 0;
