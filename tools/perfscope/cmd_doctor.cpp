@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "perfscope/analysis/recording/off_cpu_recorder.hpp"
 #include "perfscope/analysis/symbols/frame_pointer_check.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/engine/machine_check.hpp"
@@ -201,6 +202,7 @@ int DoctorCommand::run() {
     }
   }
   MachineReport report = check_machine();
+  report.checks.push_back(off_cpu_machine_check());
   if (json_) {
     print_json(report, binary);
   } else {

@@ -350,4 +350,35 @@ OffCpuCapability probe_off_cpu_capability() {
   return capability;
 }
 
+MachineCheck off_cpu_machine_check() {
+  OffCpuCapability capability = probe_off_cpu_capability();
+  MachineCheck check;
+  check.id = "off_cpu";
+  check.title = "off-CPU profiling (record --off-cpu, --wall)";
+  switch (capability.method) {
+    case OffCpuMethod::sched_switch:
+      check.status = CheckStatus::ok;
+      check.value = "blocked stacks and states (sched:sched_switch)";
+      check.explanation =
+          "each blocking interval is recorded with the stack where the thread blocked, why "
+          "(sleeping, uninterruptible I/O, preempted) and how long";
+      return check;
+    case OffCpuMethod::context_switches:
+      check.status = CheckStatus::warn;
+      check.value = "blocked stacks, states preempted or blocked only (context-switches)";
+      break;
+    case OffCpuMethod::switch_records:
+      check.status = CheckStatus::warn;
+      check.value = "per-thread off-CPU time only, no stacks (switch records)";
+      break;
+  }
+  auto fix = capability.limitation.find("Fix: ");
+  check.explanation = capability.limitation.substr(0, fix);
+  if (fix != std::string::npos) check.fix = capability.limitation.substr(fix + 5);
+  while (!check.explanation.empty() && check.explanation.back() == ' ') {
+    check.explanation.pop_back();
+  }
+  return check;
+}
+
 }  // namespace perfscope

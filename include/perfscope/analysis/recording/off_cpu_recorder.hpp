@@ -28,6 +28,7 @@
 #include "perfscope/analysis/perf_data/feature_codec.hpp"
 #include "perfscope/analysis/recording/off_cpu_state.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
+#include "perfscope/engine/machine_check.hpp"
 
 namespace perfscope {
 
@@ -68,6 +69,8 @@ struct OffCpuCapability {
 // Opens (and closes at once) the sources a recording would use, on the calling thread.
 OffCpuCapability probe_off_cpu_capability();
 std::string_view off_cpu_method_name(OffCpuMethod method) noexcept;
+// The probe as one of `doctor`'s checks ("off_cpu").
+MachineCheck off_cpu_machine_check();
 
 // Where the switch-out samples are, in the session's events.
 struct OffCpuSource {
