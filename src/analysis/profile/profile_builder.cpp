@@ -602,10 +602,11 @@ Profile ProfileBuilder::finish() {
   for (const auto& warning : state.resolver.symbolizer().warnings()) warn(warning);
   for (const ProfileEvent& event : profile.events) {
     if (event.off_cpu && event.samples != 0 && !event.has_callchains) {
-      warn("off-CPU samples without stacks: recorded from switch records only (no kernel "
-           "context for the recording user); their time per thread is exact, where they waited "
-           "is unknown. For stacks record as root or with CAP_PERFMON (or "
-           "kernel.perf_event_paranoid=1)");
+      warn(
+          "off-CPU samples without stacks: recorded from switch records only (no kernel "
+          "context for the recording user); their time per thread is exact, where they waited "
+          "is unknown. For stacks record as root or with CAP_PERFMON (or "
+          "kernel.perf_event_paranoid=1)");
     }
   }
   // LOST_SAMPLES counts most of what LOST records count again: the larger is the loss.

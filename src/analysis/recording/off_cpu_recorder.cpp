@@ -91,15 +91,42 @@ OffCpuRecorder::OffCpuRecorder(RecordingSink& next, OffCpuSource source, OffCpuO
 
 void OffCpuRecorder::record(const RecordView& view, std::size_t event, const ParseConfig& config) {
   auto type = static_cast<RecordType>(view.header.type);
+  Switch change;
   switch (type) {
-    case RecordType::sample:
-      if (source_.switch_event && event == *source_.switch_event) {
-        switch_out_sample(view, config);
-        return;
-      }
-      break;
+    case RecordType::sample: {
+      if (!source_.switch_event || event != *source_.switch_event) break;
+      DecodeError error;
+      if (!decode_sample(view, config, decoded_, error)) return;
+      change.kind = SwitchKind::out_sample;
+      change.time = decoded_.time;
+      change.pid = decoded_.pid;
+      change.tid = decoded_.tid;
+      change.cpu = decoded_.has(sf::cpu) ? decoded_.cpu : 0;
+      change.prev_state =
+          read_prev_state(decoded_.raw, source_.prev_state_offset, source_.prev_state_size);
+      // The idle task and a dying thread's last switch: nothing waits.
+      if (change.tid == 0 || prev_state_is_exit(change.prev_state)) return;
+      change.copy = keep_copy(view.bytes);
+      last_time_ = std::max(last_time_, change.time);
+      queue_.push_back(change);
+      return;
+    }
     case RecordType::switch_:
-    case RecordType::switch_cpu_wide: switch_record(view, config); return;
+    case RecordType::switch_cpu_wide: {
+      SampleId id;
+      if (!decode_sample_id(view, config, id) || !id.has(sf::tid) || !id.has(sf::time)) return;
+      last_time_ = std::max(last_time_, id.time);
+      if (id.tid == 0) return;  // the idle task
+      change.time = id.time;
+      change.pid = id.pid;
+      change.tid = id.tid;
+      change.cpu = id.has(sf::cpu) ? id.cpu : 0;
+      bool out = (view.header.misc & misc::switch_out) != 0;
+      change.kind = out ? SwitchKind::out_record : SwitchKind::in;
+      change.preempted = (view.header.misc & misc::switch_out_preempt) != 0;
+      queue_.push_back(change);
+      return;  // the intervals are what the switches were recorded for
+    }
     case RecordType::fork: {
       // A new thread starts with a switch-in, not blocked since before the recording.
       constexpr std::size_t tid_at = sizeof(abi::RecordHeader) + 8;
@@ -111,14 +138,15 @@ void OffCpuRecorder::record(const RecordView& view, std::size_t event, const Par
       break;
     }
     case RecordType::exit: {
-      // A thread that ended is not blocked: its last switch-out has no switch-in.
+      // pid, ppid, tid, ptid, time: a thread that ended is not blocked, its last switch-out
+      // has no switch-in.
       constexpr std::size_t tid_at = sizeof(abi::RecordHeader) + 8;
-      if (view.bytes.size() >= tid_at + 4) {
-        std::uint32_t tid = 0;
-        std::memcpy(&tid, view.bytes.data() + tid_at, sizeof tid);
-        if (auto found = threads_.find(tid); found != threads_.end()) {
-          found->second.active = false;
-        }
+      constexpr std::size_t time_at = sizeof(abi::RecordHeader) + 16;
+      if (view.bytes.size() >= time_at + 8) {
+        change.kind = SwitchKind::exit;
+        std::memcpy(&change.tid, view.bytes.data() + tid_at, sizeof change.tid);
+        std::memcpy(&change.time, view.bytes.data() + time_at, sizeof change.time);
+        queue_.push_back(change);
       }
       break;
     }
@@ -127,110 +155,119 @@ void OffCpuRecorder::record(const RecordView& view, std::size_t event, const Par
   next_.record(view, event, config);
 }
 
-void OffCpuRecorder::switch_out_sample(const RecordView& view, const ParseConfig& config) {
-  DecodeError error;
-  if (!decode_sample(view, config, decoded_, error)) return;
-  last_time_ = std::max(last_time_, decoded_.time);
-  std::int64_t prev_state =
-      read_prev_state(decoded_.raw, source_.prev_state_offset, source_.prev_state_size);
-  // The idle task and a dying thread's last switch: nothing waits.
-  if (decoded_.tid == 0 || prev_state_is_exit(prev_state)) return;
-  Pending& pending = threads_[decoded_.tid];
-  if (pending.active) ++stats_.lost_switch_ins;
-  pending.active = true;
-  pending.pid = decoded_.pid;
-  pending.out_time = decoded_.time;
-  pending.state_known = source_.prev_state_size != 0;
-  pending.state =
-      pending.state_known ? thread_state_from_prev_state(prev_state) : ThreadState::blocked;
-  pending.sample.assign(view.bytes.begin(), view.bytes.end());
-  // A switch-in read before this switch-out ends it now.
-  std::uint64_t earliest = 0;
-  for (std::uint64_t& in : pending.early_ins) {
-    if (in != 0 && in < pending.out_time) in = 0;  // of an earlier interval
-    if (in != 0 && (earliest == 0 || in < earliest)) earliest = in;
+std::uint32_t OffCpuRecorder::keep_copy(std::span<const std::byte> bytes) {
+  std::uint32_t index;
+  if (!free_copies_.empty()) {
+    index = free_copies_.back();
+    free_copies_.pop_back();
+  } else {
+    index = static_cast<std::uint32_t>(copies_.size());
+    copies_.emplace_back();
   }
-  if (earliest != 0) {
-    for (std::uint64_t& in : pending.early_ins) {
-      if (in == earliest) in = 0;
-    }
-    interval(decoded_.tid, pending, earliest, decoded_.has(sf::cpu) ? decoded_.cpu : 0);
-  }
+  copies_[index].assign(bytes.begin(), bytes.end());
+  return index;
 }
 
-void OffCpuRecorder::switch_record(const RecordView& view, const ParseConfig& config) {
-  SampleId id;
-  if (!decode_sample_id(view, config, id) || !id.has(sf::tid) || !id.has(sf::time)) return;
-  last_time_ = std::max(last_time_, id.time);
-  if (id.tid == 0) return;  // the idle task
-  bool out = (view.header.misc & misc::switch_out) != 0;
-  if (out) {
-    bool preempted = (view.header.misc & misc::switch_out_preempt) != 0;
-    // With a switch-out event, its sample is the switch-out (with the stack); this record, right
-    // after it, gives the state when the sample has none.
-    if (source_.switch_event) {
-      auto found = threads_.find(id.tid);
-      if (found != threads_.end() && found->second.active && !found->second.state_known) {
-        found->second.state = preempted ? ThreadState::preempted : ThreadState::blocked;
-        found->second.state_known = true;
+void OffCpuRecorder::release_copy(std::uint32_t& copy) noexcept {
+  if (copy == no_copy) return;
+  free_copies_.push_back(copy);
+  copy = no_copy;
+}
+
+void OffCpuRecorder::end_round() {
+  flush(round_start_);
+  next_.end_round();
+  round_start_ = last_time_;
+}
+
+void OffCpuRecorder::flush(std::uint64_t up_to) {
+  if (queue_.empty()) return;
+  // Switch-outs first at equal times: a switch-in at the same ns ends the interval just begun.
+  auto earlier = [](const Switch& a, const Switch& b) {
+    if (a.time != b.time) return a.time < b.time;
+    return a.kind < b.kind;
+  };
+  std::sort(queue_.begin(), queue_.end(), earlier);
+  std::size_t done = 0;
+  while (done < queue_.size() && queue_[done].time <= up_to) apply(queue_[done++]);
+  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(done));
+}
+
+void OffCpuRecorder::apply(const Switch& change) {
+  switch (change.kind) {
+    case SwitchKind::out_sample:
+    case SwitchKind::out_record: {
+      auto [found, added] = threads_.try_emplace(change.tid);
+      Pending& pending = found->second;
+      if (change.kind == SwitchKind::out_record && source_.switch_event) {
+        // The switch-out event's sample came first; this record, right after it, gives the
+        // state where the sample has none (context-switches).
+        if (pending.active && !pending.state_known && pending.out_time <= change.time) {
+          pending.state = change.preempted ? ThreadState::preempted : ThreadState::blocked;
+          pending.state_known = true;
+        }
+        return;
+      }
+      if (pending.active) ++stats_.lost_switch_ins;
+      release_copy(pending.copy);
+      pending.active = true;
+      pending.pid = change.pid;
+      pending.cpu = change.cpu;
+      pending.out_time = change.time;
+      if (change.kind == SwitchKind::out_sample) {
+        pending.copy = change.copy;
+        pending.state_known = source_.prev_state_size != 0;
+        pending.state = pending.state_known ? thread_state_from_prev_state(change.prev_state)
+                                            : ThreadState::blocked;
+      } else {
+        pending.state_known = true;
+        pending.state = change.preempted ? ThreadState::preempted : ThreadState::blocked;
       }
       return;
     }
-    Pending& pending = threads_[id.tid];
-    if (pending.active) ++stats_.lost_switch_ins;
-    pending.active = true;
-    pending.pid = id.pid;
-    pending.out_time = id.time;
-    pending.state_known = true;
-    pending.state = preempted ? ThreadState::preempted : ThreadState::blocked;
-    pending.sample.clear();
-    for (std::uint64_t& in : pending.early_ins) in = 0;
-    return;
+    case SwitchKind::in: {
+      auto [found, added] = threads_.try_emplace(change.tid);
+      if (added) ++stats_.before_recording;
+      if (found->second.active) interval(change.tid, found->second, change.time);
+      return;
+    }
+    case SwitchKind::exit: {
+      auto found = threads_.find(change.tid);
+      if (found != threads_.end()) {
+        found->second.active = false;
+        release_copy(found->second.copy);
+      }
+      return;
+    }
   }
-  auto [found, added] = threads_.try_emplace(id.tid);
-  Pending& pending = found->second;
-  if (added) ++stats_.before_recording;
-  if (pending.active && pending.out_time <= id.time) {
-    interval(id.tid, pending, id.time, id.has(sf::cpu) ? id.cpu : 0);
-    return;
-  }
-  // Its switch-out may still be in a buffer not read yet: keep the switch-in for it, in place
-  // of the oldest kept.
-  std::uint64_t* slot = &pending.early_ins[0];
-  for (std::uint64_t& in : pending.early_ins) {
-    if (in < *slot) slot = &in;
-  }
-  *slot = id.time;
 }
 
-void OffCpuRecorder::interval(std::uint32_t tid, Pending& pending, std::uint64_t in_time,
-                              std::uint32_t cpu) {
+void OffCpuRecorder::interval(std::uint32_t tid, Pending& pending, std::uint64_t in_time) {
   pending.active = false;
   std::uint64_t duration = in_time - pending.out_time;
   if (duration < options_.min_blocked_ns) {
     ++stats_.below_threshold;
     stats_.below_threshold_ns += duration;
-    return;
+  } else {
+    write_sample(tid, pending, in_time, duration);
   }
-  write_sample(tid, pending, in_time, duration, cpu);
+  release_copy(pending.copy);
 }
 
 void OffCpuRecorder::write_sample(std::uint32_t tid, const Pending& pending, std::uint64_t end_time,
-                                  std::uint64_t duration, std::uint32_t cpu) {
+                                  std::uint64_t duration) {
   const std::uint64_t type = attr_.sample_type;
-  // The stack and the CPU come from the switch-out sample, decoded again (only its copy lives
-  // this long).
+  // The stack comes from the switch-out sample, decoded again (only its copy lives this long).
   bool from_sample = false;
   std::uint16_t cpumode = misc::user;
   std::uint64_t ip = 0;
-  if (!pending.sample.empty() && source_.switch_event) {
+  if (pending.copy != no_copy && source_.switch_event) {
     DecodeError error;
-    RecordView view = view_of(pending.sample);
+    RecordView view = view_of(copies_[pending.copy]);
     from_sample = decode_sample(view, model_config_, decoded_, error);
     if (from_sample) {
       cpumode = view.header.misc & misc::cpumode_mask;
       ip = decoded_.ip;
-      if (decoded_.has(sf::cpu)) cpu = decoded_.cpu;
     }
   }
   std::uint64_t period = duration * options_.every;
@@ -245,7 +282,7 @@ void OffCpuRecorder::write_sample(std::uint32_t tid, const Pending& pending, std
   put_u64(out_, end_time);
   if (type & sf::id) put_u64(out_, sample_id);
   if (type & sf::stream_id) put_u64(out_, sample_id);
-  if (type & sf::cpu) put_u64(out_, cpu);
+  if (type & sf::cpu) put_u64(out_, pending.cpu);
   put_u64(out_, period);
   if (type & sf::callchain) {
     if (from_sample && decoded_.has(sf::callchain)) {
@@ -286,11 +323,12 @@ void OffCpuRecorder::write_sample(std::uint32_t tid, const Pending& pending, std
 }
 
 void OffCpuRecorder::finish() {
+  flush(~std::uint64_t{0});
   bool wrote = false;
   for (auto& [tid, pending] : threads_) {
     if (!pending.active || last_time_ <= pending.out_time) continue;
     ++stats_.still_blocked;
-    interval(static_cast<std::uint32_t>(tid), pending, last_time_, 0);
+    interval(tid, pending, last_time_);
     wrote = true;
   }
   if (wrote) next_.end_round();

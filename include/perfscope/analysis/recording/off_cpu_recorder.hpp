@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -99,9 +100,11 @@ class OffCpuRecorder final : public RecordingSink {
   OffCpuRecorder(RecordingSink& next, OffCpuSource source, OffCpuOptions options);
 
   void record(const RecordView& view, std::size_t event, const ParseConfig& config) override;
-  void end_round() override { next_.end_round(); }
-  // After the session's stop(): threads still blocked get their interval up to the last time
-  // seen. Call once.
+  // Matches the switches now known to be in order (see `queue_`), writes their intervals, then
+  // ends the round downstream.
+  void end_round() override;
+  // After the session's stop(): the rest of the switches, then the threads still blocked get
+  // their interval up to the last time seen. Call once.
   void finish();
 
   const OffCpuStats& stats() const noexcept { return stats_; }
@@ -109,35 +112,53 @@ class OffCpuRecorder final : public RecordingSink {
   static constexpr std::uint64_t sample_id = 0x7ff0'0000'0000'0001ULL;
 
  private:
+  enum class SwitchKind : std::uint8_t { out_sample, out_record, in, exit };
+  // One switch (or exit) waiting for its turn: a thread's switch-out lies in the buffer of the
+  // CPU it left, its switch-in in the one it resumed on, and those are read one after the other,
+  // so a switch-in can be read before the switch-out it ends (even a round later). Switches are
+  // matched in time order, up to the latest time every buffer had reached when the previous
+  // round began (perf's FINISHED_ROUND rule).
+  struct Switch {
+    std::uint64_t time = 0;
+    std::uint32_t pid = 0, tid = 0, cpu = 0;
+    SwitchKind kind = SwitchKind::in;
+    bool preempted = false;
+    std::int64_t prev_state = 0;
+    std::uint32_t copy = no_copy;  // out_sample: into copies_
+  };
+  static constexpr std::uint32_t no_copy = 0xffffffffu;
   struct Pending {
     bool active = false;
-    std::uint32_t pid = 0;
-    std::uint64_t out_time = 0;
     bool state_known = false;  // from prev_state or a SWITCH_OUT record
     ThreadState state = ThreadState::blocked;
-    std::vector<std::byte> sample;  // the switch-out sample (empty without the tracepoint)
-    // Switch-ins read before the switch-out they end (buffers of different CPUs are read one
-    // after the other): the few latest, 0 when free.
-    std::uint64_t early_ins[4] = {0, 0, 0, 0};
+    std::uint32_t pid = 0, cpu = 0;
+    std::uint64_t out_time = 0;
+    std::uint32_t copy = no_copy;  // the switch-out sample (none without a switch event)
   };
 
-  void switch_out_sample(const RecordView& view, const ParseConfig& config);
-  void switch_record(const RecordView& view, const ParseConfig& config);
-  void interval(std::uint32_t tid, Pending& pending, std::uint64_t in_time, std::uint32_t cpu);
+  std::uint32_t keep_copy(std::span<const std::byte> bytes);
+  void release_copy(std::uint32_t& copy) noexcept;
+  void flush(std::uint64_t up_to);
+  void apply(const Switch& change);
+  void interval(std::uint32_t tid, Pending& pending, std::uint64_t in_time);
   void write_sample(std::uint32_t tid, const Pending& pending, std::uint64_t end_time,
-                    std::uint64_t duration, std::uint32_t cpu);
+                    std::uint64_t duration);
 
   RecordingSink& next_;
   OffCpuSource source_;
   OffCpuOptions options_;
   abi::PerfEventAttr attr_{};
   ParseConfig config_;
-  ParseConfig model_config_;                            // of the switch event's samples
-  std::unordered_map<std::uint64_t, Pending> threads_;  // by pid << 32 | tid
+  ParseConfig model_config_;  // of the switch event's samples
+  std::vector<Switch> queue_;
+  std::vector<std::vector<std::byte>> copies_;  // switch-out samples, reused through free_copies_
+  std::vector<std::uint32_t> free_copies_;
+  std::unordered_map<std::uint32_t, Pending> threads_;  // by tid
   std::vector<std::byte> out_;                          // the sample being written
   SampleRecord decoded_;
   OffCpuStats stats_;
-  std::uint64_t last_time_ = 0;
+  std::uint64_t last_time_ = 0;    // the latest time seen
+  std::uint64_t round_start_ = 0;  // last_time_ when this round began
 };
 
 }  // namespace perfscope
