@@ -31,6 +31,7 @@
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/core/ring_buffer.hpp"
 #include "perfscope/engine/sampling_session.hpp"
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/kernel_files.hpp"
@@ -321,6 +322,13 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
 
   SamplingOptions sampling;
   sampling.data_pages = options.mmap_pages;
+  // A switch-out sample with its call chain on every blocking switch outpaces one wake-up per
+  // quarter of perf's default buffer on a busy machine: four times that (2 MiB per CPU), where
+  // the kernel context it needs also lifts the locked-memory limit.
+  if (options.off_cpu && options.mmap_pages == 0 &&
+      capability.method != OffCpuMethod::switch_records) {
+    sampling.data_pages = 4 * RingBuffer::default_data_pages();
+  }
   // As perf record does for --call-graph dwarf, so that perf can unwind our files too.
   sampling.data_mmaps = dwarf_graph;
   // Each buffer's records go to the file as they lie, a round at a time, as perf record writes

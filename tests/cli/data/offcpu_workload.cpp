@@ -5,6 +5,8 @@
 //     spin_ns sleep_ns read_ns" (CLOCK_MONOTONIC).
 //   offcpu_workload mutex MS: a thread named "holder" takes a mutex and keeps it MS ms (sleeping);
 //     the main thread then waits for it in waiter_lock_site; prints "measured wait_ns".
+//   offcpu_workload pingpong N: two threads pass a byte back and forth over two pipes N times
+//     (4 blocking switches a round trip, bench/offcpu_benchmark.sh); prints "measured elapsed_ns".
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -69,6 +71,15 @@ extern "C" __attribute__((noinline)) void read_phase() {
   if (read_byte(&byte) != 1) std::abort();
 }
 
+// pingpong: answers each byte on start_fds with one on pipe_fds until start_fds closes.
+void* ponger(void*) {
+  char byte = 0;
+  while (::read(start_fds[0], &byte, 1) == 1) {
+    if (::write(pipe_fds[1], &byte, 1) != 1) std::abort();
+  }
+  return nullptr;
+}
+
 void* holder(void*) {
   ::prctl(PR_SET_NAME, "holder");
   pthread_mutex_lock(&lock);
@@ -106,6 +117,21 @@ int main(int argc, char** argv) {
     pthread_join(thread, nullptr);
     std::printf("measured %llu %llu %llu\n", static_cast<unsigned long long>(t1 - t0),
                 static_cast<unsigned long long>(t2 - t1), static_cast<unsigned long long>(t3 - t2));
+    return 0;
+  }
+  if (std::strcmp(argv[1], "pingpong") == 0) {
+    if (::pipe(pipe_fds) != 0 || ::pipe(start_fds) != 0) return 1;
+    pthread_t thread;
+    pthread_create(&thread, nullptr, ponger, nullptr);
+    std::uint64_t t0 = now_ns();
+    char byte = 'p';
+    for (long i = 0; i < delay_ms; ++i) {
+      if (::write(start_fds[1], &byte, 1) != 1 || ::read(pipe_fds[0], &byte, 1) != 1) return 1;
+    }
+    std::uint64_t t1 = now_ns();
+    ::close(start_fds[1]);
+    pthread_join(thread, nullptr);
+    std::printf("measured %llu\n", static_cast<unsigned long long>(t1 - t0));
     return 0;
   }
   if (std::strcmp(argv[1], "mutex") == 0) {
