@@ -108,10 +108,12 @@ TEST(OffCpuRecord, WallAttributesSpinSleepAndPipeWaitToTheirFunctions) {
   const std::string main_thread = "offcpu_workload;";
   double thread_total = weight_of(lines, main_thread);
   ASSERT_GT(thread_total, 0) << wall.out;
-  // The thread's wall time, on- and off-CPU, is its lifetime: the phases and a little start-up.
-  EXPECT_NEAR(thread_total, all, all * 0.05);
+  // The thread's wall time, on- and off-CPU, covers its lifetime: the phases and its start-up.
+  EXPECT_GE(thread_total, all * 0.97);
+  // Each phase's share of the three, from the profile and from the workload's own clock (the
+  // start-up before them, longer on a loaded machine, is left out of both).
   auto share = [&](const char* function) {
-    return 100.0 * weight_of(lines, main_thread, {function}) / thread_total;
+    return 100.0 * weight_of(lines, main_thread, {function}) / all;
   };
   EXPECT_NEAR(share(";spin_phase"), 100.0 * spin / all, 3.0) << wall.out;
   EXPECT_NEAR(share(";sleep_phase"), 100.0 * sleep / all, 3.0) << wall.out;
@@ -233,7 +235,7 @@ TEST(OffCpuRecord, UnprivilegedGetsPerThreadTimeWithoutStacksAndIsToldWhy) {
   auto table = pt::run_perfscope({"report", "-i", file, "--wall", "--stdio", "--sort", "state"});
   ASSERT_EQ(table.exit_status, 0) << table.err;
   EXPECT_NE(table.out.find("off-CPU samples without stacks"), std::string::npos) << table.out;
-  // The main thread's row of the per-thread table: its total (ms) is its lifetime, and its
+  // The main thread's row of the per-thread table: its total (ms) covers its lifetime, and its
   // off-CPU time holds at least the sleep and the pipe wait.
   auto at = table.out.find("offcpu_workload", table.out.find("# Per-thread time"));
   ASSERT_NE(at, std::string::npos) << table.out;
@@ -243,7 +245,7 @@ TEST(OffCpuRecord, UnprivilegedGetsPerThreadTimeWithoutStacksAndIsToldWhy) {
   for (std::string column; words >> column;) columns.push_back(column);
   ASSERT_GE(columns.size(), 6u) << row;
   double total_ns = std::stod(columns[columns.size() - 3]) * 1e6;
-  EXPECT_NEAR(total_ns, all, all * 0.05) << table.out;
+  EXPECT_GE(total_ns, all * 0.97) << table.out;
   EXPECT_GE(std::stod(columns[2]) * 1e6, (phases[1] + phases[2]) * 0.97) << table.out;
 }
 
