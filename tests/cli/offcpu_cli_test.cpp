@@ -170,6 +170,15 @@ TEST(OffCpuRecord, ThresholdLeavesOutShortIntervalsAndCountsThem) {
   EXPECT_NE(recorded.err.find(std::to_string(periods.size()) + " intervals written"),
             std::string::npos)
       << recorded.err;
+  // Each of them slept (nanosleep, a pipe read): script says so.
+  auto script = pt::run_perfscope({"script", "-i", file});
+  ASSERT_EQ(script.exit_status, 0) << script.err;
+  std::size_t sleeping = 0;
+  for (std::size_t at = script.out.find("offcpu-time: state=sleeping"); at != std::string::npos;
+       at = script.out.find("offcpu-time: state=sleeping", at + 1)) {
+    ++sleeping;
+  }
+  EXPECT_EQ(sleeping, periods.size()) << script.out;
 }
 
 TEST(OffCpuRecord, LinuxPerfReadsTheOffCpuSamples) {
