@@ -10,6 +10,7 @@
 
 #include "cmd_top.hpp"
 #include "commands.hpp"
+#include "perfscope/analysis/recording/off_cpu_recorder.hpp"
 #include "perfscope/analysis/symbols/frame_pointer_check.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/engine/machine_check.hpp"
@@ -203,6 +204,7 @@ int DoctorCommand::run() {
   }
   MachineReport report = check_machine();
   report.checks.push_back(top_check(report));
+  report.checks.push_back(off_cpu_machine_check());
   if (json_) {
     print_json(report, binary);
   } else {

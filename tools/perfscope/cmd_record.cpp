@@ -22,6 +22,8 @@
 #include "perfscope/analysis/perf_data/host_description.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
 #include "perfscope/analysis/perf_data/tracing_data.hpp"
+#include "perfscope/analysis/profile/off_cpu_profile.hpp"
+#include "perfscope/analysis/recording/off_cpu_recorder.hpp"
 #include "perfscope/analysis/recording/perf_data_sink.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
@@ -29,6 +31,7 @@
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/core/ring_buffer.hpp"
 #include "perfscope/engine/sampling_session.hpp"
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/kernel_files.hpp"
@@ -171,6 +174,26 @@ std::uint64_t allowed_frequency(std::uint64_t requested, bool strict) {
   return maximum;
 }
 
+// --off-cpu-thresh: a duration with its unit (ns, us, ms, s); a bare number is milliseconds,
+// as perf's --off-cpu-thresh.
+std::uint64_t parse_duration_ns(const std::string& text) {
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  std::uint64_t scale = unit == "ns"                 ? 1
+                        : unit == "us"               ? 1000
+                        : unit == "ms" || unit == "" ? 1000000
+                        : unit == "s"                ? 1000000000
+                                                     : 0;
+  if (error != std::errc{} || end == text.data() || scale == 0) {
+    throw CLI::ValidationError("--off-cpu-thresh",
+                               fmt::format("'{}' is not a duration: give a number with ns, us, ms "
+                                           "or s (a bare number is milliseconds), e.g. 10ms",
+                                           text));
+  }
+  return value * scale;
+}
+
 double cpu_seconds() {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -192,7 +215,49 @@ struct Recording {
   std::unique_ptr<PerfDataWriter> writer;
   std::unique_ptr<PerfDataSink> sink;
   std::chrono::steady_clock::time_point wall_start;
+  // With --off-cpu: between the session and the file (off_cpu_recorder.hpp).
+  std::unique_ptr<OffCpuRecorder> off_cpu;
+  OffCpuCapability off_cpu_capability;
+
+  RecordingSink& session_sink() {
+    return off_cpu ? static_cast<RecordingSink&>(*off_cpu) : static_cast<RecordingSink&>(*sink);
+  }
 };
+
+// --off-cpu: the switch-out event this user can sample (the best of off_cpu_recorder.hpp's
+// methods) as one more group, configured like the others but sampling every Nth switch-out.
+void add_off_cpu_events(std::vector<EventGroupSpec>& groups, const RecordOptions& options,
+                        const CallGraph& graph, const OffCpuCapability& capability) {
+  if (capability.method == OffCpuMethod::switch_records) return;
+  auto switch_groups = parse_event_list(
+      capability.method == OffCpuMethod::sched_switch ? "sched:sched_switch" : "context-switches");
+  RecordOptions switch_options = options;
+  switch_options.period = options.off_cpu_every;
+  switch_options.frequency = 0;
+  for (auto& group : switch_groups) {
+    for (auto& spec : group.events) {
+      configure_sampling(spec, switch_options, graph);
+      if (capability.method == OffCpuMethod::sched_switch) {
+        spec.attr.set_sample_type(spec.attr.raw().sample_type | sf::raw);
+      }
+    }
+    groups.push_back(std::move(group));
+  }
+}
+
+// --wall adds time to time: its on-CPU samples must be of a clock, whose periods are ns.
+void check_wall_events(const std::vector<EventGroupSpec>& groups) {
+  for (const auto& group : groups) {
+    for (const auto& spec : group.events) {
+      if (!event_period_is_ns(spec.name)) {
+        throw std::invalid_argument(fmt::format(
+            "--wall: '{}' counts events, not time, and cannot add up with blocked time; leave "
+            "out -e (--wall samples cpu-clock) or give -e cpu-clock or -e task-clock",
+            spec.name));
+      }
+    }
+  }
+}
 
 std::unique_ptr<Recording> prepare(RecordOptions options) {
   if (options.mmap_pages != 0 && (options.mmap_pages & (options.mmap_pages - 1)) != 0) {
@@ -211,7 +276,16 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   }
   Target target = target_from_options(options, "record");
 
+  if (options.wall) options.off_cpu = true;
+  if (!options.off_cpu && (options.off_cpu_thresh_ns != 0 || options.off_cpu_every != 1)) {
+    throw std::invalid_argument(
+        "--off-cpu-thresh and --off-cpu-every shape off-CPU samples: add --off-cpu (or --wall)");
+  }
+  if (options.off_cpu_every == 0) {
+    throw std::invalid_argument("--off-cpu-every 0: give 1 (every switch) or more");
+  }
   std::string events = options.events;
+  if (events.empty() && options.wall) events = "cpu-clock";
   if (events.empty()) {
     events = "cycles";
     if (!can_sample_cpu_cycles(default_frequency)) {
@@ -221,24 +295,50 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     }
   }
   auto groups = parse_event_list(events);
-  bool dwarf_graph = false;
+  if (options.wall) check_wall_events(groups);
+  OffCpuCapability capability;
+  if (options.off_cpu) {
+    capability = probe_off_cpu_capability();
+    if (!capability.limitation.empty()) {
+      fmt::print(stderr, "perfscope: note: off-CPU via {}: {}\n",
+                 off_cpu_method_name(capability.method), capability.limitation);
+    }
+  }
   for (auto& group : groups) {
     for (auto& spec : group.events) {
       configure_sampling(spec, options, graph);
+      // The file gets one more event, offcpu-time: with several events every sample says its
+      // own (IDENTIFIER), as perf requires.
+      if (options.off_cpu) spec.attr.set_sample_type(spec.attr.raw().sample_type | sf::identifier);
+    }
+  }
+  if (options.off_cpu) add_off_cpu_events(groups, options, graph, capability);
+  bool dwarf_graph = false;
+  for (const auto& group : groups) {
+    for (const auto& spec : group.events) {
       dwarf_graph |= (spec.attr.raw().sample_type & sf::stack_user) != 0;
     }
   }
 
   SamplingOptions sampling;
   sampling.data_pages = options.mmap_pages;
+  // A switch-out sample with its call chain on every blocking switch outpaces one wake-up per
+  // quarter of perf's default buffer on a busy machine: four times that (2 MiB per CPU), where
+  // the kernel context it needs also lifts the locked-memory limit.
+  if (options.off_cpu && options.mmap_pages == 0 &&
+      capability.method != OffCpuMethod::switch_records) {
+    sampling.data_pages = 4 * RingBuffer::default_data_pages();
+  }
   // As perf record does for --call-graph dwarf, so that perf can unwind our files too.
   sampling.data_mmaps = dwarf_graph;
   // Each buffer's records go to the file as they lie, a round at a time, as perf record writes
   // them: readers order them by round (a merge here would cost a comparison per buffer and
   // record while the buffers fill).
   sampling.time_ordered = false;
-  auto recording = std::make_unique<Recording>(
-      Recording{options, target, nullptr, {}, {}, {}, {}, std::chrono::steady_clock::now()});
+  // Off-CPU intervals end at the thread's switch-in: the SWITCH records say when.
+  sampling.context_switches = options.off_cpu;
+  auto recording = std::make_unique<Recording>(Recording{
+      options, target, nullptr, {}, {}, {}, {}, std::chrono::steady_clock::now(), {}, capability});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
   RecordingSession& session = *recording->session;
   session.check_fit([](const SampleMisfit& misfit) {
@@ -266,6 +366,17 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   }
 
   std::vector<PerfDataEvent> file_events = session.file_events();
+  OffCpuSource off_cpu_source;
+  if (options.off_cpu) {
+    std::size_t last = session.sampling().events().size() - 1;
+    if (capability.method != OffCpuMethod::switch_records) off_cpu_source.switch_event = last;
+    off_cpu_source.prev_state_offset = capability.prev_state_offset;
+    off_cpu_source.prev_state_size = capability.prev_state_size;
+    off_cpu_source.identity_fields = session.sampling().opened_attr(0).raw().sample_type;
+    off_cpu_source.model =
+        session.sampling().opened_attr(off_cpu_source.switch_event.value_or(0)).raw();
+    file_events.push_back(off_cpu_file_event(off_cpu_source));
+  }
   // Read before recording: a module unloaded meanwhile would take its tracepoints' formats.
   try {
     if (auto data = collect_tracing_data(file_events)) {
@@ -281,6 +392,11 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   recording->writer = std::make_unique<PerfDataWriter>(options.output, std::move(file_events));
   PerfDataWriter& writer = *recording->writer;
   recording->sink = std::make_unique<PerfDataSink>(writer);
+  if (options.off_cpu) {
+    recording->off_cpu = std::make_unique<OffCpuRecorder>(
+        *recording->sink, off_cpu_source,
+        OffCpuOptions{options.off_cpu_thresh_ns, options.off_cpu_every});
+  }
   if (writer.pipe_mode()) {
     // A stream cannot go back for the features: they go first, as perf sends them.
     PerfDataFeatures features = describe_host(own_command_line());
@@ -309,11 +425,40 @@ void record(Recording& recording) {
     return !sys::process_exists(target.pid());
   };
   while (stop_signal.load() == 0) {
-    session.poll(*recording.sink, 250);
+    session.poll(recording.session_sink(), 250);
     if (session.command_exited()) break;
     if (attached && target_exited()) break;
   }
   if (watch_fd >= 0) sys::close_fd(watch_fd);
+}
+
+// What became of the blocking intervals: written, left out below the threshold, cut by the
+// recording's end, and the switches that went missing (lost with the records around them).
+void print_off_cpu_summary(const OffCpuRecorder& recorder, const OffCpuCapability& capability) {
+  const OffCpuStats& off = recorder.stats();
+  fmt::print(stderr,
+             "[ perfscope record: off-CPU ({}{}): {} intervals written ({:.3f} s blocked), {} "
+             "below --off-cpu-thresh left out ({:.3f} s), {} still blocked at the end ]\n",
+             off_cpu_method_name(capability.method),
+             capability.method == OffCpuMethod::switch_records ? ", no stacks" : ", with stacks",
+             off.written, static_cast<double>(off.written_ns) / 1e9, off.below_threshold,
+             static_cast<double>(off.below_threshold_ns) / 1e9, off.still_blocked);
+  if (off.before_recording != 0) {
+    fmt::print(stderr,
+               "perfscope: note: off-CPU: {} thread{} already blocked when the recording began: "
+               "that time before {} first switch-in is not in the profile\n",
+               off.before_recording, off.before_recording == 1 ? " was" : "s were",
+               off.before_recording == 1 ? "its" : "their");
+  }
+  if (off.lost_switch_ins != 0) {
+    fmt::print(stderr,
+               "perfscope: warning: off-CPU: {} switch-in{} never came (lost with the records the "
+               "kernel dropped): the interval{} before {} left out; raise --mmap-pages or use "
+               "--off-cpu-every N\n",
+               off.lost_switch_ins, off.lost_switch_ins == 1 ? "" : "s",
+               off.lost_switch_ins == 1 ? "" : "s",
+               off.lost_switch_ins == 1 ? "it was" : "them were");
+  }
 }
 
 // Stops and drains, ends a command perfscope started that is still running (as perf record: a
@@ -323,7 +468,8 @@ int finish(Recording& recording) {
   RecordingSession& session = *recording.session;
   PerfDataWriter& writer = *recording.writer;
   PerfDataSink& sink = *recording.sink;
-  session.stop(sink);
+  session.stop(recording.session_sink());
+  if (recording.off_cpu) recording.off_cpu->finish();
   bool stopped = stop_signal.load() != 0;
   // The command's output may still be in flight; the file is complete before waiting for it.
   if (stopped) session.terminate_command();
@@ -367,6 +513,7 @@ int finish(Recording& recording) {
              static_cast<double>(writer.file_size()) / 1e6,
              writer.pipe_mode() ? std::string("standard output") : recording.options.output, wall,
              cpu_seconds());
+  if (recording.off_cpu) print_off_cpu_summary(*recording.off_cpu, recording.off_cpu_capability);
   if (auto warning =
           lost_samples_warning(stats.samples, std::max(stats.lost, stats.lost_samples))) {
     fmt::print(stderr, "perfscope: warning: {}\n", *warning);
@@ -405,12 +552,27 @@ RecordCommand::RecordCommand(CLI::App& app) {
                  "Refuse -F above kernel.perf_event_max_sample_rate instead of lowering it");
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
                    "Ring buffer data pages per CPU or thread (a power of two)");
+  app_->add_flag("--off-cpu", options_.off_cpu,
+                 "Also record where threads wait: one offcpu-time sample per blocking interval "
+                 "(stack at the switch-out, state, blocked ns)");
+  app_->add_flag("--wall", options_.wall,
+                 "Wall-clock profile: --off-cpu with cpu-clock on-CPU samples, so that each "
+                 "thread's on- plus off-CPU time is its lifetime");
+  app_->add_option_function<std::string>(
+          "--off-cpu-thresh",
+          [this](const std::string& text) { options_.off_cpu_thresh_ns = parse_duration_ns(text); },
+          "Leave out (count only) blocking intervals shorter than this (e.g. 1ms, 50us)")
+      ->type_name("TIME");
+  app_->add_option("--off-cpu-every", options_.off_cpu_every,
+                   "Sample every Nth switch-out only (each weighs N times its duration)")
+      ->type_name("N");
   // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();
   app_->footer(command_rule_help("record") +
                "\n\nExamples:\n"
                "  perfscope record -F 999 -g -o perf.data -- ./myprogram --its-option\n"
-               "  perfscope record -a -e cpu-clock -- sleep 5");
+               "  perfscope record -a -e cpu-clock -- sleep 5\n"
+               "  perfscope record --wall -g -- ./myserver   (then: perfscope report --wall)");
 }
 
 int RecordCommand::run(bool, std::vector<std::string> command) {

@@ -17,6 +17,7 @@
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/profile/off_cpu_profile.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/analysis/profile/report_table.hpp"
 #include "perfscope/core/safe_text.hpp"
@@ -60,7 +61,8 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_ = app.add_subcommand("report", "Show where the samples of a perf.data file went");
   app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-s,--sort", options_.sort,
-                   "Sort keys: comm,pid,tid,dso,sym,cpu,srcline (default comm,dso,sym)");
+                   "Sort keys: comm,pid,tid,dso,sym,cpu,srcline,state (default comm,dso,sym; "
+                   "state: why off-CPU samples waited)");
   app_->add_flag("--children,!--no-children", options_.children,
                  "Inclusive (Children) and Self columns; the default with call chains");
   app_->add_option("-g,--call-graph", options_.call_graph,
@@ -87,10 +89,14 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_->add_option("--format", options_.format,
                    "Export instead: folded, speedscope, gecko, pprof, json or svg");
   app_->add_option("-o,--output", options_.output, "Write to this file instead of stdout");
+  app_->add_flag("--wall", options_.wall,
+                 "Wall-clock view of an off-CPU recording: on-CPU (cpu-clock) and off-CPU "
+                 "samples as one wall-time event, shares of the threads' wall time");
   app_->footer(
       "Examples:\n"
       "  perfscope report --stdio --sort comm,dso -i perf.data\n"
-      "  perfscope report --format pprof -o profile.pb.gz && go tool pprof -top profile.pb.gz");
+      "  perfscope report --format pprof -o profile.pb.gz && go tool pprof -top profile.pb.gz\n"
+      "  perfscope report --wall --stdio --sort comm,state,sym   (a record --wall recording)");
 }
 
 int ReportCommand::run() {
@@ -160,6 +166,7 @@ int ReportCommand::run() {
     }
   }
   Profile profile = build_profile(reader, options);
+  if (o.wall) merge_wall_time(profile);
   if (profile.summary.samples_read == 0) {
     fmt::print(stderr, "perfscope: {}: the recording has no samples\n", o.input);
   } else if (profile.summary.samples == 0) {
@@ -185,7 +192,7 @@ int ReportCommand::run() {
     write_profile(profile, *format, *out);
   } else {
     if (!o.raw_names) make_names_terminal_safe(profile);
-    std::string text = render_report(profile, report);
+    std::string text = render_report(profile, report) + render_thread_times(profile);
     out->write(text.data(), static_cast<std::streamsize>(text.size()));
   }
   out->flush();

@@ -16,6 +16,7 @@
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
+#include "perfscope/analysis/recording/off_cpu_state.hpp"
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/safe_text.hpp"
 
@@ -229,6 +230,13 @@ class TextPrinter {
     if (fields_.event) {
       at = put_padded(at, names_[record.event], name_width_, true);
       at = put(at, ": ");
+      // An off-CPU interval's state (its RAW payload's letter), which perf shows as a dump.
+      if (event.name == off_cpu_event_name && sample_.has(sf::raw) && !sample_.raw.empty()) {
+        at = put(at, "state=");
+        at = put(at, thread_state_name(
+                         thread_state_from_letter(static_cast<char>(sample_.raw.front()))));
+        *at++ = ' ';
+      }
     }
     bool dwarf = sample_.has(sf::regs_user) && sample_.has(sf::stack_user);
     bool frames = fields_.ip || fields_.sym || fields_.dso;

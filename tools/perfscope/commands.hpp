@@ -90,6 +90,12 @@ struct RecordOptions {
   std::size_t mmap_pages = 0;
   bool sample_cpu = false;
   bool strict_frequency = false;  // --strict-freq: refuse -F above the kernel's maximum
+  // Off-CPU profiling: --off-cpu, --wall (on-CPU cpu-clock + off-CPU), the minimum blocked time
+  // in ns (--off-cpu-thresh) and every Nth switch-out (--off-cpu-every).
+  bool off_cpu = false;
+  bool wall = false;
+  std::uint64_t off_cpu_thresh_ns = 0;
+  std::uint64_t off_cpu_every = 1;
   std::vector<std::string> command;
 };
 
@@ -139,6 +145,7 @@ struct ReportCommandOptions {
   SymbolSourceOptions symbol_sources;
   std::string format;
   std::string output;
+  bool wall = false;  // --wall: on-CPU and off-CPU time as one wall-time event
 };
 
 class ReportCommand {

@@ -3,7 +3,7 @@
 // (spaces made '_'), function names tidied (no argument lists, ';' made ':', no quotes, control
 // bytes and invalid UTF-8 escaped as core/safe_text.hpp's folded_safe: one stack a line),
 // unresolved frames named by their DSO ("[libc.so.6]"), kernel frames "_[k]", inlined
-// frames "_[i]".
+// frames "_[i]". In a profile with off-CPU samples, time events are weighted by nanoseconds.
 #include <algorithm>
 #include <unordered_map>
 #include <vector>
@@ -78,9 +78,19 @@ void write_folded(const Profile& profile, std::ostream& out) {
   // Counts of different events do not add up; with several, each event is its own root.
   bool event_roots = export_detail::events_with_samples(profile) > 1;
 
+  // With off-CPU samples the time events weigh their nanoseconds: a blocked interval counts
+  // for how long it lasted, and on-CPU time compares with it.
+  std::vector<bool> by_time(profile.events.size(), false);
+  if (export_detail::has_off_cpu_samples(profile)) {
+    for (std::size_t e = 0; e < profile.events.size(); ++e) {
+      by_time[e] = export_detail::is_clock_event(profile.events[e].name);
+    }
+  }
   std::unordered_map<StackKey, std::uint64_t, StackKeyHash> counts;
   export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
-    counts[StackKey{group.stack, group.thread, event_roots ? group.event : 0u}] += group.samples;
+    bool time = group.event < by_time.size() && by_time[group.event];
+    counts[StackKey{group.stack, group.thread, event_roots ? group.event : 0u}] +=
+        time ? group.period : group.samples;
   });
 
   std::vector<std::string> frame_names(profile.frames.size());

@@ -14,6 +14,8 @@
 // meta.startTime, the wall-clock time of the first sample when the recording says (CLOCK_DATA),
 // else 0: unknown. meta.missingFiles lists the files the samples needed that were not found or
 // were of another build (their frames stay addresses): the Profiler keeps unknown meta fields.
+// With off-CPU samples (record --off-cpu) the time events' samples carry threadCPUDelta (their
+// CPU nanoseconds, 0 for off-CPU ones) and a weight in milliseconds.
 #include <time.h>
 
 #include <algorithm>
@@ -295,6 +297,7 @@ void write_gecko(const Profile& profile, std::ostream& out) {
   // Samples of each (thread, event), in time order.
   std::size_t event_count = std::max<std::size_t>(profile.events.size(), 1);
   bool several_events = export_detail::events_with_samples(profile) > 1;
+  bool off_cpu = export_detail::has_off_cpu_samples(profile);
   std::size_t group_count = profile.threads.size() * event_count;
   std::vector<std::uint32_t> group_start(group_count + 1, 0);
   for (const auto& sample : profile.samples) {
@@ -350,20 +353,34 @@ void write_gecko(const Profile& profile, std::ostream& out) {
         "\"unregisterTime\":null,",
         thread.pid, thread.tid);
 
-    sink.append("\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2},\"data\":[");
+    // With off-CPU samples each sample says whether the thread was on the CPU (threadCPUDelta:
+    // the CPU nanoseconds it stands for, 0 off the CPU) and weighs its time in milliseconds; an
+    // off-CPU sample is placed where its interval began (its time is the interval's end).
+    bool timed = off_cpu && export_detail::is_clock_event(
+                                event < profile.events.size() ? profile.events[event].name : "");
+    sink.append(
+        timed ? "\"samples\":{\"weightType\":\"tracing-ms\",\"schema\":{\"stack\":0,"
+                "\"time\":1,\"eventDelay\":2,\"threadCPUDelta\":3,\"weight\":4},\"data\":["
+              : "\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2},\"data\":[");
     for (std::uint32_t i = begin; i < end; ++i) {
       const ProfileSample& sample = profile.samples[order[i]];
+      bool off = sample.state != ThreadState::on_cpu;
+      std::uint64_t at =
+          off && timed && sample.time > sample.period ? sample.time - sample.period : sample.time;
       // Without timestamps the samples are spread one interval apart.
-      double time = sample.time >= first_time && sample.time != 0
-                        ? static_cast<double>(sample.time - first_time) / 1e6
-                        : static_cast<double>(i - begin) * interval;
+      double time = at >= first_time && at != 0 ? static_cast<double>(at - first_time) / 1e6
+                                                : static_cast<double>(i - begin) * interval;
       std::uint32_t stack = sample_stacks[i - begin];
       if (i != begin) sink.put(',');
       if (stack == no_index) {
-        sink.format("[null,{},0]", time);
+        sink.format("[null,{},0", time);
       } else {
-        sink.format("[{},{},0]", stack, time);
+        sink.format("[{},{},0", stack, time);
       }
+      if (timed) {
+        sink.format(",{},{}", off ? 0 : sample.period, static_cast<double>(sample.period) / 1e6);
+      }
+      sink.put(']');
     }
     sink.append("]},");
 

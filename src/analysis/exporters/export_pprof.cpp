@@ -1,11 +1,12 @@
 // pprof's profile.proto, gzipped, as `go tool pprof` reads it. Sample values: the number of
 // samples, then one column per event with the sum of its sample periods ("cpu-clock" in
 // nanoseconds, other events in counts), aggregated per stack and thread; labels name the
-// thread (comm, pid, tid). One location per sampled address with the calls inlined there as
-// its extra lines (innermost first). Mappings are the recording's own (the Profile's mappings:
-// start, limit and file offset as the MMAP records had them, one per distinct range whatever
-// process mapped it); a frame the recording mapped nothing for gets one per DSO and load bias
-// (address minus the DSO-relative address) spanning the addresses sampled there. With the
+// thread (comm, pid, tid) and an off-CPU sample's state. With off-CPU samples the time columns
+// are named cpu, off_cpu (and wall), in nanoseconds. One location per sampled address with the
+// calls inlined there as its extra lines (innermost first). Mappings are the recording's own (the
+// Profile's mappings: start, limit and file offset as the MMAP records had them, one per distinct
+// range whatever process mapped it); a frame the recording mapped nothing for gets one per DSO and
+// load bias (address minus the DSO-relative address) spanning the addresses sampled there. With the
 // recording's CLOCK_DATA, time_nanos is the wall-clock time of the first sample.
 #include <zlib.h>
 
@@ -98,6 +99,17 @@ void gzip_to(const std::string& bytes, std::ostream& out) {
   }
 }
 
+// An event's sample type: its name, or with off-CPU samples the names pprof users know for
+// time profiles (Go's, and perf's off-CPU convention): cpu and off_cpu (and wall for the merged
+// wall time), in nanoseconds.
+std::string sample_type_name(const Profile& profile, const ProfileEvent& event) {
+  if (!export_detail::has_off_cpu_samples(profile)) return event.name;
+  if (event.off_cpu) return "off_cpu";
+  if (event.name == wall_time_event_name) return "wall";
+  if (export_detail::is_clock_event(event.name)) return "cpu";
+  return event.name;
+}
+
 // The sample types (samples, then one column per event), the period, the times and comments.
 void add_header(const Profile& profile, perftools::profiles::Profile& pb, StringTable& strings) {
   auto add_value_type = [&](perftools::profiles::ValueType* type, std::string_view name,
@@ -107,17 +119,17 @@ void add_header(const Profile& profile, perftools::profiles::Profile& pb, String
   };
   add_value_type(pb.add_sample_type(), "samples", "count");
   for (const auto& event : profile.events) {
-    add_value_type(pb.add_sample_type(), event.name,
+    add_value_type(pb.add_sample_type(), sample_type_name(profile, event),
                    export_detail::is_clock_event(event.name) ? "nanoseconds" : "count");
   }
   if (!profile.events.empty()) {
     const ProfileEvent& event = profile.events.front();
-    add_value_type(pb.mutable_period_type(), event.name,
+    add_value_type(pb.mutable_period_type(), sample_type_name(profile, event),
                    export_detail::is_clock_event(event.name) ? "nanoseconds" : "count");
     if (event.samples != 0) {
       pb.set_period(static_cast<std::int64_t>((event.period + event.samples / 2) / event.samples));
     }
-    pb.set_default_sample_type(strings.index(event.name));
+    pb.set_default_sample_type(strings.index(sample_type_name(profile, event)));
   }
   if (profile.summary.wall_clock_ns && profile.summary.samples != 0) {
     pb.set_time_nanos(
@@ -329,22 +341,37 @@ void add_functions(const Profile& profile, perftools::profiles::Profile& pb, Str
   }
 }
 
-// Samples aggregated per (stack, thread): the count, then each event's period sum.
+// Samples aggregated per (stack, thread, state): the count, then each event's period sum.
 struct SampleTable {
   std::size_t columns = 0;
   std::vector<std::uint64_t> keys;   // stack << 32 | thread
+  std::vector<ThreadState> states;   // one per key: off-CPU samples' state label
   std::vector<std::int64_t> values;  // `columns` per key
+};
+
+struct SampleKey {
+  std::uint64_t stack_thread;
+  ThreadState state;
+  bool operator==(const SampleKey&) const = default;
+};
+struct SampleKeyHash {
+  std::size_t operator()(const SampleKey& key) const noexcept {
+    return std::hash<std::uint64_t>{}(key.stack_thread * 0x9e3779b97f4a7c15ull ^
+                                      static_cast<std::uint8_t>(key.state));
+  }
 };
 
 SampleTable aggregate_samples(const Profile& profile) {
   SampleTable table;
   table.columns = 1 + profile.events.size();
-  std::unordered_map<std::uint64_t, std::uint32_t> entry_of;
+  std::unordered_map<SampleKey, std::uint32_t, SampleKeyHash> entry_of;
   export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
     std::uint64_t key = (std::uint64_t{group.stack} << 32) | group.thread;
-    auto [it, added] = entry_of.try_emplace(key, static_cast<std::uint32_t>(table.keys.size()));
+    auto [it, added] = entry_of.try_emplace(SampleKey{key, group.state},
+                                            static_cast<std::uint32_t>(table.keys.size()));
     if (added) {
       table.keys.push_back(key);
+      table.states.push_back(group.state);
       table.values.resize(table.values.size() + table.columns, 0);
     }
     // pprof's values are int64: sums of a damaged file's periods stop at its maximum.
@@ -418,6 +445,11 @@ void add_samples(const Profile& profile, const SampleTable& table,
       auto* tid = sample->add_label();
       tid->set_key(tid_key);
       tid->set_num(thread.tid);
+    }
+    if (table.states[e] != ThreadState::on_cpu) {
+      auto* state = sample->add_label();
+      state->set_key(strings.index("state"));
+      state->set_str(strings.index(thread_state_name(table.states[e])));
     }
   }
 }

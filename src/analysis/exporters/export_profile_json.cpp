@@ -89,6 +89,8 @@ void write_events(const Profile& profile, TextSink& sink) {
     sink.json_string(event.name);
     sink.format(",\"samples\":{},\"period\":{},\"has_callchains\":", event.samples, event.period);
     write_bool(sink, event.has_callchains);
+    // Off-CPU intervals: the period is blocked ns (the samples of other events are on-CPU).
+    if (event.off_cpu) sink.append(",\"off_cpu\":true");
     sink.put('}');
   }
 }

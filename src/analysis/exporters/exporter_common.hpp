@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "perfscope/analysis/profile/off_cpu_profile.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/core/safe_text.hpp"
 
@@ -153,7 +154,7 @@ template <typename Visit>
 void for_each_sample_group(const Profile& profile, Visit&& visit) {
   for (const ProfileSample& sample : profile.samples) {
     visit(ProfileSampleGroup{sample.stack, sample.thread, sample.event, sample.cpu, 1,
-                             sample.period});
+                             sample.period, sample.state});
   }
   for (const ProfileSampleGroup& group : profile.sample_groups) visit(group);
 }
@@ -173,10 +174,16 @@ inline std::size_t events_with_samples(const Profile& profile) {
   return count;
 }
 
-// The unit of an event's periods: nanoseconds for the software clocks, event counts otherwise.
+// The unit of an event's periods: nanoseconds for the software clocks, off-CPU and wall time,
+// event counts otherwise (off_cpu_profile.hpp holds the rule).
 inline bool is_clock_event(std::string_view event_name) noexcept {
-  return event_name == "cpu-clock" || event_name == "task-clock" ||
-         event_name.starts_with("cpu-clock:") || event_name.starts_with("task-clock:");
+  return event_period_is_ns(event_name);
+}
+
+// True when some sample of the profile is an off-CPU one: the exporters then weigh time events
+// by their nanoseconds, so that on- and off-CPU time compare.
+inline bool has_off_cpu_samples(const Profile& profile) noexcept {
+  return profile_has_off_cpu(profile);
 }
 
 // The profile's missing files as a JSON array of {"path","buildId","reason","detail"}: a viewer

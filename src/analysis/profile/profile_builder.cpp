@@ -293,16 +293,20 @@ struct ProfileBuilder::State {
     group_index = FlatIndexMap(groups.size() * 2);
     for (ProfileSampleGroup& group : groups) {
       if (group.stack != no_index) group.stack = stack_map[group.stack];
-      add_to_group(group.stack, group.thread, group.event, group.cpu, group.samples, group.period);
+      add_to_group(group.stack, group.thread, group.event, group.cpu, group.samples, group.period,
+                   group.state);
     }
   }
 
   std::uint32_t add_to_group(std::uint32_t stack, std::uint32_t thread, std::uint32_t event,
-                             std::uint32_t cpu, std::uint64_t samples, std::uint64_t period) {
+                             std::uint32_t cpu, std::uint64_t samples, std::uint64_t period,
+                             ThreadState state) {
     auto index = static_cast<std::uint32_t>(profile.sample_groups.size());
-    std::uint32_t found = group_index.insert(std::uint64_t{stack} << 32 | thread,
-                                             std::uint64_t{event} << 32 | cpu, index);
-    if (found == index) profile.sample_groups.push_back({stack, thread, event, cpu, 0, 0});
+    std::uint64_t b = (std::uint64_t{event} << 8 | static_cast<std::uint8_t>(state)) << 32 | cpu;
+    std::uint32_t found = group_index.insert(std::uint64_t{stack} << 32 | thread, b, index);
+    if (found == index) {
+      profile.sample_groups.push_back({stack, thread, event, cpu, 0, 0, state});
+    }
     profile.sample_groups[found].samples += samples;
     profile.sample_groups[found].period += period;
     return found;
@@ -410,14 +414,22 @@ struct ProfileBuilder::State {
     if (!thread_passes(sample)) return;
     std::uint16_t cpumode = view.header.misc & misc::cpumode_mask;
     bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
+    // An off-CPU sample's state is the first byte of its RAW payload (off_cpu_state.hpp); Linux
+    // perf's own offcpu-time samples have none.
+    ThreadState state = ThreadState::on_cpu;
+    if (profile.events[event_index].off_cpu) {
+      state = sample.has(sf::raw) && !sample.raw.empty()
+                  ? thread_state_from_letter(static_cast<char>(sample.raw.front()))
+                  : ThreadState::blocked;
+    }
     std::uint32_t cpu = sample.has(sf::cpu) ? sample.cpu : no_index;
     std::uint64_t period = sample.has(sf::period) ? sample.period : 1;
     std::uint64_t time = sample.has(sf::time) ? sample.time : 0;
     // A sample that is its ip alone, folded into groups: the group of the last sample of this
     // thread at this ip, while no COMM, FORK or MMAP came between, is its group again.
     LeafGroupEntry* leaf_entry = nullptr;
-    if (!options.keep_samples && !dwarf && options.filter.dsos.empty() &&
-        options.filter.symbols.empty() &&
+    if (!options.keep_samples && !dwarf && state == ThreadState::on_cpu &&
+        options.filter.dsos.empty() && options.filter.symbols.empty() &&
         !(options.callchains && sample.has(sf::callchain) && !sample.callchain.empty())) {
       std::uint64_t hash = (sample.ip ^ std::uint64_t{sample.tid} << 40) * 0x9e3779b97f4a7c15ULL;
       leaf_entry = &leaf_groups[hash >> (64 - leaf_group_bits)];
@@ -461,10 +473,12 @@ struct ProfileBuilder::State {
     out.cpu = cpu;
     out.time = time;
     out.period = period;
+    out.state = state;
     if (options.keep_samples) {
       profile.samples.push_back(out);
     } else {
-      std::uint32_t group = add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period);
+      std::uint32_t group =
+          add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period, out.state);
       if (leaf_entry) {
         *leaf_entry = {sample.ip, task_epoch,  sample.pid, sample.tid,
                        cpu,       event_index, group,      cpumode};
@@ -555,6 +569,7 @@ void ProfileBuilder::add_event(std::string name, const ParseConfig& config) {
   state.events.push_back(std::move(event));
   ProfileEvent summary;
   summary.name = std::move(name);
+  summary.off_cpu = summary.name == off_cpu_event_name;
   summary.has_callchains =
       state.options.callchains &&
       (config.has(sf::callchain) || (config.has(sf::regs_user) && config.has(sf::stack_user)));
@@ -586,6 +601,15 @@ Profile ProfileBuilder::finish() {
   }
   for (const auto& warning : state.resolver.symbolizer().warnings()) warn(warning);
   profile.summary.missing_files = state.resolver.symbolizer().missing_files();
+  for (const ProfileEvent& event : profile.events) {
+    if (event.off_cpu && event.samples != 0 && !event.has_callchains) {
+      warn(
+          "off-CPU samples without stacks: recorded from switch records only (no kernel "
+          "context for the recording user); their time per thread is exact, where they waited "
+          "is unknown. For stacks record as root or with CAP_PERFMON (or "
+          "kernel.perf_event_paranoid=1)");
+    }
+  }
   // LOST_SAMPLES counts most of what LOST records count again: the larger is the loss.
   const ProfileSummary& summary = profile.summary;
   if (auto lost = lost_samples_warning(summary.samples_read,

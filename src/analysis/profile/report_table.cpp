@@ -28,6 +28,7 @@ std::string_view sort_key_name(ReportSortKey key) {
     case ReportSortKey::sym: return "sym";
     case ReportSortKey::cpu: return "cpu";
     case ReportSortKey::srcline: return "srcline";
+    case ReportSortKey::state: return "state";
   }
   return "";
 }
@@ -41,6 +42,7 @@ std::string_view column_title(ReportSortKey key) {
     case ReportSortKey::sym: return "Symbol";
     case ReportSortKey::cpu: return "CPU";
     case ReportSortKey::srcline: return "Source:Line";
+    case ReportSortKey::state: return "State";
   }
   return "";
 }
@@ -49,6 +51,7 @@ std::string_view column_title(ReportSortKey key) {
 struct SampleGroup {
   std::uint32_t stack = no_index, thread = 0, cpu = no_index;
   std::uint64_t period = 0, samples = 0;
+  ThreadState state = ThreadState::on_cpu;
 };
 
 class TableBuilder {
@@ -159,6 +162,7 @@ class TableBuilder {
           break;
         case ReportSortKey::cpu: value = group.cpu; break;
         case ReportSortKey::srcline: value = frame ? srcline_id(*frame) : no_index; break;
+        case ReportSortKey::state: value = static_cast<std::uint8_t>(group.state); break;
       }
       chain = prefixes_.insert(chain, value, static_cast<std::uint32_t>(prefixes_.size()) + 1);
     }
@@ -197,6 +201,7 @@ class TableBuilder {
         case ReportSortKey::srcline:
           out.keys.push_back(frame ? srclines_[srcline_id(*frame)] : std::string("??:0"));
           break;
+        case ReportSortKey::state: out.keys.emplace_back(thread_state_name(group.state)); break;
       }
     }
     if (frame_keys_ && frame) {
@@ -481,7 +486,7 @@ std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text) {
     bool found = false;
     for (ReportSortKey key :
          {ReportSortKey::comm, ReportSortKey::pid, ReportSortKey::tid, ReportSortKey::dso,
-          ReportSortKey::sym, ReportSortKey::cpu, ReportSortKey::srcline}) {
+          ReportSortKey::sym, ReportSortKey::cpu, ReportSortKey::srcline, ReportSortKey::state}) {
       if (name == sort_key_name(key)) {
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
         found = true;
@@ -489,7 +494,7 @@ std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text) {
     }
     if (!found) {
       throw std::invalid_argument(fmt::format(
-          "--sort: unknown key '{}'; the keys are comm,pid,tid,dso,sym,cpu,srcline", name));
+          "--sort: unknown key '{}'; the keys are comm,pid,tid,dso,sym,cpu,srcline,state", name));
     }
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -510,12 +515,18 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
   // Samples folded by (stack, thread, cpu) first: the rows are then computed per group.
   std::vector<SampleGroup> groups;
   FlatIndexMap group_index(4096);
+  // The state rides in the stack's word, below it.
+  auto stack_and_state = [](std::uint32_t stack, ThreadState state) {
+    return std::uint64_t{stack} << 8 | static_cast<std::uint8_t>(state);
+  };
   for (const ProfileSample& sample : profile.samples) {
     if (sample.event != event) continue;
     std::uint64_t b = std::uint64_t{sample.thread} << 32 | sample.cpu;
     auto index = static_cast<std::uint32_t>(groups.size());
-    std::uint32_t found = group_index.insert(sample.stack, b, index);
-    if (found == index) groups.push_back({sample.stack, sample.thread, sample.cpu, 0, 0});
+    std::uint32_t found = group_index.insert(stack_and_state(sample.stack, sample.state), b, index);
+    if (found == index) {
+      groups.push_back({sample.stack, sample.thread, sample.cpu, 0, 0, sample.state});
+    }
     groups[found].period += sample.period;
     groups[found].samples += 1;
     table.period += sample.period;
@@ -525,8 +536,10 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
     if (folded.event != event) continue;
     std::uint64_t b = std::uint64_t{folded.thread} << 32 | folded.cpu;
     auto index = static_cast<std::uint32_t>(groups.size());
-    std::uint32_t found = group_index.insert(folded.stack, b, index);
-    if (found == index) groups.push_back({folded.stack, folded.thread, folded.cpu, 0, 0});
+    std::uint32_t found = group_index.insert(stack_and_state(folded.stack, folded.state), b, index);
+    if (found == index) {
+      groups.push_back({folded.stack, folded.thread, folded.cpu, 0, 0, folded.state});
+    }
     groups[found].period += folded.period;
     groups[found].samples += folded.samples;
     table.period += folded.period;

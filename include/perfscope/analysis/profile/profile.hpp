@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/recording/off_cpu_state.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
 #include "perfscope/core/parse_config.hpp"
@@ -80,6 +81,9 @@ struct ProfileEvent {
   // Before the comm/pid/tid/dso/symbol filters: perf's percentages of a filtered report are
   // shares of everything the event recorded.
   std::uint64_t period_read = 0;
+  // Off-CPU samples ("offcpu-time"): each one blocking interval, its period the blocked time in
+  // nanoseconds, its stack where the thread blocked, its state why (ProfileSample::state).
+  bool off_cpu = false;
 };
 
 struct ProfileSample {
@@ -87,8 +91,9 @@ struct ProfileSample {
   std::uint32_t thread = 0;
   std::uint32_t event = 0;
   std::uint32_t cpu = no_index;  // no_index when the recording has no CPU field
-  std::uint64_t time = 0;
+  std::uint64_t time = 0;        // of an off-CPU sample: the end of the interval (its switch-in)
   std::uint64_t period = 1;
+  ThreadState state = ThreadState::on_cpu;  // why an off-CPU sample's thread was off the CPU
 };
 
 // Samples folded by everything but their time: how many, and their summed period. A profile
@@ -100,6 +105,7 @@ struct ProfileSampleGroup {
   std::uint32_t cpu = no_index;
   std::uint64_t samples = 0;
   std::uint64_t period = 0;
+  ThreadState state = ThreadState::on_cpu;
 };
 
 struct ProfileSummary {

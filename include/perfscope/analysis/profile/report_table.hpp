@@ -14,7 +14,8 @@
 
 namespace perfscope {
 
-enum class ReportSortKey { comm, pid, tid, dso, sym, cpu, srcline };
+// state: why an off-CPU sample's thread was off the CPU (on-cpu for on-CPU samples).
+enum class ReportSortKey { comm, pid, tid, dso, sym, cpu, srcline, state };
 
 // "comm,dso,sym" -> keys. Throws std::invalid_argument naming the unknown key and the known ones.
 std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text);
