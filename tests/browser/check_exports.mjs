@@ -224,6 +224,15 @@ async function checkSpeedscope(page) {
 async function checkSvg(page) {
   const shots = [];
   await page.goto(`file://${path.resolve(input)}`);
+  // A file that is not well-formed XML: Chromium draws the part before the error and an error box
+  // (<parsererror>) instead of the flame graph.
+  const parseError = await page.evaluate(() => {
+    const error = document.getElementsByTagName('parsererror')[0];
+    return error ? error.textContent : document.documentElement.localName !== 'svg' ? 'not an SVG document' : '';
+  });
+  if (parseError) {
+    throw new Error(`Chromium does not read ${input} as SVG: ${parseError.replace(/\s+/g, ' ').trim()}`);
+  }
   await page.waitForSelector('g.f');
   const readFrames = () => page.evaluate(() => {
     return [...document.getElementsByClassName('f')].map((g) => {
@@ -247,7 +256,7 @@ async function checkSvg(page) {
   const padding = await page.evaluate(() => Number(document.documentElement.getAttribute('data-pad')));
   const before = await readFrames();
   const index = before.findIndex((frame) => frame.name === target);
-  if (index < 0) fail(`no frame named ${target} in ${input}`);
+  if (index < 0) throw new Error(`no frame named ${target} in ${input}`);
   await screenshot(page, 'svg-initial.png', shots);
 
   // A real click on the frame (the pointer at its box's centre: rect or text, both inside it).
@@ -295,14 +304,21 @@ async function checkSvg(page) {
 }
 
 let status = 0;
+let page = null;
 try {
-  const page = await openBrowser();
+  page = await openBrowser();
   const result = mode === 'speedscope' ? await checkSpeedscope(page) : await checkSvg(page);
   result.page_errors = pageErrors;
   result.chromium = await browser.version();
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } catch (error) {
   process.stderr.write(`check_exports: ${mode}: ${error.stack || error}\n`);
+  if (page) {
+    const file = path.join(artifacts, `${mode}-failure.png`);
+    if (await page.screenshot({ path: file }).then(() => true, () => false)) {
+      process.stderr.write(`check_exports: the page as it was: ${file}\n`);
+    }
+  }
   status = 1;
 } finally {
   if (browser) await browser.close().catch(() => {});

@@ -273,6 +273,34 @@ TEST(BrowserSvg, ClickZoomsAndSearchHighlightsTheShare) {
   expect_screenshots(*page);
 }
 
+// A program whose name (and so its comm and the recorded command line) holds U+FFFF: valid UTF-8
+// that XML forbids. Chromium refuses a whole SVG over one such character; ours draws, with '?'.
+TEST(BrowserSvg, NamesThatXmlForbidsStillDraw) {
+  if (auto why = missing_browser()) GTEST_SKIP() << *why;
+  pt::TempDir dir;
+  std::string program = dir.path() + "/known_answer\xef\xbf\xbf";
+  fs::copy_file(known_answer_fp, program);
+  std::string data = dir.path() + "/odd.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-F", "2000", "-e", "cpu-clock", "-g", "-o", data, "--", program, "60"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  fs::path artifacts = fs::path(artifact_root) / "svg-names";
+  fs::create_directories(artifacts);
+  std::string svg = (artifacts / "xml_forbidden_name.svg").string();
+  auto exported = pt::run_perfscope({"report", "-i", data, "--format", "svg", "-o", svg});
+  ASSERT_EQ(exported.exit_status, 0) << exported.err;
+
+  std::string skipped;
+  auto page = run_browser({"svg", svg, "leaf_30", artifacts.string()}, skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  ASSERT_TRUE(page->is_object()) << "the browser script printed no JSON";
+  EXPECT_TRUE((*page)["page_errors"].empty()) << (*page)["page_errors"];
+  EXPECT_NE(frame_named((*page)["before"], "known_answer?"), nullptr)
+      << "the command's frame, U+FFFF shown as '?'";
+  EXPECT_NEAR((*page)["zoomed"][(*page)["target_index"].get<std::size_t>()]["width"].get<double>(),
+              (*page)["page_width"].get<double>() - 2 * (*page)["padding"].get<double>(), 0.01);
+}
+
 }  // namespace
 
 // ctest counts a run whose tests skipped as skipped (SKIP_RETURN_CODE 77), not as passed.
