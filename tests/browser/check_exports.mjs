@@ -208,7 +208,10 @@ async function checkSpeedscope(page) {
       const div = cell.querySelector('div > div');
       return div ? parseFloat(div.style.width) : null;
     };
-    return [...document.querySelectorAll('tr')].filter((row) => row.cells.length === 3 && row.querySelector('td'))
+    // The function rows: three cells, time bars in the first (the profile chooser's rows, when
+    // the file has several profiles, are a table too, without bars).
+    return [...document.querySelectorAll('tr')]
+      .filter((row) => row.cells.length === 3 && bar(row.cells[0]) !== null)
       .map((row) => ({
         name: row.cells[2].textContent.trim(),
         file: row.cells[2].getAttribute('title') || '',

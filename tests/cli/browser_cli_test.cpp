@@ -273,6 +273,46 @@ TEST(BrowserSvg, ClickZoomsAndSearchHighlightsTheShare) {
   expect_screenshots(*page);
 }
 
+// A workload started by a shell that first spends a little CPU of its own: the file holds a
+// profile for the shell and one for the workload, and speedscope opens on the workload's.
+TEST(BrowserSpeedscope, OpensOnTheBusiestThread) {
+  if (auto why = missing_browser()) GTEST_SKIP() << *why;
+  pt::TempDir dir;
+  std::string data = dir.path() + "/shell.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-F", "2000", "-e", "cpu-clock", "-g", "-o", data, "--", "sh", "-c",
+       "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; " + known_answer_fp + " 100"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  fs::path artifacts = fs::path(artifact_root) / "speedscope-threads";
+  fs::create_directories(artifacts);
+  std::string profile = (artifacts / "shell_and_workload.speedscope.json").string();
+  auto exported =
+      pt::run_perfscope({"report", "-i", data, "--format", "speedscope", "-o", profile});
+  ASSERT_EQ(exported.exit_status, 0) << exported.err;
+  std::ifstream file(profile);
+  json written = json::parse(file);
+  ASSERT_GE(written["profiles"].size(), 2u) << "the shell has samples of its own";
+  EXPECT_EQ(written["profiles"][0]["name"].get<std::string>().rfind("sh ", 0), 0u)
+      << written["profiles"][0]["name"];
+
+  std::string skipped;
+  auto page = run_browser({"speedscope", profile, "leaf_60", artifacts.string()}, skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  ASSERT_TRUE(page->is_object()) << "the browser script printed no JSON";
+  EXPECT_TRUE((*page)["page_errors"].empty()) << (*page)["page_errors"];
+  // The toolbar names the profile shown and its place: "known_answer_fp PID/TID cpu-clock (2/2)".
+  std::string toolbar = (*page)["toolbar"];
+  std::smatch place;
+  ASSERT_TRUE(std::regex_search(
+      toolbar, place, std::regex(R"(known_answer_fp \S+ cpu-clock \(([0-9]+)/([0-9]+)\))")))
+      << toolbar;
+  EXPECT_EQ(std::stoul(place[2]), written["profiles"].size());
+  EXPECT_EQ(std::stoul(place[1]), written["activeProfileIndex"].get<std::size_t>() + 1);
+  const json* leaf = frame_named((*page)["sandwich"], "leaf_60");
+  ASSERT_NE(leaf, nullptr) << (*page)["sandwich"];
+  EXPECT_NEAR((*leaf)["total_percent"].get<double>(), 60.0, 5.0);
+}
+
 // A program whose name (and so its comm and the recorded command line) holds U+FFFF: valid UTF-8
 // that XML forbids. Chromium refuses a whole SVG over one such character; ours draws, with '?'.
 TEST(BrowserSvg, NamesThatXmlForbidsStillDraw) {

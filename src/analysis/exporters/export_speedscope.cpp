@@ -52,12 +52,32 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     frame_index[f] = it->second;
   }
 
+  // speedscope opens the profile named by activeProfileIndex: the busiest thread and event
+  // rather than the first one, often the shell that started the workload with a few samples.
+  std::size_t event_count = std::max<std::size_t>(profile.events.size(), 1);
+  std::size_t group_count = profile.threads.size() * event_count;
+  std::vector<std::uint64_t> group_samples(group_count, 0);
+  std::vector<bool> group_written(group_count, false);
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    group_samples[group.thread * event_count + group.event] += group.samples;
+    group_written[group.thread * event_count + group.event] = true;
+  });
+  std::size_t active_profile = 0;
+  for (std::size_t group = 0, written = 0, busiest = 0; group < group_count; ++group) {
+    if (!group_written[group]) continue;
+    if (group_samples[group] > busiest) {
+      busiest = group_samples[group];
+      active_profile = written;
+    }
+    ++written;
+  }
+
   sink.append(
       "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
       "\"exporter\":\"perfscope " PERFSCOPE_VERSION_STRING "\",\"name\":");
   sink.json_string(profile.summary.command_line.empty() ? std::string_view("perfscope profile")
                                                         : profile.summary.command_line);
-  sink.append(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+  sink.format(",\"activeProfileIndex\":{},\"shared\":{{\"frames\":[", active_profile);
   for (std::size_t i = 0; i < shared_frames.size(); ++i) {
     const ProfileFrame& frame = profile.frames[shared_frames[i]];
     const ProfileFunction& function = profile.functions[frame.function];
@@ -88,8 +108,6 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     return item < sample_count ? profile.samples[item].period
                                : profile.sample_groups[item - sample_count].period;
   };
-  std::size_t event_count = std::max<std::size_t>(profile.events.size(), 1);
-  std::size_t group_count = profile.threads.size() * event_count;
   std::vector<std::uint32_t> group_start(group_count + 1, 0);
   export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
     ++group_start[group.thread * event_count + group.event + 1];

@@ -234,6 +234,20 @@ TEST(ProfileExporters, SpeedscopeFollowsTheFileFormat) {
   EXPECT_EQ(leaf_weight["[unknown]"], 1.0 * period);
 }
 
+// speedscope shows activeProfileIndex first: the busiest thread, not the first one written
+// (a real recording's first thread is often the shell that started the workload).
+TEST(ProfileExporters, SpeedscopeOpensOnTheBusiestThread) {
+  Profile p = make_profile();
+  EXPECT_EQ(json::parse(export_text(p, ExportFormat::speedscope))["activeProfileIndex"], 0);
+  for (auto& sample : p.samples) sample.thread = 1 - sample.thread;  // the worker: 8 of 12
+  json file = json::parse(export_text(p, ExportFormat::speedscope));
+  ASSERT_EQ(file.at("profiles").size(), 2u);
+  EXPECT_EQ(file["activeProfileIndex"], 1);
+  EXPECT_EQ(file["profiles"][1]["name"], "demo worker 100/101 cpu-clock");
+  p.samples.clear();
+  EXPECT_EQ(json::parse(export_text(p, ExportFormat::speedscope))["activeProfileIndex"], 0);
+}
+
 TEST(ProfileExporters, GeckoTablesAreConsistent) {
   Profile p = make_profile();
   json gecko = json::parse(export_text(p, ExportFormat::gecko));
