@@ -255,9 +255,18 @@ async function checkSvg(page) {
       };
     });
   });
+  // The header's texts (title, subtitle lines, buttons, legend) as the browser laid them out.
+  const readHeader = () => page.evaluate(() => {
+    return [...document.querySelectorAll('svg > text')].map((text) => {
+      const box = text.getBBox();
+      return { id: text.id, text: text.textContent, left: box.x, right: box.x + box.width,
+               top: box.y, bottom: box.y + box.height };
+    });
+  });
   const page_width = await page.evaluate(() => Number(document.documentElement.getAttribute('data-width')));
   const padding = await page.evaluate(() => Number(document.documentElement.getAttribute('data-pad')));
   const before = await readFrames();
+  const header = await readHeader();
   const index = before.findIndex((frame) => frame.name === target);
   if (index < 0) throw new Error(`no frame named ${target} in ${input}`);
   await screenshot(page, 'svg-initial.png', shots);
@@ -276,6 +285,7 @@ async function checkSvg(page) {
   await settle(page);
   const matched = await page.$eval('#matched', (element) => element.textContent);
   const searched = await readFrames();
+  const searchedHeader = await readHeader();
   await screenshot(page, 'svg-search.png', shots);
 
   await page.keyboard.press('Escape');
@@ -295,6 +305,8 @@ async function checkSvg(page) {
     page_width,
     padding,
     target_index: index,
+    header,
+    searched_header: searchedHeader,
     before,
     zoomed,
     matched,

@@ -134,6 +134,29 @@ void expect_screenshots(const json& page) {
   }
 }
 
+// The SVG's header as Chromium laid it out: every text inside the image and none over another
+// (a long command line in the subtitle wraps; the search result stays clear of the legend).
+void expect_header_fits(const json& all, double page_width) {
+  json texts = json::array();  // those drawn: empty ones (no search yet) have no box
+  for (const auto& text : all) {
+    if (text["right"].get<double>() > text["left"].get<double>()) texts.push_back(text);
+  }
+  ASSERT_GE(texts.size(), 5u) << all;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const json& a = texts[i];
+    EXPECT_GE(a["left"].get<double>(), 0.0) << a;
+    EXPECT_LE(a["right"].get<double>(), page_width) << a;
+    for (std::size_t j = i + 1; j < texts.size(); ++j) {
+      const json& b = texts[j];
+      bool apart = a["right"].get<double>() <= b["left"].get<double>() + 0.5 ||
+                   b["right"].get<double>() <= a["left"].get<double>() + 0.5 ||
+                   a["bottom"].get<double>() <= b["top"].get<double>() + 0.5 ||
+                   b["bottom"].get<double>() <= a["top"].get<double>() + 0.5;
+      EXPECT_TRUE(apart) << a << " overlaps " << b;
+    }
+  }
+}
+
 const json* frame_named(const json& frames, const std::string& name) {
   for (const auto& frame : frames) {
     if (frame["name"] == name) return &frame;
@@ -213,6 +236,8 @@ TEST(BrowserSvg, ClickZoomsAndSearchHighlightsTheShare) {
   double full = (*page)["page_width"].get<double>() - 2 * padding;
   double share = inclusive_percent("leaf_30");
   EXPECT_NEAR(share, 30.0, 5.0);
+  expect_header_fits((*page)["header"], (*page)["page_width"].get<double>());
+  expect_header_fits((*page)["searched_header"], (*page)["page_width"].get<double>());
 
   // Before: leaf_30's frame is its share of the width (the SVG writes widths to 0.01 px).
   std::size_t target = (*page)["target_index"].get<std::size_t>();
@@ -311,6 +336,43 @@ TEST(BrowserSpeedscope, OpensOnTheBusiestThread) {
   const json* leaf = frame_named((*page)["sandwich"], "leaf_60");
   ASSERT_NE(leaf, nullptr) << (*page)["sandwich"];
   EXPECT_NEAR((*leaf)["total_percent"].get<double>(), 60.0, 5.0);
+}
+
+// `perfscope diff --format svg`: the same page over two recordings (NEW: the workload with its
+// leaves' work swapped, 3,6,1: leaf_30 takes 60 %). Its long subtitle wraps inside the image.
+TEST(BrowserSvg, DifferentialFlameGraphZoomsAndSearches) {
+  if (auto why = missing_browser()) GTEST_SKIP() << *why;
+  const Recording& r = recording();
+  pt::TempDir dir;
+  std::string swapped = dir.path() + "/swapped.data";
+  auto recorded = pt::run_perfscope({"record", "-F", "2000", "-e", "cpu-clock", "-g", "-o", swapped,
+                                     "--", known_answer_fp, "150", "3,6,1"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  fs::path artifacts = fs::path(artifact_root) / "svg-diff";
+  fs::create_directories(artifacts);
+  std::string svg = (artifacts / "known_answer_diff.svg").string();
+  auto exported = pt::run_perfscope({"diff", r.data, swapped, "--format", "svg", "-o", svg});
+  ASSERT_EQ(exported.exit_status, 0) << exported.err;
+
+  std::string skipped;
+  auto page = run_browser({"svg", svg, "leaf_30", artifacts.string()}, skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  ASSERT_TRUE(page->is_object()) << "the browser script printed no JSON";
+  EXPECT_TRUE((*page)["page_errors"].empty()) << (*page)["page_errors"];
+  double page_width = (*page)["page_width"].get<double>();
+  expect_header_fits((*page)["header"], page_width);
+  expect_header_fits((*page)["searched_header"], page_width);
+  std::size_t target = (*page)["target_index"].get<std::size_t>();
+  EXPECT_NEAR((*page)["zoomed"][target]["width"].get<double>(),
+              page_width - 2 * (*page)["padding"].get<double>(), 0.01);
+  std::string matched = (*page)["matched"];
+  std::smatch figure;
+  ASSERT_TRUE(std::regex_match(matched, figure,
+                               std::regex(R"(Matched: ([0-9.]+) % of samples \(leaf_30\))")))
+      << matched;
+  EXPECT_NEAR(std::stod(figure[1]), 60.0, 5.0) << matched;
+  EXPECT_EQ((*page)["matched_by_keyboard"], matched);
+  expect_screenshots(*page);
 }
 
 // A program whose name (and so its comm and the recorded command line) holds U+FFFF: valid UTF-8

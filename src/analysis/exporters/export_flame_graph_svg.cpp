@@ -10,6 +10,7 @@
 // left out, as flamegraph.pl does, so that huge profiles stay a manageable file.
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -26,10 +27,35 @@ namespace {
 constexpr double image_width = 1200;
 constexpr double padding = 10;
 constexpr double frame_height = 16;
-constexpr double header_height = 70;
+constexpr double header_height = 70;  // with a subtitle of one line
+constexpr double subtitle_line_height = 16;
 constexpr double footer_height = 34;
 constexpr double char_width = 7;  // 12 px monospace
 constexpr double min_frame_width = 0.1;
+// What a character of the subtitle takes in the fonts browsers use for 12 px monospace (DejaVu
+// Sans Mono: 7.22 px), with a margin: long command lines wrap instead of running off the image.
+constexpr double subtitle_char_width = 7.3;
+
+// `text` in lines of at most `width` characters (UTF-8 sequences count as one), broken at
+// spaces; a word longer than a line is cut between characters.
+std::vector<std::string_view> wrapped_lines(std::string_view text, std::size_t width) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    std::size_t end = 0;
+    for (std::size_t characters = 0; end < text.size() && characters < width; ++characters) {
+      ++end;
+      while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) ++end;
+    }
+    if (end < text.size()) {
+      std::size_t space = text.rfind(' ', end);
+      if (space != std::string_view::npos && space > 0) end = space;
+    }
+    lines.push_back(text.substr(0, end));
+    text.remove_prefix(end);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  }
+  return lines;
+}
 
 }  // namespace
 
@@ -320,7 +346,12 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
 
   std::uint64_t total = std::max<std::uint64_t>(nodes[0].samples, 1);
   double usable = image_width - 2 * padding;
-  double height = header_height + (max_depth + 1) * frame_height + footer_height;
+  std::vector<std::string_view> subtitle = wrapped_lines(
+      look.subtitle, static_cast<std::size_t>((image_width - 2 * padding) / subtitle_char_width));
+  // The lines below the first push the buttons and the legend down.
+  double extra =
+      static_cast<double>(std::max<std::size_t>(subtitle.size(), 1) - 1) * subtitle_line_height;
+  double height = header_height + extra + (max_depth + 1) * frame_height + footer_height;
   double bottom = height - footer_height;
 
   using export_detail::TextSink;
@@ -344,21 +375,24 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
   sink.format("<text class=\"title\" x=\"{}\" y=\"24\">", image_width / 2);
   sink.xml_text(look.title);
   sink.append("</text>\n");
-  sink.format("<text x=\"{}\" y=\"44\">", padding);
-  sink.xml_text(look.subtitle);
-  sink.append("</text>\n");
+  for (std::size_t line = 0; line < subtitle.size(); ++line) {
+    sink.format("<text x=\"{}\" y=\"{}\">", padding,
+                44 + static_cast<double>(line) * subtitle_line_height);
+    sink.xml_text(subtitle[line]);
+    sink.append("</text>\n");
+  }
   sink.format(
-      "<text id=\"reset\" class=\"button\" x=\"{0}\" y=\"62\">Reset zoom</text>\n"
-      "<text id=\"search\" class=\"button\" x=\"{1}\" y=\"62\">Search</text>\n"
-      "<text id=\"clear\" class=\"button\" x=\"{2}\" y=\"62\">Clear</text>\n"
-      "<text id=\"matched\" x=\"{3}\" y=\"62\"></text>\n",
-      padding, padding + 90, padding + 150, padding + 210);
+      "<text id=\"reset\" class=\"button\" x=\"{0}\" y=\"{4}\">Reset zoom</text>\n"
+      "<text id=\"search\" class=\"button\" x=\"{1}\" y=\"{4}\">Search</text>\n"
+      "<text id=\"clear\" class=\"button\" x=\"{2}\" y=\"{4}\">Clear</text>\n"
+      "<text id=\"matched\" x=\"{3}\" y=\"{4}\"></text>\n",
+      padding, padding + 90, padding + 150, padding + 210, 62 + extra);
   double legend_x = image_width - padding - static_cast<double>(look.legend.size()) * 95;
   for (const auto& [colour, name] : look.legend) {
     sink.format(
-        "<rect x=\"{}\" y=\"52\" width=\"12\" height=\"12\" fill=\"rgb({},{},{})\"/>"
-        "<text x=\"{}\" y=\"62\">",
-        legend_x, colour.r, colour.g, colour.b, legend_x + 16);
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"rgb({},{},{})\"/>"
+        "<text x=\"{}\" y=\"{}\">",
+        legend_x, 52 + extra, colour.r, colour.g, colour.b, legend_x + 16, 62 + extra);
     sink.xml_text(name);
     sink.append("</text>\n");
     legend_x += 95;
