@@ -252,6 +252,13 @@ async function checkSvg(page) {
         fill: rect.getAttribute('fill'),
         highlighted: rect.getAttribute('fill') !== rect.getAttribute('data-fill'),
         text: g.getElementsByTagName('text')[0].textContent,
+        // Where the label ends as drawn (fonts differ: the SVG guesses 12 px monospace's width).
+        text_right: (() => {
+          const label = g.getElementsByTagName('text')[0];
+          if (!label.textContent || getComputedStyle(g).display === 'none') return null;
+          const box = label.getBBox();
+          return box.x + box.width;
+        })(),
       };
     });
   });

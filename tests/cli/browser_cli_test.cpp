@@ -157,6 +157,17 @@ void expect_header_fits(const json& all, double page_width) {
   }
 }
 
+// Every label drawn ends inside its frame, as the browser measures the text (the exporter and
+// the page's script cut labels by a guessed character width).
+void expect_labels_inside(const json& frames, const std::string& when) {
+  for (const auto& frame : frames) {
+    if (frame["text_right"].is_null()) continue;
+    EXPECT_LE(frame["text_right"].get<double>(),
+              frame["x"].get<double>() + frame["width"].get<double>() + 0.5)
+        << when << ": " << frame;
+  }
+}
+
 const json* frame_named(const json& frames, const std::string& name) {
   for (const auto& frame : frames) {
     if (frame["name"] == name) return &frame;
@@ -238,6 +249,7 @@ TEST(BrowserSvg, ClickZoomsAndSearchHighlightsTheShare) {
   EXPECT_NEAR(share, 30.0, 5.0);
   expect_header_fits((*page)["header"], (*page)["page_width"].get<double>());
   expect_header_fits((*page)["searched_header"], (*page)["page_width"].get<double>());
+  for (const char* when : {"before", "zoomed", "reset"}) expect_labels_inside((*page)[when], when);
 
   // Before: leaf_30's frame is its share of the width (the SVG writes widths to 0.01 px).
   std::size_t target = (*page)["target_index"].get<std::size_t>();
@@ -362,6 +374,7 @@ TEST(BrowserSvg, DifferentialFlameGraphZoomsAndSearches) {
   double page_width = (*page)["page_width"].get<double>();
   expect_header_fits((*page)["header"], page_width);
   expect_header_fits((*page)["searched_header"], page_width);
+  for (const char* when : {"before", "zoomed", "reset"}) expect_labels_inside((*page)[when], when);
   std::size_t target = (*page)["target_index"].get<std::size_t>();
   EXPECT_NEAR((*page)["zoomed"][target]["width"].get<double>(),
               page_width - 2 * (*page)["padding"].get<double>(), 0.01);

@@ -30,11 +30,11 @@ constexpr double frame_height = 16;
 constexpr double header_height = 70;  // with a subtitle of one line
 constexpr double subtitle_line_height = 16;
 constexpr double footer_height = 34;
-constexpr double char_width = 7;  // 12 px monospace
+// What a character takes in the fonts browsers use for 12 px monospace (DejaVu Sans Mono:
+// 7.22 px in Chromium), with a margin: labels are cut to fit their frames by it (here and in the
+// page's script, which reads it from data-char) and long subtitles wrap by it.
+constexpr double char_width = 7.3;
 constexpr double min_frame_width = 0.1;
-// What a character of the subtitle takes in the fonts browsers use for 12 px monospace (DejaVu
-// Sans Mono: 7.22 px), with a margin: long command lines wrap instead of running off the image.
-constexpr double subtitle_char_width = 7.3;
 
 // `text` in lines of at most `width` characters (UTF-8 sequences count as one), broken at
 // spaces; a word longer than a line is cut between characters.
@@ -121,7 +121,7 @@ constexpr std::string_view script = R"js(
 (function () {
   var svg = document.documentElement;
   var W = +svg.getAttribute('data-width'), PAD = +svg.getAttribute('data-pad');
-  var TOTAL = +svg.getAttribute('data-total'), CHAR = 7, MATCH = 'rgb(224,0,224)';
+  var TOTAL = +svg.getAttribute('data-total'), CHAR = +svg.getAttribute('data-char'), MATCH = 'rgb(224,0,224)';
   var frames = Array.prototype.slice.call(document.getElementsByClassName('f'));
   var details = document.getElementById('details'), matched = document.getElementById('matched');
   var root = frames[0];
@@ -347,7 +347,7 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
   std::uint64_t total = std::max<std::uint64_t>(nodes[0].samples, 1);
   double usable = image_width - 2 * padding;
   std::vector<std::string_view> subtitle = wrapped_lines(
-      look.subtitle, static_cast<std::size_t>((image_width - 2 * padding) / subtitle_char_width));
+      look.subtitle, static_cast<std::size_t>((image_width - 2 * padding) / char_width));
   // The lines below the first push the buttons and the legend down.
   double extra =
       static_cast<double>(std::max<std::size_t>(subtitle.size(), 1) - 1) * subtitle_line_height;
@@ -359,8 +359,9 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
   sink.format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" height=\"{1}\" "
-      "viewBox=\"0 0 {0} {1}\" data-width=\"{0}\" data-pad=\"{2}\" data-total=\"{3}\">\n",
-      image_width, height, padding, total);
+      "viewBox=\"0 0 {0} {1}\" data-width=\"{0}\" data-pad=\"{2}\" data-total=\"{3}\" "
+      "data-char=\"{4}\">\n",
+      image_width, height, padding, total, char_width);
   sink.append(
       "<style>\n"
       "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
