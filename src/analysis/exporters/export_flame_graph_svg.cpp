@@ -36,16 +36,23 @@ constexpr double footer_height = 34;
 constexpr double char_width = 7.3;
 constexpr double min_frame_width = 0.1;
 
-// `text` in lines of at most `width` characters (UTF-8 sequences count as one), broken at
-// spaces; a word longer than a line is cut between characters.
+// The bytes of the first `characters` characters of `text` (a UTF-8 sequence is one): labels and
+// lines are cut between characters, never inside one.
+std::size_t prefix_bytes(std::string_view text, std::size_t characters) {
+  std::size_t end = 0;
+  for (std::size_t counted = 0; end < text.size() && counted < characters; ++counted) {
+    ++end;
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) ++end;
+  }
+  return end;
+}
+
+// `text` in lines of at most `width` characters, broken at spaces; a word longer than a line is
+// cut between characters.
 std::vector<std::string_view> wrapped_lines(std::string_view text, std::size_t width) {
   std::vector<std::string_view> lines;
   while (!text.empty()) {
-    std::size_t end = 0;
-    for (std::size_t characters = 0; end < text.size() && characters < width; ++characters) {
-      ++end;
-      while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) ++end;
-    }
+    std::size_t end = prefix_bytes(text, width);
     if (end < text.size()) {
       std::size_t space = text.rfind(' ', end);
       if (space != std::string_view::npos && space > 0) end = space;
@@ -132,12 +139,13 @@ constexpr std::string_view script = R"js(
     return cut < 0 ? title : title.substring(0, cut);
   }
   function place(g, x, w) {
-    var rect = part(g, 'rect'), text = part(g, 'text'), name = nameOf(g);
+    var rect = part(g, 'rect'), text = part(g, 'text'), name = Array.from(nameOf(g));
     rect.setAttribute('x', x.toFixed(2));
     rect.setAttribute('width', w.toFixed(2));
     text.setAttribute('x', (x + 3).toFixed(2));
     var fits = Math.floor((w - 6) / CHAR);
-    text.textContent = fits < 3 ? '' : name.length <= fits ? name : name.substring(0, fits - 2) + '..';
+    // Characters (code points), as the exporter counts them: a pair of surrogates is one.
+    text.textContent = fits < 3 ? '' : name.length <= fits ? name.join('') : name.slice(0, fits - 2).join('') + '..';
   }
   function zoom(target) {
     var s = num(target, 'data-s'), n = num(target, 'data-n'), d = num(target, 'data-d');
@@ -422,7 +430,11 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
         x, y, width, frame_height - 1, colour.r, colour.g, colour.b, colour.r, colour.g, colour.b);
     auto fits = static_cast<std::size_t>(std::max(0.0, std::floor((width - 6) / char_width)));
     text.clear();
-    if (fits >= 3) text = name.size() <= fits ? name : name.substr(0, fits - 2) + "..";
+    if (fits >= 3) {
+      text = prefix_bytes(name, fits) == name.size()
+                 ? name
+                 : std::string(name, 0, prefix_bytes(name, fits - 2)) + "..";
+    }
     sink.format("<text x=\"{:.2f}\" y=\"{}\">", x + 3, y + frame_height - 4);
     sink.xml_text(text);
     sink.append("</text></g>\n");

@@ -661,6 +661,28 @@ TEST(ProfileExporters, SvgWrapsALongSubtitle) {
             std::string::npos);
 }
 
+// A label cut to its frame is cut between characters: a name of 3-byte characters keeps whole
+// ones (cut by bytes, the last one would be broken and drawn as '?').
+TEST(ProfileExporters, SvgLabelsAreCutBetweenCharacters) {
+  Profile p = make_profile();
+  std::string euros;
+  for (int i = 0; i < 200; ++i) euros += "\xe2\x82\xac";
+  p.functions[0].name = euros;  // main: a wide frame, far too narrow for 200 characters
+  std::string svg = export_text(p, ExportFormat::svg);
+  static const std::regex label(R"re(<text x="[0-9.]+" y="[0-9.]+">([^<]*\xe2[^<]*)</text>)re");
+  std::size_t labels = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator();
+       ++it, ++labels) {
+    std::string text = (*it)[1];
+    ASSERT_GE(text.size(), 5u);
+    EXPECT_EQ(text.substr(text.size() - 2), "..") << text;
+    std::string kept = text.substr(0, text.size() - 2);
+    EXPECT_EQ(kept.size() % 3, 0u) << text;
+    EXPECT_EQ(kept, euros.substr(0, kept.size())) << text;
+  }
+  EXPECT_EQ(labels, 2u) << "main under each of the two threads";
+}
+
 TEST(ProfileExporters, EmptyProfileGivesValidFiles) {
   Profile empty;
   EXPECT_EQ(export_text(empty, ExportFormat::folded), "");
