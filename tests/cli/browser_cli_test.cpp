@@ -388,6 +388,58 @@ TEST(BrowserSvg, DifferentialFlameGraphZoomsAndSearches) {
   expect_screenshots(*page);
 }
 
+// A recording without samples: speedscope stops answering on a file without profiles, so the
+// export holds one empty profile, which it shows; the SVG draws its empty root.
+TEST(BrowserSpeedscope, RecordingWithoutSamplesOpens) {
+  if (auto why = missing_browser()) GTEST_SKIP() << *why;
+  pt::TempDir dir;
+  std::string data = dir.path() + "/empty.data";
+  auto recorded =
+      pt::run_perfscope({"record", "-F", "10", "-e", "cpu-clock", "-o", data, "--", "true"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  fs::path artifacts = fs::path(artifact_root) / "speedscope-empty";
+  fs::create_directories(artifacts);
+  std::string profile = (artifacts / "empty.speedscope.json").string();
+  auto exported =
+      pt::run_perfscope({"report", "-i", data, "--format", "speedscope", "-o", profile});
+  ASSERT_EQ(exported.exit_status, 0) << exported.err;
+
+  std::string skipped;
+  auto page = run_browser({"speedscope", profile, "-", artifacts.string()}, skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  ASSERT_TRUE(page->is_object()) << "the browser script printed no JSON";
+  EXPECT_TRUE((*page)["page_errors"].empty()) << (*page)["page_errors"];
+  EXPECT_NE((*page)["toolbar"].get<std::string>().find("no samples"), std::string::npos)
+      << (*page)["toolbar"];
+  EXPECT_TRUE((*page)["sandwich"].empty()) << (*page)["sandwich"];
+}
+
+TEST(BrowserSvg, RecordingWithoutSamplesDraws) {
+  if (auto why = missing_browser()) GTEST_SKIP() << *why;
+  pt::TempDir dir;
+  std::string data = dir.path() + "/empty.data";
+  auto recorded =
+      pt::run_perfscope({"record", "-F", "10", "-e", "cpu-clock", "-o", data, "--", "true"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  fs::path artifacts = fs::path(artifact_root) / "svg-empty";
+  fs::create_directories(artifacts);
+  std::string svg = (artifacts / "empty.svg").string();
+  auto exported = pt::run_perfscope({"report", "-i", data, "--format", "svg", "-o", svg});
+  ASSERT_EQ(exported.exit_status, 0) << exported.err;
+
+  std::string skipped;
+  auto page = run_browser({"svg", svg, "all", artifacts.string()}, skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  ASSERT_TRUE(page->is_object()) << "the browser script printed no JSON";
+  EXPECT_TRUE((*page)["page_errors"].empty()) << (*page)["page_errors"];
+  double full = (*page)["page_width"].get<double>() - 2 * (*page)["padding"].get<double>();
+  ASSERT_EQ((*page)["before"].size(), 1u);
+  for (const char* when : {"before", "zoomed", "reset"}) {
+    EXPECT_NEAR((*page)[when][0]["width"].get<double>(), full, 0.01) << when;
+  }
+  EXPECT_EQ((*page)["matched"], "Matched: 0.00 % of samples (all)");
+}
+
 // A program whose name (and so its comm and the recorded command line) holds U+FFFF: valid UTF-8
 // that XML forbids. Chromium refuses a whole SVG over one such character; ours draws, with '?'.
 TEST(BrowserSvg, NamesThatXmlForbidsStillDraw) {

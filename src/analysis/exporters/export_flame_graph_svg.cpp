@@ -149,6 +149,7 @@ constexpr std::string_view script = R"js(
   }
   function zoom(target) {
     var s = num(target, 'data-s'), n = num(target, 'data-n'), d = num(target, 'data-d');
+    if (n === 0) return;  // an empty profile's root: nothing to spread over the width
     var scale = (W - 2 * PAD) / n;
     frames.forEach(function (g) {
       var gs = num(g, 'data-s'), gn = num(g, 'data-n'), gd = num(g, 'data-d');
@@ -411,7 +412,9 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
   std::string text;
   for (std::uint32_t n : order) {
     const FlameNode& node = nodes[n];
-    double width = static_cast<double>(node.samples) / static_cast<double>(total) * usable;
+    // The root spans the image even without samples: "all (0 samples)" says why it is empty.
+    double width =
+        n == 0 ? usable : static_cast<double>(node.samples) / static_cast<double>(total) * usable;
     // A child is never wider than its parent, so no frame is shown above a left-out one.
     if (width < min_frame_width && n != 0) continue;
     const std::string& name = tree.names[node.label];

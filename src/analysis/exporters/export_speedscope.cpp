@@ -174,6 +174,13 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     }
     sink.format("],\"endValue\":{}}}", total);
   }
+  // speedscope hangs (the tab stops answering) on a file without profiles: a recording without
+  // samples is one empty profile.
+  if (first_profile) {
+    sink.append(
+        "{\"type\":\"sampled\",\"name\":\"no samples\",\"unit\":\"none\",\"startValue\":0,"
+        "\"endValue\":0,\"samples\":[],\"weights\":[]}");
+  }
   sink.append("]}\n");
   sink.finish();
 }

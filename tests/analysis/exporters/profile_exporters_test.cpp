@@ -244,8 +244,14 @@ TEST(ProfileExporters, SpeedscopeOpensOnTheBusiestThread) {
   ASSERT_EQ(file.at("profiles").size(), 2u);
   EXPECT_EQ(file["activeProfileIndex"], 1);
   EXPECT_EQ(file["profiles"][1]["name"], "demo worker 100/101 cpu-clock");
+  // No samples: one empty profile (speedscope stops answering on a file without profiles).
   p.samples.clear();
-  EXPECT_EQ(json::parse(export_text(p, ExportFormat::speedscope))["activeProfileIndex"], 0);
+  file = json::parse(export_text(p, ExportFormat::speedscope));
+  EXPECT_EQ(file["activeProfileIndex"], 0);
+  ASSERT_EQ(file.at("profiles").size(), 1u);
+  EXPECT_EQ(file["profiles"][0]["name"], "no samples");
+  EXPECT_TRUE(file["profiles"][0]["samples"].empty());
+  EXPECT_EQ(file["profiles"][0]["endValue"], 0);
 }
 
 TEST(ProfileExporters, GeckoTablesAreConsistent) {
