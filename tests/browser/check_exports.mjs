@@ -12,7 +12,8 @@
 //   node check_exports.mjs svg FLAME.svg FUNCTION ARTIFACT_DIR
 //       our flame graph (report --format svg) opened as a page: a click on FUNCTION's frame
 //       zooms, the Search button's prompt answered with FUNCTION highlights, Escape clears,
-//       Ctrl-F searches again, "Reset zoom" restores
+//       Ctrl-F searches again, a search too long for the header is shortened, "Reset zoom"
+//       restores
 //
 // Chromium is /usr/bin/chromium unless PERFSCOPE_CHROMIUM names another.
 import fs from 'node:fs';
@@ -310,6 +311,15 @@ async function checkSvg(page) {
   await settle(page);
   const matchedByKeyboard = await page.$eval('#matched', (element) => element.textContent);
 
+  // A search term too long for the room before the legend: the same frames, the term shortened.
+  const longTerm = `${target}|${'no_such_function_'.repeat(8)}`;
+  page.once('dialog', (dialog) => dialog.accept(longTerm));
+  await page.click('#search');
+  await settle(page);
+  const matchedLong = await page.$eval('#matched', (element) => element.textContent);
+  const longHeader = await readHeader();
+  await page.keyboard.press('Escape');
+
   await page.click('#reset');
   await settle(page);
   const reset = await readFrames();
@@ -325,6 +335,9 @@ async function checkSvg(page) {
     searched_highlighted: searched.filter((frame) => frame.highlighted).map((frame) => frame.name),
     cleared,
     matched_by_keyboard: matchedByKeyboard,
+    long_term: longTerm,
+    matched_long: matchedLong,
+    long_header: longHeader,
     reset,
     screenshots: shots,
   };

@@ -297,6 +297,14 @@ TEST(BrowserSvg, ClickZoomsAndSearchHighlightsTheShare) {
   for (const auto& name : (*page)["searched_highlighted"]) EXPECT_EQ(name, "leaf_30");
   EXPECT_EQ((*page)["cleared"], "");
   EXPECT_EQ((*page)["matched_by_keyboard"], matched);
+  // A term too long for the header: the same share, the term cut short ("..") before the legend.
+  std::string long_matched = (*page)["matched_long"];
+  std::string long_term = (*page)["long_term"];
+  EXPECT_EQ(long_matched.rfind(figure[0].str().substr(0, figure[0].str().find('(') + 1), 0), 0u)
+      << long_matched;
+  EXPECT_TRUE(long_matched.ends_with("..)")) << long_matched;
+  EXPECT_LT(long_matched.size(), long_term.size() + 30);
+  expect_header_fits((*page)["long_header"], (*page)["page_width"].get<double>());
 
   // Reset zoom: every frame back where it was.
   const json& reset = (*page)["reset"];

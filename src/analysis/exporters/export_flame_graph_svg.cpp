@@ -193,7 +193,10 @@ constexpr std::string_view script = R"js(
       var from = Math.max(span[0], reach);
       if (span[1] > from) { covered += span[1] - from; reach = span[1]; }
     });
-    matched.textContent = 'Matched: ' + (100 * covered / TOTAL).toFixed(2) + ' % of samples (' + term + ')';
+    var said = 'Matched: ' + (100 * covered / TOTAL).toFixed(2) + ' % of samples (';
+    var shown = Array.from(term), room = +matched.getAttribute('data-room') - said.length - 1;
+    if (shown.length > room) shown = shown.slice(0, Math.max(room - 2, 0)).concat(['..']);
+    matched.textContent = said + shown.join('') + ')';
   }
   function askSearch() {
     var term = prompt('Highlight frames matching (regular expression):', '');
@@ -391,13 +394,18 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
     sink.xml_text(subtitle[line]);
     sink.append("</text>\n");
   }
+  double legend_x = image_width - padding - static_cast<double>(look.legend.size()) * 95;
+  // The search result's room, in characters, before the legend: the script shortens a long
+  // search term to it.
+  double matched_x = padding + 210;
+  auto matched_room =
+      static_cast<int>(std::max(0.0, std::floor((legend_x - 10 - matched_x) / char_width)));
   sink.format(
       "<text id=\"reset\" class=\"button\" x=\"{0}\" y=\"{4}\">Reset zoom</text>\n"
       "<text id=\"search\" class=\"button\" x=\"{1}\" y=\"{4}\">Search</text>\n"
       "<text id=\"clear\" class=\"button\" x=\"{2}\" y=\"{4}\">Clear</text>\n"
-      "<text id=\"matched\" x=\"{3}\" y=\"{4}\"></text>\n",
-      padding, padding + 90, padding + 150, padding + 210, 62 + extra);
-  double legend_x = image_width - padding - static_cast<double>(look.legend.size()) * 95;
+      "<text id=\"matched\" x=\"{3}\" y=\"{4}\" data-room=\"{5}\"></text>\n",
+      padding, padding + 90, padding + 150, matched_x, 62 + extra, matched_room);
   for (const auto& [colour, name] : look.legend) {
     sink.format(
         "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"rgb({},{},{})\"/>"
