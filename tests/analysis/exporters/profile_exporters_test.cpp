@@ -637,58 +637,6 @@ TEST(ProfileExporters, SvgIsAnInteractiveFlameGraph) {
   EXPECT_EQ(parsed.out, "18 1\n");
 }
 
-// A long command line in the subtitle wraps at spaces into lines that fit the image (161
-// characters of 12 px monospace), and the buttons move down below it.
-TEST(ProfileExporters, SvgWrapsALongSubtitle) {
-  Profile p = make_profile();
-  std::string command = "perfscope record -g";
-  for (int i = 0; i < 40; ++i) command += " --some-option-" + std::to_string(i);
-  p.summary.command_line = command;
-  std::string svg = export_text(p, ExportFormat::svg);
-  static const std::regex line(R"re(<text x="10" y="([0-9.]+)">([^<]*)</text>)re");
-  std::vector<std::string> lines;
-  double last_y = 0;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), line); it != std::sregex_iterator();
-       ++it) {
-    lines.push_back((*it)[2]);
-    last_y = std::stod((*it)[1]);
-  }
-  ASSERT_GE(lines.size(), 5u) << svg.substr(0, 2000);
-  std::string joined;
-  for (const auto& text : lines) {
-    EXPECT_LE(text.size(), 161u) << text;
-    EXPECT_FALSE(text.empty());
-    joined += (joined.empty() ? "" : " ") + text;
-  }
-  EXPECT_EQ(joined, "12 samples, cpu-clock (12 samples) of " + command);
-  EXPECT_EQ(last_y, 44 + 16.0 * static_cast<double>(lines.size() - 1));
-  EXPECT_NE(svg.find("<text id=\"reset\" class=\"button\" x=\"10\" y=\"" +
-                     std::to_string(62 + 16 * (lines.size() - 1)) + "\">"),
-            std::string::npos);
-}
-
-// A label cut to its frame is cut between characters: a name of 3-byte characters keeps whole
-// ones (cut by bytes, the last one would be broken and drawn as '?').
-TEST(ProfileExporters, SvgLabelsAreCutBetweenCharacters) {
-  Profile p = make_profile();
-  std::string euros;
-  for (int i = 0; i < 200; ++i) euros += "\xe2\x82\xac";
-  p.functions[0].name = euros;  // main: a wide frame, far too narrow for 200 characters
-  std::string svg = export_text(p, ExportFormat::svg);
-  static const std::regex label(R"re(<text x="[0-9.]+" y="[0-9.]+">([^<]*\xe2[^<]*)</text>)re");
-  std::size_t labels = 0;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator();
-       ++it, ++labels) {
-    std::string text = (*it)[1];
-    ASSERT_GE(text.size(), 5u);
-    EXPECT_EQ(text.substr(text.size() - 2), "..") << text;
-    std::string kept = text.substr(0, text.size() - 2);
-    EXPECT_EQ(kept.size() % 3, 0u) << text;
-    EXPECT_EQ(kept, euros.substr(0, kept.size())) << text;
-  }
-  EXPECT_EQ(labels, 2u) << "main under each of the two threads";
-}
-
 TEST(ProfileExporters, EmptyProfileGivesValidFiles) {
   Profile empty;
   EXPECT_EQ(export_text(empty, ExportFormat::folded), "");
