@@ -10,6 +10,7 @@
 // left out, as flamegraph.pl does, so that huge profiles stay a manageable file.
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -26,10 +27,42 @@ namespace {
 constexpr double image_width = 1200;
 constexpr double padding = 10;
 constexpr double frame_height = 16;
-constexpr double header_height = 70;
+constexpr double header_height = 70;  // with a subtitle of one line
+constexpr double subtitle_line_height = 16;
 constexpr double footer_height = 34;
-constexpr double char_width = 7;  // 12 px monospace
+// What a character takes in the fonts browsers use for 12 px monospace (DejaVu Sans Mono:
+// 7.22 px in Chromium), with a margin: labels are cut to fit their frames by it (here and in the
+// page's script, which reads it from data-char) and long subtitles wrap by it.
+constexpr double char_width = 7.3;
 constexpr double min_frame_width = 0.1;
+
+// The bytes of the first `characters` characters of `text` (a UTF-8 sequence is one): labels and
+// lines are cut between characters, never inside one.
+std::size_t prefix_bytes(std::string_view text, std::size_t characters) {
+  std::size_t end = 0;
+  for (std::size_t counted = 0; end < text.size() && counted < characters; ++counted) {
+    ++end;
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) ++end;
+  }
+  return end;
+}
+
+// `text` in lines of at most `width` characters, broken at spaces; a word longer than a line is
+// cut between characters.
+std::vector<std::string_view> wrapped_lines(std::string_view text, std::size_t width) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    std::size_t end = prefix_bytes(text, width);
+    if (end < text.size()) {
+      std::size_t space = text.rfind(' ', end);
+      if (space != std::string_view::npos && space > 0) end = space;
+    }
+    lines.push_back(text.substr(0, end));
+    text.remove_prefix(end);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  }
+  return lines;
+}
 
 }  // namespace
 
@@ -95,7 +128,7 @@ constexpr std::string_view script = R"js(
 (function () {
   var svg = document.documentElement;
   var W = +svg.getAttribute('data-width'), PAD = +svg.getAttribute('data-pad');
-  var TOTAL = +svg.getAttribute('data-total'), CHAR = 7, MATCH = 'rgb(224,0,224)';
+  var TOTAL = +svg.getAttribute('data-total'), CHAR = +svg.getAttribute('data-char'), MATCH = 'rgb(224,0,224)';
   var frames = Array.prototype.slice.call(document.getElementsByClassName('f'));
   var details = document.getElementById('details'), matched = document.getElementById('matched');
   var root = frames[0];
@@ -106,15 +139,17 @@ constexpr std::string_view script = R"js(
     return cut < 0 ? title : title.substring(0, cut);
   }
   function place(g, x, w) {
-    var rect = part(g, 'rect'), text = part(g, 'text'), name = nameOf(g);
+    var rect = part(g, 'rect'), text = part(g, 'text'), name = Array.from(nameOf(g));
     rect.setAttribute('x', x.toFixed(2));
     rect.setAttribute('width', w.toFixed(2));
     text.setAttribute('x', (x + 3).toFixed(2));
     var fits = Math.floor((w - 6) / CHAR);
-    text.textContent = fits < 3 ? '' : name.length <= fits ? name : name.substring(0, fits - 2) + '..';
+    // Characters (code points), as the exporter counts them: a pair of surrogates is one.
+    text.textContent = fits < 3 ? '' : name.length <= fits ? name.join('') : name.slice(0, fits - 2).join('') + '..';
   }
   function zoom(target) {
     var s = num(target, 'data-s'), n = num(target, 'data-n'), d = num(target, 'data-d');
+    if (n === 0) return;  // an empty profile's root: nothing to spread over the width
     var scale = (W - 2 * PAD) / n;
     frames.forEach(function (g) {
       var gs = num(g, 'data-s'), gn = num(g, 'data-n'), gd = num(g, 'data-d');
@@ -158,7 +193,10 @@ constexpr std::string_view script = R"js(
       var from = Math.max(span[0], reach);
       if (span[1] > from) { covered += span[1] - from; reach = span[1]; }
     });
-    matched.textContent = 'Matched: ' + (100 * covered / TOTAL).toFixed(2) + ' % of samples (' + term + ')';
+    var said = 'Matched: ' + (100 * covered / TOTAL).toFixed(2) + ' % of samples (';
+    var shown = Array.from(term), room = +matched.getAttribute('data-room') - said.length - 1;
+    if (shown.length > room) shown = shown.slice(0, Math.max(room - 2, 0)).concat(['..']);
+    matched.textContent = said + shown.join('') + ')';
   }
   function askSearch() {
     var term = prompt('Highlight frames matching (regular expression):', '');
@@ -320,7 +358,12 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
 
   std::uint64_t total = std::max<std::uint64_t>(nodes[0].samples, 1);
   double usable = image_width - 2 * padding;
-  double height = header_height + (max_depth + 1) * frame_height + footer_height;
+  std::vector<std::string_view> subtitle = wrapped_lines(
+      look.subtitle, static_cast<std::size_t>((image_width - 2 * padding) / char_width));
+  // The lines below the first push the buttons and the legend down.
+  double extra =
+      static_cast<double>(std::max<std::size_t>(subtitle.size(), 1) - 1) * subtitle_line_height;
+  double height = header_height + extra + (max_depth + 1) * frame_height + footer_height;
   double bottom = height - footer_height;
 
   using export_detail::TextSink;
@@ -328,8 +371,9 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
   sink.format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" height=\"{1}\" "
-      "viewBox=\"0 0 {0} {1}\" data-width=\"{0}\" data-pad=\"{2}\" data-total=\"{3}\">\n",
-      image_width, height, padding, total);
+      "viewBox=\"0 0 {0} {1}\" data-width=\"{0}\" data-pad=\"{2}\" data-total=\"{3}\" "
+      "data-char=\"{4}\">\n",
+      image_width, height, padding, total, char_width);
   sink.append(
       "<style>\n"
       "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
@@ -344,21 +388,29 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
   sink.format("<text class=\"title\" x=\"{}\" y=\"24\">", image_width / 2);
   sink.xml_text(look.title);
   sink.append("</text>\n");
-  sink.format("<text x=\"{}\" y=\"44\">", padding);
-  sink.xml_text(look.subtitle);
-  sink.append("</text>\n");
-  sink.format(
-      "<text id=\"reset\" class=\"button\" x=\"{0}\" y=\"62\">Reset zoom</text>\n"
-      "<text id=\"search\" class=\"button\" x=\"{1}\" y=\"62\">Search</text>\n"
-      "<text id=\"clear\" class=\"button\" x=\"{2}\" y=\"62\">Clear</text>\n"
-      "<text id=\"matched\" x=\"{3}\" y=\"62\"></text>\n",
-      padding, padding + 90, padding + 150, padding + 210);
+  for (std::size_t line = 0; line < subtitle.size(); ++line) {
+    sink.format("<text x=\"{}\" y=\"{}\">", padding,
+                44 + static_cast<double>(line) * subtitle_line_height);
+    sink.xml_text(subtitle[line]);
+    sink.append("</text>\n");
+  }
   double legend_x = image_width - padding - static_cast<double>(look.legend.size()) * 95;
+  // The search result's room, in characters, before the legend: the script shortens a long
+  // search term to it.
+  double matched_x = padding + 210;
+  auto matched_room =
+      static_cast<int>(std::max(0.0, std::floor((legend_x - 10 - matched_x) / char_width)));
+  sink.format(
+      "<text id=\"reset\" class=\"button\" x=\"{0}\" y=\"{4}\">Reset zoom</text>\n"
+      "<text id=\"search\" class=\"button\" x=\"{1}\" y=\"{4}\">Search</text>\n"
+      "<text id=\"clear\" class=\"button\" x=\"{2}\" y=\"{4}\">Clear</text>\n"
+      "<text id=\"matched\" x=\"{3}\" y=\"{4}\" data-room=\"{5}\"></text>\n",
+      padding, padding + 90, padding + 150, matched_x, 62 + extra, matched_room);
   for (const auto& [colour, name] : look.legend) {
     sink.format(
-        "<rect x=\"{}\" y=\"52\" width=\"12\" height=\"12\" fill=\"rgb({},{},{})\"/>"
-        "<text x=\"{}\" y=\"62\">",
-        legend_x, colour.r, colour.g, colour.b, legend_x + 16);
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"rgb({},{},{})\"/>"
+        "<text x=\"{}\" y=\"{}\">",
+        legend_x, 52 + extra, colour.r, colour.g, colour.b, legend_x + 16, 62 + extra);
     sink.xml_text(name);
     sink.append("</text>\n");
     legend_x += 95;
@@ -368,7 +420,9 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
   std::string text;
   for (std::uint32_t n : order) {
     const FlameNode& node = nodes[n];
-    double width = static_cast<double>(node.samples) / static_cast<double>(total) * usable;
+    // The root spans the image even without samples: "all (0 samples)" says why it is empty.
+    double width =
+        n == 0 ? usable : static_cast<double>(node.samples) / static_cast<double>(total) * usable;
     // A child is never wider than its parent, so no frame is shown above a left-out one.
     if (width < min_frame_width && n != 0) continue;
     const std::string& name = tree.names[node.label];
@@ -387,7 +441,11 @@ void write_flame_tree_svg(FlameTree& tree, const FlameGraphLook& look, std::ostr
         x, y, width, frame_height - 1, colour.r, colour.g, colour.b, colour.r, colour.g, colour.b);
     auto fits = static_cast<std::size_t>(std::max(0.0, std::floor((width - 6) / char_width)));
     text.clear();
-    if (fits >= 3) text = name.size() <= fits ? name : name.substr(0, fits - 2) + "..";
+    if (fits >= 3) {
+      text = prefix_bytes(name, fits) == name.size()
+                 ? name
+                 : std::string(name, 0, prefix_bytes(name, fits - 2)) + "..";
+    }
     sink.format("<text x=\"{:.2f}\" y=\"{}\">", x + 3, y + frame_height - 4);
     sink.xml_text(text);
     sink.append("</text></g>\n");

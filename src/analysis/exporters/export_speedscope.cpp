@@ -52,6 +52,26 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     frame_index[f] = it->second;
   }
 
+  // speedscope opens the profile named by activeProfileIndex: the busiest thread and event
+  // rather than the first one, often the shell that started the workload with a few samples.
+  std::size_t event_count = std::max<std::size_t>(profile.events.size(), 1);
+  std::size_t group_count = profile.threads.size() * event_count;
+  std::vector<std::uint64_t> group_samples(group_count, 0);
+  std::vector<bool> group_written(group_count, false);
+  export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
+    group_samples[group.thread * event_count + group.event] += group.samples;
+    group_written[group.thread * event_count + group.event] = true;
+  });
+  std::size_t active_profile = 0;
+  for (std::size_t group = 0, written = 0, busiest = 0; group < group_count; ++group) {
+    if (!group_written[group]) continue;
+    if (group_samples[group] > busiest) {
+      busiest = group_samples[group];
+      active_profile = written;
+    }
+    ++written;
+  }
+
   sink.append(
       "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
       "\"exporter\":\"perfscope " PERFSCOPE_VERSION_STRING "\",\"name\":");
@@ -63,7 +83,7 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     sink.append(",\"missingFiles\":");
     export_detail::write_missing_files_json(profile, sink);
   }
-  sink.append(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+  sink.format(",\"activeProfileIndex\":{},\"shared\":{{\"frames\":[", active_profile);
   for (std::size_t i = 0; i < shared_frames.size(); ++i) {
     const ProfileFrame& frame = profile.frames[shared_frames[i]];
     const ProfileFunction& function = profile.functions[frame.function];
@@ -94,8 +114,6 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
     return item < sample_count ? profile.samples[item].period
                                : profile.sample_groups[item - sample_count].period;
   };
-  std::size_t event_count = std::max<std::size_t>(profile.events.size(), 1);
-  std::size_t group_count = profile.threads.size() * event_count;
   std::vector<std::uint32_t> group_start(group_count + 1, 0);
   export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
     ++group_start[group.thread * event_count + group.event + 1];
@@ -161,6 +179,13 @@ void write_speedscope(const Profile& profile, std::ostream& out) {
       sink.format("{}", weight);
     }
     sink.format("],\"endValue\":{}}}", total);
+  }
+  // speedscope hangs (the tab stops answering) on a file without profiles: a recording without
+  // samples is one empty profile.
+  if (first_profile) {
+    sink.append(
+        "{\"type\":\"sampled\",\"name\":\"no samples\",\"unit\":\"none\",\"startValue\":0,"
+        "\"endValue\":0,\"samples\":[],\"weights\":[]}");
   }
   sink.append("]}\n");
   sink.finish();

@@ -68,27 +68,36 @@ class TextSink {
     maybe_flush();
   }
 
-  // Text for XML content or a quoted attribute. Control characters XML 1.0 forbids and bytes
-  // that are not UTF-8 become '?'.
+  // Text for XML content or a quoted attribute. Characters XML 1.0 forbids (controls, and
+  // U+FFFE and U+FFFF: valid UTF-8 that a file name or comm may hold, on which a browser stops
+  // drawing the whole SVG) and bytes that are not UTF-8 become '?'.
   void xml_text(std::string_view s) {
-    utf8_escaped(s, "?", [this](unsigned char c) {
-      switch (c) {
-        case '&': text_.append("&amp;"); break;
-        case '<': text_.append("&lt;"); break;
-        case '>': text_.append("&gt;"); break;
-        case '"': text_.append("&quot;"); break;
-        case '\'': text_.append("&apos;"); break;
-        default: text_.push_back(c < 0x20 && c != '\t' && c != '\n' ? '?' : static_cast<char>(c));
-      }
-    });
+    utf8_escaped(
+        s, "?",
+        [this](unsigned char c) {
+          switch (c) {
+            case '&': text_.append("&amp;"); break;
+            case '<': text_.append("&lt;"); break;
+            case '>': text_.append("&gt;"); break;
+            case '"': text_.append("&quot;"); break;
+            case '\'': text_.append("&apos;"); break;
+            default:
+              text_.push_back(c < 0x20 && c != '\t' && c != '\n' ? '?' : static_cast<char>(c));
+          }
+        },
+        [](std::string_view sequence) {
+          return sequence == "\xef\xbf\xbe" || sequence == "\xef\xbf\xbf";
+        });
     maybe_flush();
   }
 
  private:
-  // Copies the valid UTF-8 sequences of `s`, writes `invalid` for each byte that starts none,
-  // and hands every ASCII byte to `ascii` to escape.
+  // Copies the valid UTF-8 sequences of `s` (but writes `invalid` for those `refused` names),
+  // writes `invalid` for each byte that starts none, and hands every ASCII byte to `ascii` to
+  // escape.
   template <typename Ascii>
-  void utf8_escaped(std::string_view s, std::string_view invalid, Ascii&& ascii) {
+  void utf8_escaped(std::string_view s, std::string_view invalid, Ascii&& ascii,
+                    bool (*refused)(std::string_view) = nullptr) {
     for (std::size_t i = 0; i < s.size();) {
       auto c = static_cast<unsigned char>(s[i]);
       if (c < 0x80) {
@@ -101,7 +110,8 @@ class TextSink {
         text_.append(invalid);
         ++i;
       } else {
-        text_.append(s.substr(i, length));
+        std::string_view sequence = s.substr(i, length);
+        text_.append(refused != nullptr && refused(sequence) ? invalid : sequence);
         i += length;
       }
     }

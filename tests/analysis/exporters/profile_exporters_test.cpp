@@ -234,6 +234,26 @@ TEST(ProfileExporters, SpeedscopeFollowsTheFileFormat) {
   EXPECT_EQ(leaf_weight["[unknown]"], 1.0 * period);
 }
 
+// speedscope shows activeProfileIndex first: the busiest thread, not the first one written
+// (a real recording's first thread is often the shell that started the workload).
+TEST(ProfileExporters, SpeedscopeOpensOnTheBusiestThread) {
+  Profile p = make_profile();
+  EXPECT_EQ(json::parse(export_text(p, ExportFormat::speedscope))["activeProfileIndex"], 0);
+  for (auto& sample : p.samples) sample.thread = 1 - sample.thread;  // the worker: 8 of 12
+  json file = json::parse(export_text(p, ExportFormat::speedscope));
+  ASSERT_EQ(file.at("profiles").size(), 2u);
+  EXPECT_EQ(file["activeProfileIndex"], 1);
+  EXPECT_EQ(file["profiles"][1]["name"], "demo worker 100/101 cpu-clock");
+  // No samples: one empty profile (speedscope stops answering on a file without profiles).
+  p.samples.clear();
+  file = json::parse(export_text(p, ExportFormat::speedscope));
+  EXPECT_EQ(file["activeProfileIndex"], 0);
+  ASSERT_EQ(file.at("profiles").size(), 1u);
+  EXPECT_EQ(file["profiles"][0]["name"], "no samples");
+  EXPECT_TRUE(file["profiles"][0]["samples"].empty());
+  EXPECT_EQ(file["profiles"][0]["endValue"], 0);
+}
+
 TEST(ProfileExporters, GeckoTablesAreConsistent) {
   Profile p = make_profile();
   json gecko = json::parse(export_text(p, ExportFormat::gecko));
@@ -684,11 +704,12 @@ TEST(ProfileExporters, FoldedSampleGroupsExportLikeTheirSamples) {
 
 TEST(ProfileExporters, NamesThatAreNotUtf8OrXmlSafeStayValid) {
   Profile p = make_profile();
-  p.functions[0].name = "ma\xffin<int>&\"q\"";
+  // U+FFFE and U+FFFF are valid UTF-8 (JSON keeps them) that XML 1.0 forbids.
+  p.functions[0].name = "ma\xffin<int>&\"q\"\xef\xbf\xbf\xef\xbf\xbe";
   json doc = json::parse(export_text(p, ExportFormat::json));
-  EXPECT_EQ(doc["functions"][0]["name"], "ma\xef\xbf\xbdin<int>&\"q\"");
+  EXPECT_EQ(doc["functions"][0]["name"], "ma\xef\xbf\xbdin<int>&\"q\"\xef\xbf\xbf\xef\xbf\xbe");
   std::string svg = export_text(p, ExportFormat::svg);
-  EXPECT_NE(svg.find("ma?in&lt;int&gt;&amp;&quot;q&quot;"), std::string::npos);
+  EXPECT_NE(svg.find("ma?in&lt;int&gt;&amp;&quot;q&quot;??"), std::string::npos);
   EXPECT_TRUE(json::parse(export_text(p, ExportFormat::speedscope)).is_object());
   EXPECT_TRUE(json::parse(export_text(p, ExportFormat::gecko)).is_object());
 }
