@@ -1,0 +1,175 @@
+#include "perfscope/analysis/sched/timehist.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "perfscope/core/safe_text.hpp"
+
+namespace perfscope {
+
+namespace {
+
+// perf 6.1's TASK_STATE_TO_CHAR_STR, indexed by the lowest set bit of prev_state.
+constexpr std::string_view task_state_letters = "RSDTtZXxKWP";
+
+// The raw states perf 6.1 tests for (TASK_RUNNING, TASK_UNINTERRUPTIBLE).
+constexpr std::int64_t task_running = 0;
+constexpr std::int64_t task_uninterruptible = 2;
+
+// perf's task names are formatted into a char[32].
+constexpr std::size_t perf_name_limit = 31;
+
+void append_msec(std::string& out, std::uint64_t ns, int width) {
+  std::uint64_t msec = ns / 1000000;
+  std::uint64_t usec = (ns - msec * 1000000) / 1000;
+  fmt::format_to(std::back_inserter(out), "{:>{}}.{:03} ", msec, width, usec);
+}
+
+}  // namespace
+
+char perf_task_state_letter(std::int64_t prev_state, bool idle) noexcept {
+  if (idle) return 'I';
+  auto state = static_cast<int>(prev_state);
+  unsigned bit = state != 0 ? static_cast<unsigned>(__builtin_ffs(state)) : 0;
+  return bit < task_state_letters.size() ? task_state_letters[bit] : '?';
+}
+
+std::string_view perf_time(char (&buffer)[32], std::uint64_t ns) {
+  auto result =
+      fmt::format_to_n(buffer, sizeof buffer, "{}.{:06}", ns / 1000000000, ns % 1000000000 / 1000);
+  return {buffer, std::min(result.size, sizeof buffer)};
+}
+
+TimehistAnalyzer::TimehistAnalyzer(const SchedTrace& trace, RowSink rows, LostSink lost)
+    : trace_(trace), rows_(std::move(rows)), lost_(std::move(lost)) {
+  std::uint32_t cpus = trace.cpus_online() != 0 ? trace.cpus_online() : 4;
+  idle_.resize(cpus);
+  last_switch_.resize(cpus);
+}
+
+void TimehistAnalyzer::on_switch(const SchedSwitchEvent& event) {
+  if (event.cpu >= last_switch_.size()) {
+    idle_.resize(event.cpu + 1);
+    last_switch_.resize(event.cpu + 1);
+  }
+  bool idle = event.prev_pid == 0;
+  // As perf: the task is the sample's (the one running when the tracepoint fired), and the
+  // idle task is one per CPU.
+  std::uint32_t tid = event.tid != 0 ? event.tid : event.pid;
+  Runtime& runtime = idle ? idle_[event.cpu] : threads_[tid];
+  std::uint64_t t = event.time;
+  std::uint64_t tprev = last_switch_[event.cpu];
+
+  TimehistRow& row = row_;
+  row = TimehistRow{};
+  row.time = t;
+  row.cpu = event.cpu;
+  row.idle = idle;
+  row.prev_state = event.prev_state;
+  if (idle) {
+    row.comm = "<idle>";
+  } else {
+    row.pid = event.pid;
+    row.tid = tid;
+    row.comm = trace_.tasks().comm_of(tid);
+    if (row.comm.empty()) row.comm = event.prev_comm;
+  }
+  if (tprev != 0) {
+    row.run = t - tprev;
+    if (runtime.ready_to_run != 0 && runtime.ready_to_run <= tprev) {
+      row.delay = tprev - runtime.ready_to_run;
+    }
+    if (runtime.last_time != 0 && runtime.last_time <= tprev) {
+      std::uint64_t wait = tprev - runtime.last_time;
+      if (runtime.last_state == task_running) {
+        row.preempt = wait;
+      } else if (runtime.last_state == task_uninterruptible) {
+        row.iowait = wait;
+      } else {
+        row.sleep = wait;
+      }
+    }
+  }
+  rows_(row);
+  runtime.last_time = t;
+  runtime.last_state = event.prev_state;
+  runtime.ready_to_run = 0;
+  last_switch_[event.cpu] = t;
+}
+
+void TimehistAnalyzer::on_wakeup(const SchedWakeupEvent& event) {
+  if (event.target <= 0) return;
+  Runtime& runtime = threads_[static_cast<std::uint32_t>(event.target)];
+  if (runtime.ready_to_run == 0) runtime.ready_to_run = event.time;
+}
+
+void TimehistAnalyzer::on_task(std::uint32_t, std::uint32_t tid, std::uint64_t, bool exit) {
+  // perf drops what it knew of a thread id that forks anew (the id was reused).
+  if (!exit) threads_.erase(tid);
+}
+
+void TimehistAnalyzer::on_lost(std::uint64_t lost, std::uint32_t cpu, std::uint64_t time) {
+  if (lost_) lost_(lost, cpu, time);
+}
+
+void TimehistText::header(std::string& out) const {
+  auto put = [&](fmt::string_view format, const auto&... args) {
+    fmt::vformat_to(std::back_inserter(out), format, fmt::make_format_args(args...));
+  };
+  put("{:>15} {:>6} ", "time", "cpu");
+  put(" {:<{}}", "task name", comm_width_);
+  put("  {:>9}  {:>9}  {:>9}", "wait time", "sch delay", "run time");
+  if (show_state_) put("  state");
+  put("\n{:>15} {:<6} ", "", "");
+  put(" {:<{}}", "[tid/pid]", comm_width_);
+  put("  {:>9}  {:>9}  {:>9}", "(msec)", "(msec)", "(msec)");
+  if (show_state_) put("       ");
+  put("\n{:-<15} {:-<6} ", "", "");
+  put(" {:-<{}}", "", comm_width_);
+  put("  {:-<9}  {:-<9}  {:-<9}", "", "", "");
+  if (show_state_) put("  -----");
+  put("\n");
+}
+
+void TimehistText::row(std::string& out, const TimehistRow& row) {
+  name_.clear();
+  if (row.comm.empty()) {
+    fmt::format_to(std::back_inserter(name_), ":{}", row.tid);
+  } else {
+    append_terminal_safe(name_, row.comm);
+  }
+  if (!row.idle && row.pid != 0) {
+    if (row.tid != row.pid) {
+      fmt::format_to(std::back_inserter(name_), "[{}/{}]", row.tid, row.pid);
+    } else {
+      fmt::format_to(std::back_inserter(name_), "[{}]", row.tid);
+    }
+  }
+  if (name_.size() > perf_name_limit) {
+    name_.resize(perf_name_limit);
+    while (!name_.empty() && !is_valid_utf8(name_)) name_.pop_back();  // a cut sequence
+  }
+  comm_width_ = std::max(comm_width_, static_cast<int>(name_.size()));
+  char when[32];
+  fmt::format_to(std::back_inserter(out), "{:>15} [{:04}]  {:<{}} ", perf_time(when, row.time),
+                 row.cpu, name_, comm_width_);
+  append_msec(out, row.wait(), 6);
+  append_msec(out, row.delay, 6);
+  append_msec(out, row.run, 6);
+  if (show_state_) {
+    fmt::format_to(std::back_inserter(out), " {:>5} ",
+                   perf_task_state_letter(row.prev_state, row.idle));
+  }
+  out += '\n';
+}
+
+void TimehistText::lost(std::string& out, std::uint64_t lost, std::uint32_t cpu,
+                        std::uint64_t time) const {
+  char when[32];
+  fmt::format_to(std::back_inserter(out), "{:>15} lost {} events on cpu {}\n",
+                 perf_time(when, time), lost, cpu);
+}
+
+}  // namespace perfscope
