@@ -158,16 +158,16 @@ SchedCommand::SchedCommand(CLI::App& app) {
       "  perfscope sched states -i sched.data | sort -k2 -n -r | head");
 }
 
-int SchedCommand::run() {
-  if (record_->parsed()) return record_sched();
+int SchedCommand::run(std::vector<std::string> command) {
+  if (record_->parsed()) return record_sched(std::move(command));
   if (timehist_->parsed()) return run_timehist();
   if (latency_->parsed()) return run_latency();
   return run_states();
 }
 
-int SchedCommand::record_sched() {
+int SchedCommand::record_sched(std::vector<std::string> after_dashes) {
   std::vector<std::string> command = record_->remaining();
-  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  // CLI11 leaves an unknown option before the command for the command: it is an option error.
   if (!command.empty() && command.front().size() > 1 && command.front()[0] == '-') {
     fmt::print(stderr,
                "perfscope sched record: unknown option {}; run 'perfscope sched record --help' "
@@ -184,6 +184,7 @@ int SchedCommand::record_sched() {
   options.output = options_.output;
   options.mmap_pages = options_.mmap_pages;
   options.frame_pointer_graph = options_.frame_pointer_graph;
+  command.insert(command.end(), after_dashes.begin(), after_dashes.end());
   options.command = std::move(command);
   return cli::run_record(std::move(options));
 }

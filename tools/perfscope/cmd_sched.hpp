@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace perfscope::cli {
 
@@ -26,10 +27,11 @@ class SchedCommand {
  public:
   explicit SchedCommand(CLI::App& app);
   bool selected() const { return app_->parsed(); }
-  int run();
+  // `command`: the words after the "--" that ends sched record's options.
+  int run(std::vector<std::string> command);
 
  private:
-  int record_sched();
+  int record_sched(std::vector<std::string> command);
   int run_timehist();
   int run_latency();
   int run_states();

@@ -71,7 +71,7 @@ int run_cli(int argc, char** argv) {
     if (report.selected()) return report.run();
     if (diff.selected()) return diff.run();
     if (annotate.selected()) return annotate.run();
-    if (sched.selected()) return sched.run();
+    if (sched.selected()) return sched.run(std::move(command));
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;
