@@ -204,7 +204,9 @@ int SchedCommand::run_timehist() {
       [&](std::uint64_t lost, std::uint32_t cpu, std::uint64_t time) {
         text.lost(out, lost, cpu, time);
       });
-  SchedWalkStats stats = opened.trace->walk(analyzer);
+  SchedInterest interest;
+  interest.migrations = interest.runtime = false;
+  SchedWalkStats stats = opened.trace->walk(analyzer, interest);
   write_out(out);
   std::fflush(stdout);
   report_walk(stats);
@@ -229,7 +231,9 @@ int SchedCommand::run_latency() {
 int SchedCommand::run_states() {
   OpenedTrace opened = open_trace(options_.input);
   ThreadStateAnalyzer analyzer(*opened.trace);
-  SchedWalkStats stats = opened.trace->walk(analyzer);
+  SchedInterest interest;
+  interest.migrations = interest.runtime = false;
+  SchedWalkStats stats = opened.trace->walk(analyzer, interest);
   std::string out = render_thread_states(analyzer.finish());
   write_out(out);
   std::fflush(stdout);

@@ -58,12 +58,12 @@ struct SchedTrace::Decoder {
                       bool& ok) const noexcept {
     const TracepointField* field = slot.fields[at];
     if (field == nullptr) return -1;
-    auto value = slot.format->value(raw, *field);
+    auto value = TracepointFormat::integer(raw, *field);
     if (!value) {
       ok = false;
       return 0;
     }
-    return value->as_signed();
+    return *value;
   }
   std::string_view text(const Slot& slot, std::size_t at, std::span<const std::byte> raw,
                         bool& ok) const noexcept {
@@ -176,9 +176,16 @@ std::uint32_t SchedTrace::cpus_online() const noexcept {
   return reader_.features().nr_cpus_online.value_or(0);
 }
 
-SchedWalkStats SchedTrace::walk(SchedEventHandler& handler) {
+SchedWalkStats SchedTrace::walk(SchedEventHandler& handler, SchedInterest interest) {
   SchedWalkStats stats;
   const Decoder& decoder = *decoder_;
+  std::array<bool, 7> wanted{};
+  wanted[static_cast<std::size_t>(Kind::switch_)] = interest.switches;
+  wanted[static_cast<std::size_t>(Kind::waking)] = interest.wakeups;
+  wanted[static_cast<std::size_t>(Kind::wakeup)] = interest.wakeups;
+  wanted[static_cast<std::size_t>(Kind::wakeup_new)] = interest.wakeups;
+  wanted[static_cast<std::size_t>(Kind::migrate)] = interest.migrations;
+  wanted[static_cast<std::size_t>(Kind::runtime)] = interest.runtime;
   SampleRecord sample;
   Record record;
   DecodeError error;
@@ -193,7 +200,7 @@ SchedWalkStats SchedTrace::walk(SchedEventHandler& handler) {
     switch (type) {
       case abi::RecordType::sample: {
         const Decoder::Slot& slot = decoder.slots[item.event];
-        if (slot.kind == Kind::none) return;
+        if (!wanted[static_cast<std::size_t>(slot.kind)]) return;
         if (!decode_sample(item.view, config, sample, error)) {
           ++stats.malformed;
           return;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstring>
 #include <iterator>
 
 #include "perfscope/core/safe_text.hpp"
@@ -21,10 +23,35 @@ constexpr std::int64_t task_uninterruptible = 2;
 // perf's task names are formatted into a char[32].
 constexpr std::size_t perf_name_limit = 31;
 
-void append_msec(std::string& out, std::uint64_t ns, int width) {
+void append_decimal(std::string& out, std::uint64_t value) {
+  char digits[24];
+  auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, static_cast<std::size_t>(end - digits));
+}
+
+char* put(char* at, std::string_view text) {
+  std::memcpy(at, text.data(), text.size());
+  return at + text.size();
+}
+
+char* pad_left(char* at, std::string_view text, std::size_t width) {
+  for (std::size_t i = text.size(); i < width; ++i) *at++ = ' ';
+  return put(at, text);
+}
+
+// perf's print_sched_time(ns, 6): "%6lu.%03lu " of milliseconds and microseconds.
+char* put_msec(char* at, std::uint64_t ns) {
   std::uint64_t msec = ns / 1000000;
-  std::uint64_t usec = (ns - msec * 1000000) / 1000;
-  fmt::format_to(std::back_inserter(out), "{:>{}}.{:03} ", msec, width, usec);
+  auto usec = static_cast<unsigned>((ns - msec * 1000000) / 1000);
+  char digits[24];
+  auto end = std::to_chars(digits, digits + sizeof digits, msec).ptr;
+  at = pad_left(at, std::string_view(digits, static_cast<std::size_t>(end - digits)), 6);
+  *at++ = '.';
+  *at++ = static_cast<char>('0' + usec / 100);
+  *at++ = static_cast<char>('0' + usec / 10 % 10);
+  *at++ = static_cast<char>('0' + usec % 10);
+  *at++ = ' ';
+  return at;
 }
 
 }  // namespace
@@ -37,9 +64,13 @@ char perf_task_state_letter(std::int64_t prev_state, bool idle) noexcept {
 }
 
 std::string_view perf_time(char (&buffer)[32], std::uint64_t ns) {
-  auto result =
-      fmt::format_to_n(buffer, sizeof buffer, "{}.{:06}", ns / 1000000000, ns % 1000000000 / 1000);
-  return {buffer, std::min(result.size, sizeof buffer)};
+  char* end = std::to_chars(buffer, buffer + 24, ns / 1000000000).ptr;
+  auto usec = static_cast<unsigned>(ns % 1000000000 / 1000);
+  *end++ = '.';
+  for (unsigned divisor = 100000; divisor != 0; divisor /= 10) {
+    *end++ = static_cast<char>('0' + usec / divisor % 10);
+  }
+  return {buffer, static_cast<std::size_t>(end - buffer)};
 }
 
 TimehistAnalyzer::TimehistAnalyzer(const SchedTrace& trace, RowSink rows, LostSink lost)
@@ -134,35 +165,58 @@ void TimehistText::header(std::string& out) const {
 }
 
 void TimehistText::row(std::string& out, const TimehistRow& row) {
+  // Hand-made rather than fmt: a recording has hundreds of thousands of rows, and perf's printf
+  // pads names by bytes where fmt would count code points.
   name_.clear();
   if (row.comm.empty()) {
-    fmt::format_to(std::back_inserter(name_), ":{}", row.tid);
+    name_ += ':';
+    append_decimal(name_, row.tid);
+  } else if (is_terminal_safe(row.comm)) {
+    name_ += row.comm;
   } else {
     append_terminal_safe(name_, row.comm);
   }
   if (!row.idle && row.pid != 0) {
+    name_ += '[';
+    append_decimal(name_, row.tid);
     if (row.tid != row.pid) {
-      fmt::format_to(std::back_inserter(name_), "[{}/{}]", row.tid, row.pid);
-    } else {
-      fmt::format_to(std::back_inserter(name_), "[{}]", row.tid);
+      name_ += '/';
+      append_decimal(name_, row.pid);
     }
+    name_ += ']';
   }
   if (name_.size() > perf_name_limit) {
     name_.resize(perf_name_limit);
     while (!name_.empty() && !is_valid_utf8(name_)) name_.pop_back();  // a cut sequence
   }
   comm_width_ = std::max(comm_width_, static_cast<int>(name_.size()));
+
+  // The name is at most 31 bytes, the width at most that: a row fits the line easily.
+  char line[256];
+  char* at = line;
   char when[32];
-  fmt::format_to(std::back_inserter(out), "{:>15} [{:04}]  {:<{}} ", perf_time(when, row.time),
-                 row.cpu, name_, comm_width_);
-  append_msec(out, row.wait(), 6);
-  append_msec(out, row.delay, 6);
-  append_msec(out, row.run, 6);
+  std::string_view time = perf_time(when, row.time);
+  at = pad_left(at, time, 15);
+  at = put(at, " [");
+  char cpu[16];
+  std::size_t cpu_digits =
+      static_cast<std::size_t>(std::to_chars(cpu, cpu + 16, row.cpu).ptr - cpu);
+  for (std::size_t i = cpu_digits; i < 4; ++i) *at++ = '0';
+  at = put(at, std::string_view(cpu, cpu_digits));
+  at = put(at, "]  ");
+  at = put(at, name_);
+  for (std::size_t i = name_.size(); i < static_cast<std::size_t>(comm_width_); ++i) *at++ = ' ';
+  *at++ = ' ';
+  at = put_msec(at, row.wait());
+  at = put_msec(at, row.delay);
+  at = put_msec(at, row.run);
   if (show_state_) {
-    fmt::format_to(std::back_inserter(out), " {:>5} ",
-                   perf_task_state_letter(row.prev_state, row.idle));
+    at = put(at, "     ");
+    *at++ = perf_task_state_letter(row.prev_state, row.idle);
+    *at++ = ' ';
   }
-  out += '\n';
+  *at++ = '\n';
+  out.append(line, static_cast<std::size_t>(at - line));
 }
 
 void TimehistText::lost(std::string& out, std::uint64_t lost, std::uint32_t cpu,

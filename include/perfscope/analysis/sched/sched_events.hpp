@@ -78,6 +78,12 @@ class SchedEventHandler {
   }
 };
 
+// The events a walk decodes: an analysis that needs fewer is faster (sched_stat_runtime alone is
+// often a third of a recording).
+struct SchedInterest {
+  bool switches = true, wakeups = true, migrations = true, runtime = true;
+};
+
 // What one walk met.
 struct SchedWalkStats {
   std::uint64_t records = 0;  // every record of the data section
@@ -99,7 +105,7 @@ class SchedTrace {
 
   // Walks every record in time order and hands the scheduler events to `handler`. Throws
   // PerfDataError when the file is damaged, after the events before the damage were handled.
-  SchedWalkStats walk(SchedEventHandler& handler);
+  SchedWalkStats walk(SchedEventHandler& handler, SchedInterest interest = {});
 
   // The recording's names of its threads, replayed up to the event being handled.
   const TaskMaps& tasks() const noexcept { return tasks_; }
