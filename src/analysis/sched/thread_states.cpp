@@ -58,11 +58,17 @@ void ThreadStateAnalyzer::on_switch(const SchedSwitchEvent& event) {
         // Running before its first event: since this CPU's previous switch (which put it there
         // unseen) or, on a CPU without one, since the recording started.
         prev.known = true;
+        prev.row.comm = event.prev_comm;
         prev.since = last_switch_[event.cpu] != 0 ? last_switch_[event.cpu] : first_time_;
         prev.row.first = prev.since;
         prev.on_cpu = true;
       }
-      add(prev, prev.on_cpu ? ThreadState::running : prev.off, t);
+      if (!prev.on_cpu) {
+        // Its switch-in is missing (the kernel did not report it, or it was lost): it ran on this
+        // CPU since this CPU's previous switch at the latest, as timehist counts it.
+        add(prev, prev.off, std::max(prev.since, last_switch_[event.cpu]));
+      }
+      add(prev, ThreadState::running, t);
       prev.on_cpu = false;
       prev.off = state_after_switch(event.prev_state);
       ++prev.row.switches;
@@ -76,6 +82,7 @@ void ThreadStateAnalyzer::on_switch(const SchedSwitchEvent& event) {
     Thread& next = thread(static_cast<std::uint32_t>(event.next_pid));
     if (!next.known) {
       next.known = true;
+      next.row.comm = event.next_comm;
       next.since = t;
       next.row.first = t;
     } else if (!next.on_cpu) {
@@ -96,6 +103,7 @@ void ThreadStateAnalyzer::on_wakeup(const SchedWakeupEvent& event) {
   Thread& woken = thread(static_cast<std::uint32_t>(event.target));
   if (!woken.known) {
     woken.known = true;
+    woken.row.comm = event.target_comm;
     woken.since = t;
     woken.row.first = t;
     woken.off = ThreadState::runnable;
@@ -112,8 +120,10 @@ std::vector<ThreadStateRow> ThreadStateAnalyzer::finish() {
   for (auto& [tid, thread] : threads_) {
     if (!thread.known) continue;
     if (!thread.dead) add(thread, thread.on_cpu ? ThreadState::running : thread.off, last_time_);
+    // The recording's name (COMM records) where it has one, else the tracepoint's.
     std::string_view comm = trace_.tasks().comm_of(tid);
-    thread.row.comm = comm.empty() ? fmt::format(":{}", tid) : std::string(comm);
+    if (!comm.empty()) thread.row.comm = comm;
+    if (thread.row.comm.empty()) thread.row.comm = fmt::format(":{}", tid);
     rows.push_back(thread.row);
   }
   std::sort(rows.begin(), rows.end(), [](const ThreadStateRow& a, const ThreadStateRow& b) {
