@@ -196,7 +196,7 @@ int SchedCommand::run_timehist() {
   text.header(out);
   constexpr std::size_t flush_at = 1 << 20;
   TimehistAnalyzer analyzer(
-      *opened.trace,
+      opened.trace->tasks(), opened.trace->cpus_online(),
       [&](const TimehistRow& row) {
         text.row(out, row);
         if (out.size() >= flush_at) write_out(out);
@@ -219,7 +219,7 @@ int SchedCommand::run_latency() {
   options.per_thread = options_.per_thread;
   options.count_waking = options_.count_waking;
   OpenedTrace opened = open_trace(options_.input);
-  LatencyAnalyzer analyzer(*opened.trace, options);
+  LatencyAnalyzer analyzer(opened.trace->tasks(), options, opened.trace->has_event("sched_waking"));
   SchedWalkStats stats = opened.trace->walk(analyzer);
   std::string out = render_latency(analyzer.finish(options, stats));
   write_out(out);
@@ -230,7 +230,7 @@ int SchedCommand::run_latency() {
 
 int SchedCommand::run_states() {
   OpenedTrace opened = open_trace(options_.input);
-  ThreadStateAnalyzer analyzer(*opened.trace);
+  ThreadStateAnalyzer analyzer(opened.trace->tasks());
   SchedInterest interest;
   interest.migrations = interest.runtime = false;
   SchedWalkStats stats = opened.trace->walk(analyzer, interest);

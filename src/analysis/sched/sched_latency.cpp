@@ -58,10 +58,11 @@ std::vector<std::string> parse_latency_sort_keys(const std::string& text) {
   return keys;
 }
 
-LatencyAnalyzer::LatencyAnalyzer(const SchedTrace& trace, const LatencyOptions& options)
-    : trace_(trace),
+LatencyAnalyzer::LatencyAnalyzer(const TaskMaps& tasks, const LatencyOptions& options,
+                                 bool has_waking)
+    : names_(tasks),
       use_waking_(options.count_waking),
-      use_wakeup_(!options.count_waking || !trace.has_event("sched_waking")) {}
+      use_wakeup_(!options.count_waking || !has_waking) {}
 
 void LatencyAnalyzer::sched_out(Task& task, bool runnable, std::uint64_t time) {
   // A new atom: perf keeps them all, but only the last one is ever updated.
@@ -149,7 +150,7 @@ LatencyReport LatencyAnalyzer::finish(const LatencyOptions& options,
   std::vector<LatencyRow> rows;
   std::unordered_map<std::string, std::size_t> by_name;
   for (const auto& [tid, task] : threads) {
-    std::string_view comm = trace_.tasks().comm_of(tid);
+    std::string_view comm = names_.comm_of(tid);
     LatencyRow row;
     row.comm = comm.empty() ? fmt::format(":{}", tid) : std::string(comm);
     row.tid = tid;

@@ -121,7 +121,7 @@ std::vector<ThreadStateRow> ThreadStateAnalyzer::finish() {
     if (!thread.known) continue;
     if (!thread.dead) add(thread, thread.on_cpu ? ThreadState::running : thread.off, last_time_);
     // The recording's name (COMM records) where it has one, else the tracepoint's.
-    std::string_view comm = trace_.tasks().comm_of(tid);
+    std::string_view comm = tasks_.comm_of(tid);
     if (!comm.empty()) thread.row.comm = comm;
     if (thread.row.comm.empty()) thread.row.comm = fmt::format(":{}", tid);
     rows.push_back(thread.row);

@@ -73,9 +73,9 @@ std::string_view perf_time(char (&buffer)[32], std::uint64_t ns) {
   return {buffer, static_cast<std::size_t>(end - buffer)};
 }
 
-TimehistAnalyzer::TimehistAnalyzer(const SchedTrace& trace, RowSink rows, LostSink lost)
-    : trace_(trace), rows_(std::move(rows)), lost_(std::move(lost)) {
-  std::uint32_t cpus = trace.cpus_online() != 0 ? trace.cpus_online() : 4;
+TimehistAnalyzer::TimehistAnalyzer(const TaskMaps& tasks, std::uint32_t cpus, RowSink rows,
+                                   LostSink lost)
+    : tasks_(tasks), rows_(std::move(rows)), lost_(std::move(lost)) {
   idle_.resize(cpus);
   last_switch_.resize(cpus);
 }
@@ -104,7 +104,7 @@ void TimehistAnalyzer::on_switch(const SchedSwitchEvent& event) {
   } else {
     row.pid = event.pid;
     row.tid = tid;
-    row.comm = trace_.tasks().comm_of(tid);
+    row.comm = tasks_.comm_of(tid);
     if (row.comm.empty()) row.comm = event.prev_comm;
   }
   if (tprev != 0) {

@@ -52,7 +52,9 @@ struct LatencyReport {
 
 class LatencyAnalyzer : public SchedEventHandler {
  public:
-  LatencyAnalyzer(const SchedTrace& trace, const LatencyOptions& options);
+  // `tasks`: the names of the threads as the walk replays them (SchedTrace::tasks());
+  // `has_waking`: whether the recording has sched_waking (SchedTrace::has_event).
+  LatencyAnalyzer(const TaskMaps& tasks, const LatencyOptions& options, bool has_waking);
   void on_switch(const SchedSwitchEvent& event) override;
   void on_wakeup(const SchedWakeupEvent& event) override;
   void on_runtime(const SchedRuntimeEvent& event) override;
@@ -71,7 +73,7 @@ class LatencyAnalyzer : public SchedEventHandler {
   void sched_out(Task& task, bool runnable, std::uint64_t time);
   void sched_in(Task& task, std::uint64_t time);
 
-  const SchedTrace& trace_;
+  const TaskMaps& names_;
   bool use_waking_ = false, use_wakeup_ = true;
   std::unordered_map<std::uint32_t, Task> tasks_;
   std::vector<std::int64_t> current_;  // by CPU: the task the last switch put there, -1 none

@@ -35,7 +35,8 @@ struct ThreadStateRow {
 
 class ThreadStateAnalyzer : public SchedEventHandler {
  public:
-  explicit ThreadStateAnalyzer(const SchedTrace& trace) : trace_(trace) {}
+  // `tasks`: the names of the threads as the walk replays them (SchedTrace::tasks()).
+  explicit ThreadStateAnalyzer(const TaskMaps& tasks) : tasks_(tasks) {}
   void on_switch(const SchedSwitchEvent& event) override;
   void on_wakeup(const SchedWakeupEvent& event) override;
   // Rows by running time, largest first; the idle task is left out.
@@ -51,7 +52,7 @@ class ThreadStateAnalyzer : public SchedEventHandler {
   void add(Thread& thread, ThreadState state, std::uint64_t until);
   Thread& thread(std::uint32_t tid);
 
-  const SchedTrace& trace_;
+  const TaskMaps& tasks_;
   std::unordered_map<std::uint32_t, Thread> threads_;
   std::vector<std::uint64_t> last_switch_;  // by CPU
   std::uint64_t first_time_ = 0, last_time_ = 0;

@@ -45,7 +45,9 @@ class TimehistAnalyzer : public SchedEventHandler {
  public:
   using RowSink = std::function<void(const TimehistRow&)>;
   using LostSink = std::function<void(std::uint64_t lost, std::uint32_t cpu, std::uint64_t time)>;
-  TimehistAnalyzer(const SchedTrace& trace, RowSink rows, LostSink lost = {});
+  // `tasks`: the names of the threads as the walk replays them (SchedTrace::tasks()); `cpus`:
+  // the CPUs recorded (SchedTrace::cpus_online(), 0 when unknown: grown as events come).
+  TimehistAnalyzer(const TaskMaps& tasks, std::uint32_t cpus, RowSink rows, LostSink lost = {});
 
   void on_switch(const SchedSwitchEvent& event) override;
   void on_wakeup(const SchedWakeupEvent& event) override;
@@ -58,7 +60,7 @@ class TimehistAnalyzer : public SchedEventHandler {
     std::uint64_t ready_to_run = 0;  // its first wake-up since then
     std::int64_t last_state = 0;
   };
-  const SchedTrace& trace_;
+  const TaskMaps& tasks_;
   RowSink rows_;
   LostSink lost_;
   std::unordered_map<std::uint32_t, Runtime> threads_;
