@@ -194,8 +194,11 @@ TEST(SchedCli, KnownSleepShowsInStatesAndTimehist) {
   }
   EXPECT_GE(longest_sleep, sleep_ms - 0.5) << timehist.out;
   EXPECT_LE(longest_sleep, sleep_ms + 20) << timehist.out;
-  // Its rows' runs add up to its CPU time: every run ends in a switch-out, which is a row.
-  EXPECT_GE(run_total, 2 * spin_ms - 1) << timehist.out;
+  // Its rows' runs add up to its CPU time: every run ends in a switch-out, which is a row. Some
+  // kernels report a switch to another task while this one goes on running (its
+  // sched_stat_runtime events continue, and it is switched out later without a switch-in):
+  // timehist then ends the run at that other switch, as perf does, a few ms short in all.
+  EXPECT_GE(run_total, 2 * spin_ms - 10) << timehist.out;
   EXPECT_LE(run_total, 2 * spin_ms + 15) << timehist.out;
 }
 
