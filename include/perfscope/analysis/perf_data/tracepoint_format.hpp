@@ -62,8 +62,26 @@ class TracepointFormat {
         field.offset + field.size > payload.size()) {
       return std::nullopt;
     }
+    // Fixed sizes, so that the copies compile to plain loads (little-endian hosts).
+    const std::byte* at = payload.data() + field.offset;
     std::uint64_t raw = 0;
-    std::memcpy(&raw, payload.data() + field.offset, field.size);  // little-endian hosts
+    switch (field.size) {
+      case 1: raw = static_cast<std::uint8_t>(*at); break;
+      case 2: {
+        std::uint16_t value;
+        std::memcpy(&value, at, sizeof value);
+        raw = value;
+        break;
+      }
+      case 4: {
+        std::uint32_t value;
+        std::memcpy(&value, at, sizeof value);
+        raw = value;
+        break;
+      }
+      case 8: std::memcpy(&raw, at, sizeof raw); break;
+      default: std::memcpy(&raw, at, field.size); break;
+    }
     if (field.is_signed && field.size < sizeof raw) {
       unsigned shift = static_cast<unsigned>(64 - 8 * field.size);
       raw = static_cast<std::uint64_t>(static_cast<std::int64_t>(raw << shift) >> shift);
