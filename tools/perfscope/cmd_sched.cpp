@@ -205,7 +205,7 @@ int SchedCommand::run_timehist() {
         text.lost(out, lost, cpu, time);
       });
   SchedInterest interest;
-  interest.migrations = interest.runtime = false;
+  interest.migrations = interest.runtime = interest.names = false;
   SchedWalkStats stats = opened.trace->walk(analyzer, interest);
   write_out(out);
   std::fflush(stdout);
@@ -220,7 +220,9 @@ int SchedCommand::run_latency() {
   options.count_waking = options_.count_waking;
   OpenedTrace opened = open_trace(options_.input);
   LatencyAnalyzer analyzer(opened.trace->tasks(), options, opened.trace->has_event("sched_waking"));
-  SchedWalkStats stats = opened.trace->walk(analyzer);
+  SchedInterest interest;
+  interest.migrations = interest.names = false;
+  SchedWalkStats stats = opened.trace->walk(analyzer, interest);
   std::string out = render_latency(analyzer.finish(options, stats));
   write_out(out);
   std::fflush(stdout);

@@ -216,11 +216,11 @@ SchedWalkStats SchedTrace::walk(SchedEventHandler& handler, SchedInterest intere
         switch (slot.kind) {
           case Kind::switch_:
             fill(switched);
-            switched.prev_comm = decoder.text(slot, 0, raw, ok);
+            if (interest.names) switched.prev_comm = decoder.text(slot, 0, raw, ok);
             switched.prev_pid = static_cast<std::int32_t>(decoder.number(slot, 1, raw, ok));
             switched.prev_prio = static_cast<std::int32_t>(decoder.number(slot, 2, raw, ok));
             switched.prev_state = decoder.number(slot, 3, raw, ok);
-            switched.next_comm = decoder.text(slot, 4, raw, ok);
+            if (interest.names) switched.next_comm = decoder.text(slot, 4, raw, ok);
             switched.next_pid = static_cast<std::int32_t>(decoder.number(slot, 5, raw, ok));
             switched.next_prio = static_cast<std::int32_t>(decoder.number(slot, 6, raw, ok));
             if (!ok) break;
@@ -234,7 +234,7 @@ SchedWalkStats SchedTrace::walk(SchedEventHandler& handler, SchedInterest intere
             woken.kind = slot.kind == Kind::waking   ? SchedWakeupKind::waking
                          : slot.kind == Kind::wakeup ? SchedWakeupKind::wakeup
                                                      : SchedWakeupKind::wakeup_new;
-            woken.target_comm = decoder.text(slot, 0, raw, ok);
+            if (interest.names) woken.target_comm = decoder.text(slot, 0, raw, ok);
             woken.target = static_cast<std::int32_t>(decoder.number(slot, 1, raw, ok));
             woken.target_cpu = static_cast<std::int32_t>(decoder.number(slot, 2, raw, ok));
             if (!ok) break;
@@ -263,7 +263,14 @@ SchedWalkStats SchedTrace::walk(SchedEventHandler& handler, SchedInterest intere
         ++stats.malformed;
         return;
       }
-      case abi::RecordType::comm: tasks_.observe(item.view, config); return;
+      case abi::RecordType::comm:
+        tasks_.observe(item.view, config);
+        if (decode_record(item.view, config, record, error)) {
+          if (const auto* comm = std::get_if<CommRecord>(&record)) {
+            handler.on_comm(comm->pid, comm->tid);
+          }
+        }
+        return;
       case abi::RecordType::fork:
       case abi::RecordType::exit: {
         if (type == abi::RecordType::fork) tasks_.observe(item.view, config);

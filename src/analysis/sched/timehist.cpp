@@ -23,7 +23,10 @@ constexpr std::int64_t task_uninterruptible = 2;
 // perf's task names are formatted into a char[32].
 constexpr std::size_t perf_name_limit = 31;
 
-void append_decimal(std::string& out, std::uint64_t value) {
+// Ids as perf prints them (pid_t, %d): the kernel reports -1 for a task it cannot name (one that
+// is exiting), and perf shows that as -1.
+void append_decimal(std::string& out, std::uint32_t id) {
+  auto value = static_cast<std::int32_t>(id);
   char digits[24];
   auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
   out.append(digits, static_cast<std::size_t>(end - digits));
@@ -92,7 +95,7 @@ void TimehistAnalyzer::on_switch(const SchedSwitchEvent& event) {
   // As perf: the task is the sample's (the one running when the tracepoint fired), and the
   // idle task is one per CPU.
   std::uint32_t tid = event.tid != 0 ? event.tid : event.pid;
-  Runtime& runtime = idle ? idle_[event.cpu] : threads_[tid];
+  Runtime& runtime = idle ? idle_[event.cpu] : thread(tid, event.pid);
   std::uint64_t t = event.time;
   std::uint64_t tprev = last_switch_[event.cpu];
 
@@ -105,10 +108,9 @@ void TimehistAnalyzer::on_switch(const SchedSwitchEvent& event) {
   if (idle) {
     row.comm = "<idle>";
   } else {
-    row.pid = event.pid;
+    row.pid = runtime.pid;
     row.tid = tid;
     row.comm = tasks_.comm_of(tid);
-    if (row.comm.empty()) row.comm = event.prev_comm;
   }
   if (tprev != 0) {
     row.run = t - tprev;
@@ -135,14 +137,27 @@ void TimehistAnalyzer::on_switch(const SchedSwitchEvent& event) {
 
 void TimehistAnalyzer::on_wakeup(const SchedWakeupEvent& event) {
   if (event.target <= 0) return;
-  Runtime& runtime = threads_[static_cast<std::uint32_t>(event.target)];
+  Runtime& runtime = thread(static_cast<std::uint32_t>(event.target), 0);
   if (runtime.ready_to_run == 0) runtime.ready_to_run = event.time;
 }
 
-void TimehistAnalyzer::on_task(std::uint32_t, std::uint32_t tid, std::uint64_t, bool exit) {
-  // perf drops what it knew of a thread id that forks anew (the id was reused).
-  if (!exit) threads_.erase(tid);
+TimehistAnalyzer::Runtime& TimehistAnalyzer::thread(std::uint32_t tid, std::uint32_t pid) {
+  Runtime& runtime = threads_[tid];
+  if (!runtime.known) {
+    runtime.known = true;
+    runtime.pid = pid;
+  }
+  return runtime;
 }
+
+void TimehistAnalyzer::on_task(std::uint32_t pid, std::uint32_t tid, std::uint64_t, bool exit) {
+  // perf drops what it knew of a thread id that forks anew (the id was reused).
+  if (exit) return;
+  threads_.erase(tid);
+  thread(tid, pid);
+}
+
+void TimehistAnalyzer::on_comm(std::uint32_t pid, std::uint32_t tid) { thread(tid, pid); }
 
 void TimehistAnalyzer::on_lost(std::uint64_t lost, std::uint32_t cpu, std::uint64_t time) {
   if (lost_) lost_(lost, cpu, time);

@@ -74,7 +74,7 @@ TEST(SchedTimehist, RowsFollowPerfRules) {
   ASSERT_EQ(rows.size(), 6u);
   // The first switch on a CPU: nothing says when its task came in.
   EXPECT_EQ(rows[0].tid, 100u);
-  EXPECT_EQ(names[0], "a");  // no COMM record: the tracepoint's name
+  EXPECT_EQ(names[0], "");  // no COMM record named it: perf prints ":100"
   EXPECT_EQ(rows[0].run, 0u);
   EXPECT_EQ(rows[0].wait(), 0u);
   // 200 ran from 1 to 4 ms.
@@ -142,6 +142,13 @@ TEST(SchedTimehist, TextIsPerfs) {
   out.clear();
   text.row(out, row);
   EXPECT_NE(out.find("a-rather-long-thread-name[13150 "), std::string::npos) << out;
+  // A task the kernel could not name (exiting: tid -1) and no COMM record named: as perf.
+  row.comm = "";
+  row.tid = 0xffffffff;
+  out.clear();
+  text.row(out, row);
+  EXPECT_NE(out.find("  :-1[-1/13146]  "), std::string::npos) << out;
+  row.tid = 13150;
   // Control bytes from a recorded name never reach the terminal.
   row.comm = "evil\x1b[2J";
   out.clear();

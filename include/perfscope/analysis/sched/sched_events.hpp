@@ -72,6 +72,8 @@ class SchedEventHandler {
   virtual void on_task(std::uint32_t pid, std::uint32_t tid, std::uint64_t time, bool exit) {
     (void)pid, (void)tid, (void)time, (void)exit;
   }
+  // A COMM record named thread `tid` of process `pid` (SchedTrace::tasks() has the name).
+  virtual void on_comm(std::uint32_t pid, std::uint32_t tid) { (void)pid, (void)tid; }
   // A LOST record: `lost` records the kernel could not write on `cpu`.
   virtual void on_lost(std::uint64_t lost, std::uint32_t cpu, std::uint64_t time) {
     (void)lost, (void)cpu, (void)time;
@@ -82,6 +84,7 @@ class SchedEventHandler {
 // often a third of a recording).
 struct SchedInterest {
   bool switches = true, wakeups = true, migrations = true, runtime = true;
+  bool names = true;  // the comm fields of the tracepoints (empty views without)
 };
 
 // What one walk met.

@@ -25,9 +25,14 @@ namespace perfscope {
 struct TimehistRow {
   std::uint64_t time = 0;  // of the switch-out
   std::uint32_t cpu = 0;
-  std::uint32_t pid = 0, tid = 0;  // of the task switched out; 0 for the idle task
+  // Of the task switched out (0 for the idle task); pid as perf keeps it: the process of the
+  // record that first named the thread, 0 when that was a wake-up (then printed without ids).
+  std::uint32_t pid = 0, tid = 0;
   bool idle = false;
-  std::string_view comm;  // its name as recorded (raw bytes: print through safe_text)
+  // Its name as the recording's COMM records say (raw bytes: print through safe_text); empty
+  // when none named it, which perf 6.1 prints as ":TID" (it does not fall back to the
+  // tracepoint's prev_comm).
+  std::string_view comm;
   // Off-CPU time before this run, split by the state it left the CPU in last time (perf's
   // rule: prev_state 0 is preempted, 2 is I/O, anything else sleep).
   std::uint64_t sleep = 0, iowait = 0, preempt = 0;
@@ -52,6 +57,7 @@ class TimehistAnalyzer : public SchedEventHandler {
   void on_switch(const SchedSwitchEvent& event) override;
   void on_wakeup(const SchedWakeupEvent& event) override;
   void on_task(std::uint32_t pid, std::uint32_t tid, std::uint64_t time, bool exit) override;
+  void on_comm(std::uint32_t pid, std::uint32_t tid) override;
   void on_lost(std::uint64_t lost, std::uint32_t cpu, std::uint64_t time) override;
 
  private:
@@ -59,7 +65,12 @@ class TimehistAnalyzer : public SchedEventHandler {
     std::uint64_t last_time = 0;     // its last switch-out
     std::uint64_t ready_to_run = 0;  // its first wake-up since then
     std::int64_t last_state = 0;
+    // perf's thread: its process is the one of the record that first named the thread id (a
+    // COMM or FORK record, a switch's sample), or 0 when a wake-up did, and stays that.
+    bool known = false;
+    std::uint32_t pid = 0;
   };
+  Runtime& thread(std::uint32_t tid, std::uint32_t pid);
   const TaskMaps& tasks_;
   RowSink rows_;
   LostSink lost_;
