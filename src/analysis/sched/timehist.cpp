@@ -142,7 +142,10 @@ void TimehistAnalyzer::on_wakeup(const SchedWakeupEvent& event) {
 }
 
 TimehistAnalyzer::Runtime& TimehistAnalyzer::thread(std::uint32_t tid, std::uint32_t pid) {
+  Cached& cached = cache_[tid % cache_.size()];
+  if (cached.runtime != nullptr && cached.tid == tid) return *cached.runtime;
   Runtime& runtime = threads_[tid];
+  cached = Cached{tid, &runtime};
   if (!runtime.known) {
     runtime.known = true;
     runtime.pid = pid;
@@ -154,6 +157,7 @@ void TimehistAnalyzer::on_task(std::uint32_t pid, std::uint32_t tid, std::uint64
   // perf drops what it knew of a thread id that forks anew (the id was reused).
   if (exit) return;
   threads_.erase(tid);
+  cache_[tid % cache_.size()] = Cached{};
   thread(tid, pid);
 }
 
@@ -185,28 +189,39 @@ void TimehistText::header(std::string& out) const {
 void TimehistText::row(std::string& out, const TimehistRow& row) {
   // Hand-made rather than fmt: a recording has hundreds of thousands of rows, and perf's printf
   // pads names by bytes where fmt would count code points.
-  name_.clear();
-  if (row.comm.empty()) {
-    name_ += ':';
-    append_decimal(name_, row.tid);
-  } else if (is_terminal_safe(row.comm)) {
-    name_ += row.comm;
-  } else {
-    append_terminal_safe(name_, row.comm);
-  }
-  if (!row.idle && row.pid != 0) {
-    name_ += '[';
-    append_decimal(name_, row.tid);
-    if (row.tid != row.pid) {
-      name_ += '/';
-      append_decimal(name_, row.pid);
+  Name& cached = names_[row.tid % names_.size()];
+  if (!cached.valid || cached.tid != row.tid || cached.pid != row.pid || cached.idle != row.idle ||
+      cached.comm != row.comm) {
+    cached.valid = true;
+    cached.tid = row.tid;
+    cached.pid = row.pid;
+    cached.idle = row.idle;
+    cached.comm.assign(row.comm);
+    std::string& name = cached.text;
+    name.clear();
+    if (row.comm.empty()) {
+      name += ':';
+      append_decimal(name, row.tid);
+    } else if (is_terminal_safe(row.comm)) {
+      name += row.comm;
+    } else {
+      append_terminal_safe(name, row.comm);
     }
-    name_ += ']';
+    if (!row.idle && row.pid != 0) {
+      name += '[';
+      append_decimal(name, row.tid);
+      if (row.tid != row.pid) {
+        name += '/';
+        append_decimal(name, row.pid);
+      }
+      name += ']';
+    }
+    if (name.size() > perf_name_limit) {
+      name.resize(perf_name_limit);
+      while (!name.empty() && !is_valid_utf8(name)) name.pop_back();  // a cut sequence
+    }
   }
-  if (name_.size() > perf_name_limit) {
-    name_.resize(perf_name_limit);
-    while (!name_.empty() && !is_valid_utf8(name_)) name_.pop_back();  // a cut sequence
-  }
+  const std::string& name_ = cached.text;
   comm_width_ = std::max(comm_width_, static_cast<int>(name_.size()));
 
   // The name is at most 31 bytes, the width at most that: a row fits the line easily.

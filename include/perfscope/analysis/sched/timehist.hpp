@@ -11,6 +11,7 @@
 //   - the first switch seen on a CPU has no run (nothing says when that task came in).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -75,6 +76,13 @@ class TimehistAnalyzer : public SchedEventHandler {
   RowSink rows_;
   LostSink lost_;
   std::unordered_map<std::uint32_t, Runtime> threads_;
+  // The last threads looked up, by tid modulo its size: a switch names two threads, a wake-up
+  // one, and mostly the same few (the map's values stay where they are until erased).
+  struct Cached {
+    std::uint32_t tid = 0;
+    Runtime* runtime = nullptr;
+  };
+  std::array<Cached, 64> cache_{};
   std::vector<Runtime> idle_;               // by CPU
   std::vector<std::uint64_t> last_switch_;  // by CPU
   TimehistRow row_;
@@ -92,7 +100,14 @@ class TimehistText {
  private:
   bool show_state_;
   int comm_width_ = 30;
-  std::string name_;  // scratch
+  // The task column of the last tasks printed, by tid modulo its size: building it (escaping,
+  // ids) is most of a row's cost, and rows name the same few tasks again and again.
+  struct Name {
+    std::uint32_t tid = 0, pid = 0;
+    bool valid = false, idle = false;
+    std::string comm, text;
+  };
+  std::array<Name, 64> names_;
 };
 
 // "SECONDS.MICROSECONDS" as perf prints times (timestamp__scnprintf_usec), in `buffer`.
