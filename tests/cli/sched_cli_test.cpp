@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -200,6 +202,32 @@ TEST(SchedCli, KnownSleepShowsInStatesAndTimehist) {
   // timehist then ends the run at that other switch, as perf does, a few ms short in all.
   EXPECT_GE(run_total, 2 * spin_ms - 10) << timehist.out;
   EXPECT_LE(run_total, 2 * spin_ms + 15) << timehist.out;
+}
+
+TEST(SchedCli, CutFileGivesTheRowsBeforeTheCut) {
+  if (!pt::running_as_root() || !pt::tracefs_available()) {
+    GTEST_SKIP() << "recording the sched tracepoints on every CPU needs root and tracefs";
+  }
+  pt::TempDir dir;
+  std::string file = dir.path() + "/whole.data";
+  auto recorded =
+      pt::run_perfscope({"sched", "record", "-o", file, "--", workload, "pingpong", "2000"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto whole = pt::run_perfscope({"sched", "timehist", "-i", file});
+  ASSERT_EQ(whole.exit_status, 0) << whole.err;
+  // The first half: the features (tracing data, names) at the end are gone, as after a crash.
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string cut = dir.write("cut.data", bytes.substr(0, bytes.size() / 2));
+  auto result = pt::run_perfscope({"sched", "timehist", "-i", cut});
+  pt::expect_no_crash(result);
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find("truncated"), std::string::npos) << result.err;
+  // The rows before the cut are those of the whole file (this machine's formats decode them).
+  auto cut_rows = lines_of(result.out), whole_rows = lines_of(whole.out);
+  ASSERT_GT(cut_rows.size(), 1000u) << result.err;
+  ASSERT_LT(cut_rows.size(), whole_rows.size());
+  for (std::size_t i = 3; i < cut_rows.size(); i += 97) EXPECT_EQ(cut_rows[i], whole_rows[i]);
 }
 
 TEST(SchedCli, FileWithoutSchedEventsSaysHowToRecordOne) {

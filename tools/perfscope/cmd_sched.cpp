@@ -64,8 +64,9 @@ OpenedTrace open_trace(const std::string& input) {
   return opened;
 }
 
-// What the walk could not use, on stderr: nothing lost goes unsaid.
-void report_walk(const SchedWalkStats& stats) {
+// What the walk could not use, on stderr: nothing lost goes unsaid. Returns the exit status: 1
+// when the file was damaged (what came before the damage was printed).
+int report_walk(const SchedWalkStats& stats) {
   if (stats.lost != 0) {
     fmt::print(stderr,
                "perfscope sched: warning: the kernel lost {} records ({} LOST records): switches "
@@ -79,6 +80,12 @@ void report_walk(const SchedWalkStats& stats) {
                "and were skipped\n",
                stats.malformed);
   }
+  if (stats.error) {
+    fmt::print(stderr, "perfscope: {} (the output above covers the records before it)\n",
+               stats.error->what());
+    return 1;
+  }
+  return 0;
 }
 
 void add_input_option(CLI::App& app, std::string& input) {
@@ -209,8 +216,7 @@ int SchedCommand::run_timehist() {
   SchedWalkStats stats = opened.trace->walk(analyzer, interest);
   write_out(out);
   std::fflush(stdout);
-  report_walk(stats);
-  return 0;
+  return report_walk(stats);
 }
 
 int SchedCommand::run_latency() {
@@ -226,8 +232,7 @@ int SchedCommand::run_latency() {
   std::string out = render_latency(analyzer.finish(options, stats));
   write_out(out);
   std::fflush(stdout);
-  report_walk(stats);
-  return 0;
+  return report_walk(stats);
 }
 
 int SchedCommand::run_states() {
@@ -239,8 +244,7 @@ int SchedCommand::run_states() {
   std::string out = render_thread_states(analyzer.finish());
   write_out(out);
   std::fflush(stdout);
-  report_walk(stats);
-  return 0;
+  return report_walk(stats);
 }
 
 }  // namespace perfscope::cli

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_map>
 #include <variant>
 
 #include "perfscope/abi/perf_event_attr.hpp"
@@ -12,6 +13,7 @@
 #include "perfscope/analysis/perf_data/tracing_data.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/records.hpp"
+#include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope {
 
@@ -42,6 +44,20 @@ constexpr std::array<std::array<std::string_view, 7>, 7> field_names{{
 
 // The names a kind cannot do without (the others may be missing in old or new kernels).
 constexpr std::array<std::size_t, 7> required_fields{0, 7, 2, 2, 2, 1, 2};
+
+// The sched tracepoints of this machine by id (tracefs events/sched/NAME/id); empty without
+// tracefs.
+std::unordered_map<std::uint64_t, std::string> local_sched_tracepoints() {
+  std::unordered_map<std::uint64_t, std::string> names;
+  auto root = sys::tracefs_root();
+  if (!root) return names;
+  std::string directory = *root + "/events/sched";
+  for (const auto& name : sys::list_directory(directory)) {
+    auto id = sys::read_integer_file(directory + "/" + name + "/id");
+    if (id && *id >= 0) names.emplace(static_cast<std::uint64_t>(*id), name);
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -96,8 +112,17 @@ SchedTrace::SchedTrace(const PerfDataReader& reader)
     : reader_(reader), decoder_(std::make_unique<Decoder>()) {
   Decoder& decoder = *decoder_;
   const auto tracepoint = static_cast<std::uint32_t>(abi::EventType::tracepoint);
+  // A file without its features (a recorder killed before it wrote them) names no tracepoint:
+  // its ids are this machine's if it was recorded here.
+  std::unordered_map<std::uint64_t, std::string> local_names;
+  if (!reader.features().tracing_data) local_names = local_sched_tracepoints();
+  auto name_of = [&](const PerfDataEventInfo& event) -> std::string {
+    if (std::string_view(event.name).starts_with("sched:")) return event.name;
+    auto found = local_names.find(event.attr.config);
+    return found != local_names.end() ? "sched:" + found->second : event.name;
+  };
   bool any_sched = std::any_of(reader.events().begin(), reader.events().end(), [&](auto& event) {
-    return event.attr.type == tracepoint && std::string_view(event.name).starts_with("sched:");
+    return event.attr.type == tracepoint && name_of(event).starts_with("sched:");
   });
   if (!any_sched) throw SchedTraceError(missing_sched_events_message(reader));
 
@@ -121,14 +146,17 @@ SchedTrace::SchedTrace(const PerfDataReader& reader)
     const auto& event = reader.events()[i];
     if (event.attr.type != tracepoint) continue;
     const TracepointFormat* format = decoder.catalog.find(event.attr.config);
-    std::string_view name = event.name;
+    std::string full_name = name_of(event);
+    std::string_view name = full_name;
     if (format == nullptr && name.starts_with("sched:")) {
       // A file without tracing data: this machine's format is the best guess, as perf's
       // tracepoint ids and layouts rarely change between kernels.
       try {
         format = &decoder.catalog.load("sched", name.substr(6, name.find(':', 6) - 6));
         notes_.push_back(fmt::format(
-            "{}: the recording has no format for it; decoded with this machine's", name));
+            "{}: the recording has no format for it (no tracing data); decoded with this "
+            "machine's",
+            name));
       } catch (const Error& failure) {
         notes_.push_back(failure.what());
       }
@@ -292,7 +320,8 @@ SchedWalkStats SchedTrace::walk(SchedEventHandler& handler, SchedInterest intere
       default: return;
     }
   };
-  if (auto failure = reader_.for_each_record_ordered(visit)) throw *failure;
+  stats.error = reader_.for_each_record_ordered(visit);
+  if (!stats.error && reader_.data_error()) stats.error = reader_.data_error();
   return stats;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -94,6 +95,8 @@ struct SchedWalkStats {
   std::uint64_t lost = 0;  // records the kernel reported lost (LOST records)
   std::uint64_t lost_records = 0;
   std::uint64_t malformed = 0;  // sched samples too short for their fields, skipped
+  // What stopped the walk early (a damaged or cut file): the events before it were handled.
+  std::optional<PerfDataError> error;
 };
 
 class SchedTrace {
@@ -106,8 +109,8 @@ class SchedTrace {
   SchedTrace(const SchedTrace&) = delete;
   SchedTrace& operator=(const SchedTrace&) = delete;
 
-  // Walks every record in time order and hands the scheduler events to `handler`. Throws
-  // PerfDataError when the file is damaged, after the events before the damage were handled.
+  // Walks every record in time order and hands the scheduler events to `handler`; a damaged
+  // file stops the walk with stats.error, after the events before the damage were handled.
   SchedWalkStats walk(SchedEventHandler& handler, SchedInterest interest = {});
 
   // The recording's names of its threads, replayed up to the event being handled.
