@@ -585,4 +585,10 @@ int RecordCommand::run(bool, std::vector<std::string> command) {
   return finish(*recording);
 }
 
+int run_record(RecordOptions options) {
+  auto recording = prepare(std::move(options));
+  record(*recording);
+  return finish(*recording);
+}
+
 }  // namespace perfscope::cli

@@ -90,7 +90,18 @@ std::vector<std::string> split_off_command(const CLI::App& app, std::vector<std:
   for (const CLI::App* candidate : app.get_subcommands({})) {
     if (candidate->get_name() == words[at]) sub = candidate;
   }
-  if (sub == nullptr || !sub->get_prefix_command()) return {};
+  if (sub == nullptr) return {};
+  // The subcommand that runs a command may be one of a subcommand's own ("sched record").
+  if (!sub->get_prefix_command() && at + 1 < words.size()) {
+    for (const CLI::App* candidate : sub->get_subcommands({})) {
+      if (candidate->get_name() == words[at + 1]) {
+        sub = candidate;
+        ++at;
+        break;
+      }
+    }
+  }
+  if (!sub->get_prefix_command()) return {};
   for (++at; at < words.size(); ++at) {
     const std::string& word = words[at];
     if (word == "--") {

@@ -21,7 +21,8 @@ std::string command_rule_help(const std::string& verb);
 // Splits `words` (argv without the program name) at the "--" that ends the options of a
 // subcommand that runs a command: only a "--" before the command's first word counts, so a "--"
 // that belongs to the command stays in it. Returns the words after that "--" (empty without one)
-// and leaves the words before it in `words`.
+// and leaves the words before it in `words`. The subcommand may be a subcommand's own ("sched
+// record").
 std::vector<std::string> split_off_command(const CLI::App& app, std::vector<std::string>& words);
 
 // For a subcommand that runs a command: throws CLI::ExtrasError when the first word CLI11 left

@@ -99,6 +99,10 @@ struct RecordOptions {
   std::vector<std::string> command;
 };
 
+// One recording from its options to its file, as `perfscope record` makes it (for commands that
+// record with options of their own, such as `sched record`). Returns the exit status.
+int run_record(RecordOptions options);
+
 class RecordCommand {
  public:
   explicit RecordCommand(CLI::App& app);

@@ -11,6 +11,7 @@
 #include "cmd_diff.hpp"
 #include "cmd_trace.hpp"
 #include "cmd_top.hpp"
+#include "cmd_sched.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
@@ -42,6 +43,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::TraceCommand trace(app);
   perfscope::cli::ArchiveCommand archive(app);
   perfscope::cli::TopCommand top(app);
+  perfscope::cli::SchedCommand sched(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -79,6 +81,7 @@ int run_cli(int argc, char** argv) {
     if (trace.selected()) return trace.run(std::move(command));
     if (archive.selected()) return archive.run();
     if (top.selected()) return top.run();
+    if (sched.selected()) return sched.run(std::move(command));
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

@@ -57,13 +57,7 @@ std::optional<TracepointValue> TracepointFormat::value(std::span<const std::byte
     }
     return result;
   }
-  std::uint64_t raw = 0;
-  std::memcpy(&raw, at, f.size);  // little-endian hosts: the low bytes come first
-  if (f.is_signed && f.size < sizeof raw) {
-    unsigned shift = static_cast<unsigned>(64 - 8 * f.size);
-    raw = static_cast<std::uint64_t>(static_cast<std::int64_t>(raw << shift) >> shift);
-  }
-  result.number = raw;
+  result.number = static_cast<std::uint64_t>(integer(payload, f).value_or(0));
   result.bytes = payload.subspan(f.offset, f.size);
   return result;
 }

@@ -252,13 +252,13 @@ std::optional<TracingDataEvent> event_of_format(std::string_view system, std::st
 
 }  // namespace
 
-std::vector<TracingDataEvent> tracing_data_events(std::span<const std::byte> section,
-                                                  std::string* error) {
-  std::vector<TracingDataEvent> events;
+std::vector<TracingDataFormat> tracing_data_formats(std::span<const std::byte> section,
+                                                    std::string* error) {
+  std::vector<TracingDataFormat> formats;
   TracingReader in(section);
   auto failed = [&](const char* what) {
     if (error) *error = what;
-    return events;
+    return formats;
   };
   std::string_view magic = in.bytes(sizeof tracing_magic);
   if (!in.ok() || std::memcmp(magic.data(), tracing_magic, sizeof tracing_magic) != 0) {
@@ -275,17 +275,28 @@ std::vector<TracingDataEvent> tracing_data_events(std::span<const std::byte> sec
   }
   std::uint32_t ftrace_formats = in.u32();
   for (std::uint32_t i = 0; i < ftrace_formats && in.ok(); ++i) {
-    if (auto event = event_of_format("ftrace", in.bytes(in.u64()))) events.push_back(*event);
+    std::string_view format = in.bytes(in.u64());
+    if (in.ok()) formats.push_back({"ftrace", format});
   }
   std::uint32_t systems = in.u32();
   for (std::uint32_t i = 0; i < systems && in.ok(); ++i) {
     std::string_view system = in.c_string();
     std::uint32_t count = in.u32();
     for (std::uint32_t j = 0; j < count && in.ok(); ++j) {
-      if (auto event = event_of_format(system, in.bytes(in.u64()))) events.push_back(*event);
+      std::string_view format = in.bytes(in.u64());
+      if (in.ok()) formats.push_back({std::string(system), format});
     }
   }
   if (!in.ok()) return failed("the tracing data ends inside its event formats");
+  return formats;
+}
+
+std::vector<TracingDataEvent> tracing_data_events(std::span<const std::byte> section,
+                                                  std::string* error) {
+  std::vector<TracingDataEvent> events;
+  for (const auto& format : tracing_data_formats(section, error)) {
+    if (auto event = event_of_format(format.system, format.text)) events.push_back(*event);
+  }
   return events;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -52,6 +53,41 @@ class TracepointFormat {
                                        std::string_view field_name) const noexcept;
   std::optional<TracepointValue> value(std::span<const std::byte> payload,
                                        const TracepointField& field) const noexcept;
+  // The number in a fixed-size integer field (sign-extended when signed) without building a
+  // TracepointValue: for analyses that read a few fields of every sample. nullopt when the
+  // field is an array, a string or larger than 8 bytes, or the payload too short for it.
+  static std::optional<std::int64_t> integer(std::span<const std::byte> payload,
+                                             const TracepointField& field) noexcept {
+    if (field.is_dynamic || field.is_array || field.size == 0 || field.size > 8 ||
+        field.offset + field.size > payload.size()) {
+      return std::nullopt;
+    }
+    // Fixed sizes, so that the copies compile to plain loads (little-endian hosts).
+    const std::byte* at = payload.data() + field.offset;
+    std::uint64_t raw = 0;
+    switch (field.size) {
+      case 1: raw = static_cast<std::uint8_t>(*at); break;
+      case 2: {
+        std::uint16_t value;
+        std::memcpy(&value, at, sizeof value);
+        raw = value;
+        break;
+      }
+      case 4: {
+        std::uint32_t value;
+        std::memcpy(&value, at, sizeof value);
+        raw = value;
+        break;
+      }
+      case 8: std::memcpy(&raw, at, sizeof raw); break;
+      default: std::memcpy(&raw, at, field.size); break;
+    }
+    if (field.is_signed && field.size < sizeof raw) {
+      unsigned shift = static_cast<unsigned>(64 - 8 * field.size);
+      raw = static_cast<std::uint64_t>(static_cast<std::int64_t>(raw << shift) >> shift);
+    }
+    return static_cast<std::int64_t>(raw);
+  }
   // "name=value" pairs of every non-common field, as perf script -F trace prints them raw.
   std::string describe(std::span<const std::byte> payload) const;
 

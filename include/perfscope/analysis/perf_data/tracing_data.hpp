@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
@@ -41,6 +42,18 @@ struct TracingDataEvent {
   std::uint64_t id = 0;
   std::string name;
 };
+
+// One event format of a TRACING_DATA section: its system ("sched", "ftrace") and the text of its
+// events/<system>/<event>/format file, which points into the section.
+struct TracingDataFormat {
+  std::string system;
+  std::string_view text;
+};
+
+// Every event format of a TRACING_DATA section, as tracing_data_events reads them (the same
+// versions, byte orders and partial reads); TracepointCatalog::load_text decodes each.
+std::vector<TracingDataFormat> tracing_data_formats(std::span<const std::byte> section,
+                                                    std::string* error = nullptr);
 
 // Reads the event formats out of a TRACING_DATA section (perf's layout, versions 0.5 and 0.6):
 // each format's ID and name under its system. Returns what it could read before a malformed
