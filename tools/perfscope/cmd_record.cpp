@@ -192,6 +192,9 @@ struct Recording {
   std::unique_ptr<PerfDataWriter> writer;
   std::unique_ptr<PerfDataSink> sink;
   std::chrono::steady_clock::time_point wall_start;
+  // --push: the interval profiles (their sink passes records on to the file's, if any).
+  std::unique_ptr<RecordPush> push;
+  RecordingSink& active_sink() { return push ? push->sink() : *sink; }
 };
 
 std::unique_ptr<Recording> prepare(RecordOptions options) {
@@ -238,7 +241,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   // record while the buffers fill).
   sampling.time_ordered = false;
   auto recording = std::make_unique<Recording>(
-      Recording{options, target, nullptr, {}, {}, {}, {}, std::chrono::steady_clock::now()});
+      Recording{options, target, nullptr, {}, {}, {}, {}, std::chrono::steady_clock::now(), {}});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
   RecordingSession& session = *recording->session;
   session.check_fit([](const SampleMisfit& misfit) {
@@ -278,19 +281,38 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
         error.what());
   }
   recording->clock_data = session.clock_data();
-  recording->writer = std::make_unique<PerfDataWriter>(options.output, std::move(file_events));
-  PerfDataWriter& writer = *recording->writer;
-  recording->sink = std::make_unique<PerfDataSink>(writer);
-  if (writer.pipe_mode()) {
-    // A stream cannot go back for the features: they go first, as perf sends them.
-    PerfDataFeatures features = describe_host(own_command_line());
-    features.tracing_data = recording->tracing_data;
-    features.clock_data = recording->clock_data;
-    writer.begin_pipe(features);
+  // With --push the perf.data file is written only when -o asks for it.
+  if (options.push.url.empty() || options.push.keep_file) {
+    recording->writer = std::make_unique<PerfDataWriter>(options.output, std::move(file_events));
+    PerfDataWriter& writer = *recording->writer;
+    recording->sink = std::make_unique<PerfDataSink>(writer);
+    if (writer.pipe_mode()) {
+      // A stream cannot go back for the features: they go first, as perf sends them.
+      PerfDataFeatures features = describe_host(own_command_line());
+      features.tracing_data = recording->tracing_data;
+      features.clock_data = recording->clock_data;
+      writer.begin_pipe(features);
+    }
   }
-  session.synthesize(*recording->sink);
-  writer.end_init();
-  writer.end_round();
+  if (!options.push.url.empty()) {
+    std::string command =
+        target.has_command()
+            ? options.command.front().substr(options.command.front().rfind('/') + 1)
+        : options.all_cpus || !options.cpu_list.empty() ? "system-wide"
+        : options.pid > 0                               ? fmt::format("pid-{}", options.pid)
+        : options.tid > 0                               ? fmt::format("tid-{}", options.tid)
+                                                        : "cgroup-" + options.cgroup;
+    std::uint64_t rate = options.period > 0  ? 0
+                         : options.frequency ? options.frequency
+                                             : default_frequency;
+    recording->push =
+        std::make_unique<RecordPush>(options.push, session, recording->sink.get(), command, rate);
+  }
+  session.synthesize(recording->active_sink());
+  if (recording->writer) {
+    recording->writer->end_init();
+    recording->writer->end_round();
+  }
   return recording;
 }
 
@@ -309,7 +331,8 @@ void record(Recording& recording) {
     return !sys::process_exists(target.pid());
   };
   while (stop_signal.load() == 0) {
-    session.poll(*recording.sink, 250);
+    session.poll(recording.active_sink(), 250);
+    if (recording.push) recording.push->tick();
     if (session.command_exited()) break;
     if (attached && target_exited()) break;
   }
@@ -321,12 +344,22 @@ void record(Recording& recording) {
 // summary. Returns the exit status.
 int finish(Recording& recording) {
   RecordingSession& session = *recording.session;
-  PerfDataWriter& writer = *recording.writer;
-  PerfDataSink& sink = *recording.sink;
-  session.stop(sink);
+  session.stop(recording.active_sink());
   bool stopped = stop_signal.load() != 0;
   // The command's output may still be in flight; the file is complete before waiting for it.
   if (stopped) session.terminate_command();
+  bool pushed = !recording.push || recording.push->finish();
+  if (!recording.writer) {
+    int status = recording.target.has_command() ? session.wait_for_command() : 0;
+    const BufferStats& stats = session.stats().totals;
+    fmt::print(stderr, "[ perfscope record: {} samples, {} lost, {} throttles ]\n", stats.samples,
+               std::max(stats.lost, stats.lost_samples), stats.throttles);
+    if (!pushed) return 1;
+    if (stopped && !recording.target.has_command()) return 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  PerfDataWriter& writer = *recording.writer;
+  PerfDataSink& sink = *recording.sink;
 
   PerfDataFeatures features =
       writer.pipe_mode() ? PerfDataFeatures{} : describe_host(own_command_line());
@@ -371,6 +404,7 @@ int finish(Recording& recording) {
           lost_samples_warning(stats.samples, std::max(stats.lost, stats.lost_samples))) {
     fmt::print(stderr, "perfscope: warning: {}\n", *warning);
   }
+  if (!pushed) return 1;
   if (stopped && !recording.target.has_command()) return 0;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -406,6 +440,7 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
                    "Ring buffer data pages per CPU or thread (a power of two)");
   // Everything from the first non-option word (or after --) is the command, as with perf.
+  add_push_options(*app_, options_.push, true);
   app_->prefix_command();
   app_->footer(command_rule_help("record") +
                "\n\nExamples:\n"
@@ -415,6 +450,7 @@ RecordCommand::RecordCommand(CLI::App& app) {
 
 int RecordCommand::run(bool, std::vector<std::string> command) {
   RecordOptions options = options_;
+  options.push.keep_file = app_->get_option("-o")->count() > 0;
   options.command = app_->remaining();
   if (!command.empty())
     options.command.insert(options.command.end(), command.begin(), command.end());

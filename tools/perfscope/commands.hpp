@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cmd_push.hpp"
+
 namespace perfscope::cli {
 
 struct StatOptions {
@@ -89,6 +91,7 @@ struct RecordOptions {
   bool sample_cpu = false;
   bool strict_frequency = false;  // --strict-freq: refuse -F above the kernel's maximum
   std::vector<std::string> command;
+  PushOptions push;  // --push URL: profiles to a backend (cmd_push.hpp)
 };
 
 class RecordCommand {

@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "cmd_diff.hpp"
+#include "cmd_push.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
@@ -36,6 +37,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::ReportCommand report(app);
   perfscope::cli::DiffCommand diff(app);
   perfscope::cli::AnnotateCommand annotate(app);
+  perfscope::cli::PushCommand push(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -69,6 +71,7 @@ int run_cli(int argc, char** argv) {
     if (report.selected()) return report.run();
     if (diff.selected()) return diff.run();
     if (annotate.selected()) return annotate.run();
+    if (push.selected()) return push.run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;
