@@ -62,6 +62,7 @@ std::string find_http_helper() {
 
 std::unique_ptr<PushClient> make_client(const PushOptions& options) {
   PushClientOptions client;
+  client.base_url = options.url;
   client.authorization = load_push_authorization(options.auth_file).value_or("");
   client.timeout_seconds = options.timeout_seconds;
   auto bound = static_cast<std::uint64_t>(options.spool_mb * 1e6);
@@ -194,8 +195,10 @@ void RecordPush::tick() {
 
 void RecordPush::close_interval() {
   Profile profile = sink_->take_interval();
-  std::uint64_t until = unix_seconds();
+  // Whole seconds, back to back: an interval that ended within the second it began (a late tick
+  // then a punctual one) still gets one, and the next begins where it ended.
   std::uint64_t from = interval_start_;
+  std::uint64_t until = std::max(unix_seconds(), from + 1);
   interval_start_ = until;
   if (profile.summary.samples == 0) {
     ++empty_intervals_;
@@ -207,7 +210,7 @@ void RecordPush::close_interval() {
   profile.summary.clockid = clockid_;
   auto labels = push_labels(profile, host_, command_, extra_labels_);
   labels.emplace_back("from", std::to_string(from));
-  labels.emplace_back("until", std::to_string(std::max(until, from + 1)));
+  labels.emplace_back("until", std::to_string(until));
   client_->enqueue(build_push_request(
       *target_, make_push_profile(profile, std::move(labels), from, until, sample_rate_)));
   ++intervals_;

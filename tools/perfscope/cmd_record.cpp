@@ -439,8 +439,8 @@ RecordCommand::RecordCommand(CLI::App& app) {
                  "Refuse -F above kernel.perf_event_max_sample_rate instead of lowering it");
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
                    "Ring buffer data pages per CPU or thread (a power of two)");
-  // Everything from the first non-option word (or after --) is the command, as with perf.
   add_push_options(*app_, options_.push, true);
+  // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();
   app_->footer(command_rule_help("record") +
                "\n\nExamples:\n"

@@ -62,6 +62,8 @@ PushClient::Outcome PushClient::attempt() {
   }
   for (const auto& problem : problems) report_(problem);
   if (!queued) return Outcome::empty;
+  queued->request.url = push_url(options_.base_url, queued->request);
+  std::string where = queued->request.url.substr(0, queued->request.url.find('?'));
   HttpResponse response =
       transport_->post(queued->request, options_.authorization, options_.timeout_seconds);
   std::lock_guard lock(mutex_);
@@ -69,8 +71,7 @@ PushClient::Outcome PushClient::attempt() {
     spool_.remove(queued->sequence);
     ++stats_.delivered;
     if (failing_) {
-      report_(fmt::format("{} answers again: delivered {}, {} still queued",
-                          queued->request.url.substr(0, queued->request.url.find('?')),
+      report_(fmt::format("{} answers again: delivered {}, {} still queued", where,
                           queued->request.description, spool_.size()));
     }
     failing_ = false;
@@ -88,11 +89,10 @@ PushClient::Outcome PushClient::attempt() {
   backoff_ =
       backoff_.count() == 0 ? options_.first_retry : std::min(backoff_ * 2, options_.max_retry);
   next_attempt_ = std::chrono::steady_clock::now() + backoff_;
-  report_(fmt::format(
-      "push of {} to {} failed ({}); retrying in {:.1f} s, {} queued{}",
-      queued->request.description, queued->request.url.substr(0, queued->request.url.find('?')),
-      response_text(response), static_cast<double>(backoff_.count()) / 1e3, spool_.size(),
-      spool_.directory().empty() ? "" : " in " + spool_.directory()));
+  report_(fmt::format("push of {} to {} failed ({}); retrying in {:.1f} s, {} queued{}",
+                      queued->request.description, where, response_text(response),
+                      static_cast<double>(backoff_.count()) / 1e3, spool_.size(),
+                      spool_.directory().empty() ? "" : " in " + spool_.directory()));
   failing_ = true;
   return Outcome::failed;
 }

@@ -68,10 +68,12 @@ HttpRequest pyroscope_request(const PushTarget& target, const PushProfile& profi
   }
   name.push_back('}');
   HttpRequest request;
-  request.url = fmt::format("{}/ingest?name={}&from={}&until={}&format=pprof&spyName=perfscope",
-                            without_trailing_slashes(target.base_url), query_escape(name),
-                            profile.from_seconds, profile.until_seconds);
-  if (profile.sample_rate != 0) request.url += fmt::format("&sampleRate={}", profile.sample_rate);
+  request.endpoint = fmt::format("/ingest?name={}&from={}&until={}&format=pprof&spyName=perfscope",
+                                 query_escape(name), profile.from_seconds, profile.until_seconds);
+  if (profile.sample_rate != 0) {
+    request.endpoint += fmt::format("&sampleRate={}", profile.sample_rate);
+  }
+  request.url = push_url(target.base_url, request);
   // A boundary that the profile's bytes do not hold (gzip output makes a clash unlikely, not
   // impossible).
   std::string boundary = "perfscope-push-7d3c1f0a9b";
@@ -105,7 +107,8 @@ HttpRequest parca_request(const PushTarget& target, const PushProfile& profile) 
                                        {{{"rawProfile", base64_encode(profile.pprof)}}})}}})},
       {"normalized", false}};
   HttpRequest request;
-  request.url = without_trailing_slashes(target.base_url) + "/profiles/writeraw";
+  request.endpoint = "/profiles/writeraw";
+  request.url = push_url(target.base_url, request);
   request.content_type = "application/json";
   request.body = body.dump();
   request.description = describe(profile);
@@ -169,6 +172,10 @@ void check_push_url(std::string_view url) {
 HttpRequest build_push_request(const PushTarget& target, const PushProfile& profile) {
   return target.format == PushFormat::parca ? parca_request(target, profile)
                                             : pyroscope_request(target, profile);
+}
+
+std::string push_url(std::string_view base, const HttpRequest& request) {
+  return without_trailing_slashes(base) + request.endpoint;
 }
 
 std::string push_label_name(std::string_view name) {

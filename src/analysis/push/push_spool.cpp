@@ -16,11 +16,11 @@ namespace {
 constexpr std::string_view spool_magic = "perfscope-push 1\n";
 constexpr std::string_view spool_suffix = ".push";
 
-// "url U\ncontent-type T\ndescription D\n\nBODY": the request as the next run sends it, less the
-// credentials, which are never written down.
+// "endpoint E\ncontent-type T\ndescription D\n\nBODY": the request as the next run sends it, less
+// the credentials, which are never written down.
 std::string encode(const HttpRequest& request) {
   std::string text(spool_magic);
-  text += "url " + request.url + "\n";
+  text += "endpoint " + request.endpoint + "\n";
   text += "content-type " + request.content_type + "\n";
   text += "description " + request.description + "\n\n";
   text += request.body;
@@ -41,13 +41,13 @@ std::optional<HttpRequest> decode(const std::string& text) {
       into = std::string(line.substr(key.size()));
       return true;
     };
-    if (!take("url ", request.url) && !take("content-type ", request.content_type) &&
+    if (!take("endpoint ", request.endpoint) && !take("content-type ", request.content_type) &&
         !take("description ", request.description)) {
       return std::nullopt;
     }
     at = line_end + 1;
   }
-  if (request.url.empty() || request.content_type.empty()) return std::nullopt;
+  if (request.endpoint.empty() || request.content_type.empty()) return std::nullopt;
   request.body = text.substr(end + 2);
   return request;
 }
@@ -101,7 +101,7 @@ std::vector<std::string> PushSpool::add(HttpRequest request) {
   entry.description = request.description;
   std::string text;
   if (directory_.empty()) {
-    entry.bytes = request.body.size() + request.url.size() + request.content_type.size();
+    entry.bytes = request.body.size() + request.endpoint.size() + request.content_type.size();
   } else {
     text = encode(request);
     entry.bytes = text.size();

@@ -83,6 +83,7 @@ class PushSpool {
 };
 
 struct PushClientOptions {
+  std::string base_url;       // where every request goes, spooled ones included
   std::string authorization;  // the Authorization header's value; empty: none
   int timeout_seconds = 30;   // per request
   std::chrono::milliseconds first_retry{500};

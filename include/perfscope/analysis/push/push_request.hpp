@@ -43,15 +43,20 @@ struct PushProfile {
   std::uint64_t sample_rate = 0;                      // samples per second; 0 when not by rate
 };
 
-// An HTTP POST, complete but for the credentials (added when it is sent, never stored).
+// An HTTP POST, complete but for the credentials (added when it is sent, never stored) and the
+// backend's base address: a request spooled during an outage goes to the base address of the run
+// that delivers it.
 struct HttpRequest {
-  std::string url;
+  std::string endpoint;  // path and query after the base address ("/ingest?name=...")
+  std::string url;       // the full address, set by the client when it sends the request
   std::string content_type;
   std::string body;
   std::string description;  // for messages: "interval 10:04:00-10:04:10 (123 kB)"
 };
 
 HttpRequest build_push_request(const PushTarget& target, const PushProfile& profile);
+// `base` (without trailing slashes) followed by the request's endpoint.
+std::string push_url(std::string_view base, const HttpRequest& request);
 
 // A label name as both backends accept it ([a-zA-Z_][a-zA-Z0-9_]*): other bytes become '_'.
 std::string push_label_name(std::string_view name);
