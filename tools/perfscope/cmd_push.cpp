@@ -229,7 +229,7 @@ bool RecordPush::finish() {
   std::size_t left = client_->pending();
   fmt::print(stderr,
              "[ perfscope record: pushed {} profile{} to {}: {} delivered, {} rejected, {} "
-             "dropped (queue full){} ]\n",
+             "dropped by the queue bound{} ]\n",
              intervals_, intervals_ == 1 ? "" : "s", base_of(options_), stats.delivered,
              stats.rejected, stats.dropped,
              empty_intervals_ ? fmt::format(", {} empty intervals not sent", empty_intervals_)
