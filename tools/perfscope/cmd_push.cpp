@@ -232,7 +232,8 @@ bool RecordPush::finish() {
              "dropped by the queue bound{} ]\n",
              intervals_, intervals_ == 1 ? "" : "s", base_of(options_), stats.delivered,
              stats.rejected, stats.dropped,
-             empty_intervals_ ? fmt::format(", {} empty intervals not sent", empty_intervals_)
+             empty_intervals_ ? fmt::format(", {} empty interval{} not sent", empty_intervals_,
+                                            empty_intervals_ == 1 ? "" : "s")
                               : std::string());
   if (left != 0) {
     if (!options_.spool.empty()) {
