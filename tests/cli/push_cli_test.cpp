@@ -304,6 +304,30 @@ TEST_F(PushTest, AFullQueueSaysWhatItDropped) {
   EXPECT_TRUE(backend.received().empty());
 }
 
+TEST_F(PushTest, HelpShowsTwoExamplesAndOptionErrorsSayWhatToDo) {
+  auto help = pt::run_perfscope({"push", "--help"});
+  EXPECT_EQ(help.exit_status, 0);
+  auto at = help.out.find("Examples:\n");
+  ASSERT_NE(at, std::string::npos) << help.out;
+  std::string examples = help.out.substr(at);
+  std::size_t count = 0;
+  for (std::size_t p = examples.find("\n  perfscope push "); p != std::string::npos;
+       p = examples.find("\n  perfscope push ", p + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 2u) << examples;
+  auto unknown = pt::run_perfscope(
+      {"push", "--bogus-option", known_answer_recording(), "http://127.0.0.1:4040"});
+  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_EQ(unknown.err,
+            "perfscope push: unknown option --bogus-option; run 'perfscope push --help' for the "
+            "options\n");
+  auto format = pt::run_perfscope(
+      {"push", "--format", "zipkin", known_answer_recording(), "http://127.0.0.1:4040"});
+  EXPECT_EQ(format.exit_status, 2);
+  EXPECT_NE(format.err.find("zipkin"), std::string::npos) << format.err;
+}
+
 TEST_F(PushTest, BadUrlsAndFilesAreRefusedWithTheReason) {
   const std::string& data = known_answer_recording();
   auto scheme = pt::run_perfscope({"push", data, "ftp://127.0.0.1:4040"});

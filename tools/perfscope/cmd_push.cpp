@@ -270,8 +270,8 @@ PushCommand::PushCommand(CLI::App& app) {
   app_->footer(
       "Examples:\n"
       "  perfscope push perf.data http://localhost:4040\n"
-      "  PERFSCOPE_PUSH_TOKEN=$(cat token) perfscope push --format parca --label env=ci "
-      "profile.pb.gz https://parca.example.com");
+      "  perfscope push --format parca --auth-file ~/.parca-token --label env=ci profile.pb.gz "
+      "https://parca.example.com");
 }
 
 int PushCommand::run() {
