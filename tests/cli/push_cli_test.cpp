@@ -229,6 +229,9 @@ TEST_F(PushTest, ContinuousModeDeliversEveryIntervalThroughThreeFailures) {
     EXPECT_EQ(meta["labels"]["command"], "known_answer_fp");
     EXPECT_EQ(meta["labels"]["event"], "cpu-clock");
     EXPECT_LT(meta["from"].get<std::int64_t>(), meta["until"].get<std::int64_t>());
+    // The span is the request's, not a label (a label per interval is a series per interval).
+    EXPECT_FALSE(meta["labels"].contains("from"));
+    EXPECT_EQ(meta["labels"].size(), 3u) << meta.dump();
     if (i > 0) {
       EXPECT_EQ(meta["from"], received[i - 1].first["until"]) << "interval " << i;
     }

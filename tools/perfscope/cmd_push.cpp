@@ -208,9 +208,10 @@ void RecordPush::close_interval() {
   profile.summary.command_line = command_line_;
   profile.summary.wall_clock_ns = wall_clock_at_zero_;
   profile.summary.clockid = clockid_;
+  // from/until travel as the request's span (Pyroscope's query, the pprof's time_nanos and
+  // duration_nanos for Parca), never as labels: a label per interval would make every interval a
+  // series of its own.
   auto labels = push_labels(profile, host_, command_, extra_labels_);
-  labels.emplace_back("from", std::to_string(from));
-  labels.emplace_back("until", std::to_string(until));
   client_->enqueue(build_push_request(
       *target_, make_push_profile(profile, std::move(labels), from, until, sample_rate_)));
   ++intervals_;
