@@ -2,7 +2,9 @@
 // (tests/cli/data/push_test_server.py: Pyroscope's /ingest and Parca's /profiles/writeraw as
 // documented), whose received profiles are read with the real pprof parser (go tool pprof): the
 // known-answer workload's 60/30/10 shares arrive; continuous mode delivers every interval and
-// every recorded sample through a backend that fails three times first; credentials come from the
+// every recorded sample through a backend that fails three times first, and `record -a` runs until
+// stopped and sends its last interval; without an interval one profile carries the recording's
+// time and no perf.data is written without -o; credentials come from the
 // environment or a private file; the spool keeps a profile across an outage and the next push
 // delivers it first; a full queue says what it dropped; bad URLs and files are refused clearly.
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -248,6 +251,61 @@ TEST_F(PushTest, ContinuousModeDeliversEveryIntervalThroughThreeFailures) {
   }
   EXPECT_EQ(all.total, recorded);
   expect_known_shares(all);
+}
+
+TEST_F(PushTest, RecordWithoutAnIntervalPushesOneProfileWithItsTimeAndWritesNoFile) {
+  Backend backend;
+  ASSERT_TRUE(backend.ready());
+  pt::TempDir dir;
+  auto result =
+      pt::run_command({"/bin/sh", "-c",
+                       fmt::format("cd {} && exec {} record -e cpu-clock -g --push {} "
+                                   "--push-format parca -- {} 200",
+                                   dir.path(), PERFSCOPE_CLI_PATH, backend.url(), known_answer)});
+  pt::expect_no_crash(result);
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_NE(result.err.find("pushed 1 profile to"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/perf.data")) << "no -o: no file";
+  auto received = backend.received();
+  ASSERT_EQ(received.size(), 1u) << backend.errors();
+  EXPECT_EQ(received[0].first["path"], "/profiles/writeraw");
+  EXPECT_EQ(received[0].first["labels"]["command"], "known_answer_fp");
+  if (!go_available()) GTEST_SKIP() << "go is not installed: the pprof not read back";
+  // Parca takes the span from the pprof itself: time_nanos and duration_nanos.
+  auto top = pt::run_command({"/usr/bin/go", "tool", "pprof", "-top", received[0].second});
+  EXPECT_NE(top.out.find("Time: "), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("Duration: "), std::string::npos) << top.out;
+  expect_known_shares(read_pprof(received[0].second));
+}
+
+TEST_F(PushTest, SystemWideContinuousModeRunsUntilStoppedAndSendsTheLastInterval) {
+  if (!pt::running_as_root()) GTEST_SKIP() << "-a needs root (or CAP_PERFMON) at paranoid 2";
+  Backend backend;
+  ASSERT_TRUE(backend.ready());
+  pt::BackgroundCommand recorder({PERFSCOPE_CLI_PATH, "record", "-a", "-e", "cpu-clock", "--push",
+                                  backend.url(), "--push-interval", "1"});
+  ASSERT_TRUE(recorder.started());
+  // Until the first interval has arrived (bounded), then a little more, then stop it.
+  for (int i = 0; i < 150 && backend.received().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  recorder.signal(SIGINT);
+  auto result = recorder.wait(60000);
+  pt::expect_no_crash(result);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(result.err, match,
+                                std::regex("pushed ([0-9]+) profiles? to .*: ([0-9]+) delivered")))
+      << result.err;
+  EXPECT_EQ(match[1], match[2]);
+  auto received = backend.received();
+  EXPECT_EQ(received.size(), std::stoul(match[1]));
+  EXPECT_GE(received.size(), 2u) << "the first interval, and the last one at the stop";
+  for (const auto& [meta, path] : received) {
+    EXPECT_EQ(meta["labels"]["command"], "system-wide");
+    EXPECT_EQ(meta["labels"]["event"], "cpu-clock");
+  }
 }
 
 TEST_F(PushTest, TheSpoolKeepsAProfileAcrossAnOutageAndTheNextPushSendsItFirst) {
