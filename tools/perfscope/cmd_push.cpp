@@ -186,6 +186,15 @@ RecordingSink& RecordPush::sink() { return *sink_; }
 
 void RecordPush::tick() {
   auto now = std::chrono::steady_clock::now();
+  if (!ticked_) {
+    // The first interval starts with sampling (the first poll), not with the set-up before it.
+    ticked_ = true;
+    interval_start_ = unix_seconds();
+    if (options_.interval_seconds > 0) {
+      next_ = now + std::chrono::milliseconds(std::llround(options_.interval_seconds * 1000));
+    }
+    return;
+  }
   if (now < next_) return;
   close_interval();
   auto interval = std::chrono::milliseconds(std::llround(options_.interval_seconds * 1000));

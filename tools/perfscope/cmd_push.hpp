@@ -69,6 +69,7 @@ class RecordPush {
   std::chrono::steady_clock::time_point next_;
   std::uint64_t interval_start_ = 0;  // Unix seconds
   std::uint64_t intervals_ = 0, empty_intervals_ = 0;
+  bool ticked_ = false;
 };
 
 class PushCommand {
