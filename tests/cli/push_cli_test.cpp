@@ -6,7 +6,8 @@
 // stopped and sends its last interval; without an interval one profile carries the recording's
 // time and no perf.data is written without -o; credentials come from the
 // environment or a private file; the spool keeps a profile across an outage and the next push
-// delivers it first; a full queue says what it dropped; bad URLs and files are refused clearly.
+// delivers it first; HTTPS checks the server's certificate (--ca-file for a private CA); a full
+// queue says what it dropped; bad URLs and files are refused clearly.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -43,13 +44,26 @@ bool python_available() { return ::access("/usr/bin/python3", X_OK) == 0; }
 // The stand-in backend, killed when the object goes (and by itself after 150 s regardless).
 class Backend {
  public:
-  explicit Backend(int fail_first = 0) {
+  // `tls`: the certificate and key files to serve HTTPS with.
+  explicit Backend(int fail_first = 0, std::pair<std::string, std::string> tls = {}) {
     std::string port_file = dir_.path() + "/port";
     out_ = dir_.path() + "/received";
     fs::create_directories(out_);
-    server_ = std::make_unique<pt::BackgroundCommand>(std::vector<std::string>{
-        "/usr/bin/python3", server_script, "--port-file", port_file, "--out", out_, "--fail-first",
-        std::to_string(fail_first), "--max-seconds", "150"});
+    std::vector<std::string> argv{"/usr/bin/python3",
+                                  server_script,
+                                  "--port-file",
+                                  port_file,
+                                  "--out",
+                                  out_,
+                                  "--fail-first",
+                                  std::to_string(fail_first),
+                                  "--max-seconds",
+                                  "150"};
+    if (!tls.first.empty()) {
+      argv.insert(argv.end(), {"--tls-cert", tls.first, "--tls-key", tls.second});
+      scheme_ = "https";
+    }
+    server_ = std::make_unique<pt::BackgroundCommand>(argv);
     for (int i = 0; i < 200 && !fs::exists(port_file); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -57,7 +71,7 @@ class Backend {
     in >> port_;
   }
   bool ready() const { return port_ > 0; }
-  std::string url() const { return fmt::format("http://127.0.0.1:{}", port_); }
+  std::string url() const { return fmt::format("{}://127.0.0.1:{}", scheme_, port_); }
   // The profiles received, in order: (metadata, path of the .pb.gz).
   std::vector<std::pair<nlohmann::json, std::string>> received() const {
     std::vector<std::pair<nlohmann::json, std::string>> all;
@@ -79,6 +93,7 @@ class Backend {
   pt::TempDir dir_;
   std::string out_;
   std::unique_ptr<pt::BackgroundCommand> server_;
+  std::string scheme_ = "http";
   int port_ = 0;
 };
 
@@ -349,6 +364,30 @@ TEST_F(PushTest, TheSpoolKeepsAProfileAcrossAnOutageAndTheNextPushSendsItFirst) 
   EXPECT_EQ(received[0].first["labels"]["command"], "known_answer_fp");
   EXPECT_EQ(received[1].first["labels"]["command"], "second");  // the .pb.gz's file name
   EXPECT_TRUE(fs::is_empty(spool));
+}
+
+TEST_F(PushTest, HttpsChecksTheServerAgainstTheGivenCertificates) {
+  if (::access("/usr/bin/openssl", X_OK) != 0) GTEST_SKIP() << "openssl is not installed";
+  pt::TempDir dir;
+  std::string cert = dir.path() + "/cert.pem", key = dir.path() + "/key.pem";
+  auto made = pt::run_command({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                               "-keyout", key, "-out", cert, "-subj", "/CN=127.0.0.1", "-addext",
+                               "subjectAltName=IP:127.0.0.1", "-days", "2"});
+  ASSERT_EQ(made.exit_status, 0) << made.err;
+  Backend backend(0, {cert, key});
+  ASSERT_TRUE(backend.ready());
+  // A self-signed server is refused unless its certificate is the one given.
+  auto refused =
+      pt::run_perfscope({"push", "--retry-time", "0", known_answer_recording(), backend.url()});
+  EXPECT_EQ(refused.exit_status, 1);
+  EXPECT_NE(refused.err.find("SSL certificate problem"), std::string::npos) << refused.err;
+  EXPECT_TRUE(backend.received().empty());
+  auto result =
+      pt::run_perfscope({"push", "--ca-file", cert, known_answer_recording(), backend.url()});
+  pt::expect_no_crash(result);
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  ASSERT_EQ(backend.received().size(), 1u) << backend.errors();
+  EXPECT_EQ(backend.received()[0].first["labels"]["command"], "known_answer_fp");
 }
 
 TEST_F(PushTest, AFullQueueSaysWhatItDropped) {

@@ -72,7 +72,7 @@ std::unique_ptr<PushClient> make_client(const PushOptions& options) {
                spool.size(), spool.size() == 1 ? "" : "s", options.spool);
   }
   return std::make_unique<PushClient>(
-      make_helper_transport(find_http_helper()), std::move(spool), client,
+      make_helper_transport(find_http_helper(), options.ca_file), std::move(spool), client,
       [](const std::string& line) { fmt::print(stderr, "perfscope: push: {}\n", line); });
 }
 
@@ -135,6 +135,9 @@ void add_push_options(CLI::App& app, PushOptions& options, bool record) {
   app.add_option(name("auth-file"), options.auth_file,
                  "Credentials file (mode 600): \"Bearer TOKEN\", \"Basic USER:PASSWORD\" or a "
                  "token; else PERFSCOPE_PUSH_TOKEN or PERFSCOPE_PUSH_USER/_PASSWORD")
+      ->check(CLI::ExistingFile);
+  app.add_option(name("ca-file"), options.ca_file,
+                 "HTTPS: check the server against these PEM certificates, not the system's")
       ->check(CLI::ExistingFile);
   app.add_option(name("spool"), options.spool,
                  "Keep undelivered profiles in this directory (sent first by the next run)");

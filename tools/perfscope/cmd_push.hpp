@@ -28,6 +28,7 @@ struct PushOptions {
   std::string format = "pyroscope";
   std::string application = "perfscope";
   std::string auth_file;
+  std::string ca_file;  // PEM certificates for HTTPS instead of the system's
   std::string spool;
   double spool_mb = 64;
   std::vector<std::string> labels;  // KEY=VALUE

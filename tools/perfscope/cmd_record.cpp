@@ -240,6 +240,9 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   // them: readers order them by round (a merge here would cost a comparison per buffer and
   // record while the buffers fill).
   sampling.time_ordered = false;
+  // --push builds profiles from the live records: a sample must come after the MMAP of its code,
+  // which another CPU's buffer may hold (a file's reader orders them itself).
+  if (!options.push.url.empty()) sampling.time_ordered = true;
   auto recording = std::make_unique<Recording>(
       Recording{options, target, nullptr, {}, {}, {}, {}, std::chrono::steady_clock::now(), {}});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);

@@ -24,7 +24,7 @@ std::size_t keep_start(char* data, std::size_t size, std::size_t count, void* us
 
 class CurlTransport final : public HttpTransport {
  public:
-  CurlTransport() {
+  explicit CurlTransport(std::string ca_file) : ca_file_(std::move(ca_file)) {
     static std::once_flag global;
     std::call_once(global, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   }
@@ -59,6 +59,7 @@ class CurlTransport final : public HttpTransport {
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, static_cast<long>(timeout_seconds));
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT,
                      static_cast<long>(std::min(timeout_seconds, 10)));
+    if (!ca_file_.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file_.c_str());
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_start);
@@ -74,10 +75,15 @@ class CurlTransport final : public HttpTransport {
     curl_easy_cleanup(curl);
     return response;
   }
+
+ private:
+  std::string ca_file_;
 };
 
 }  // namespace
 
-std::unique_ptr<HttpTransport> make_curl_transport() { return std::make_unique<CurlTransport>(); }
+std::unique_ptr<HttpTransport> make_curl_transport(std::string ca_file) {
+  return std::make_unique<CurlTransport>(std::move(ca_file));
+}
 
 }  // namespace perfscope

@@ -23,7 +23,8 @@ namespace {
 
 class HelperTransport final : public HttpTransport {
  public:
-  explicit HelperTransport(std::string helper) : helper_(std::move(helper)) {}
+  HelperTransport(std::string helper, std::string ca_file)
+      : helper_(std::move(helper)), ca_file_(std::move(ca_file)) {}
 
   HttpResponse post(const HttpRequest& request, const std::string& authorization,
                     int timeout_seconds) override {
@@ -52,6 +53,7 @@ class HelperTransport final : public HttpTransport {
     std::string head = fmt::format("perfscope-push-http 1\nurl {}\ncontent-type {}\ntimeout {}\n",
                                    request.url, request.content_type, timeout_seconds);
     if (!authorization.empty()) head += "authorization " + authorization + "\n";
+    if (!ca_file_.empty()) head += "ca-file " + ca_file_ + "\n";
     head += "\n";
     bool sent = send_all(fds[0], head) && send_all(fds[0], request.body);
     ::shutdown(fds[0], SHUT_WR);
@@ -107,12 +109,13 @@ class HelperTransport final : public HttpTransport {
   }
 
   std::string helper_;
+  std::string ca_file_;
 };
 
 }  // namespace
 
-std::unique_ptr<HttpTransport> make_helper_transport(std::string helper) {
-  return std::make_unique<HelperTransport>(std::move(helper));
+std::unique_ptr<HttpTransport> make_helper_transport(std::string helper, std::string ca_file) {
+  return std::make_unique<HelperTransport>(std::move(helper), std::move(ca_file));
 }
 
 }  // namespace perfscope

@@ -98,7 +98,8 @@ PushClient::Outcome PushClient::attempt() {
 }
 
 bool PushClient::deliver(std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
+  // At least one attempt, however close the deadline: a retry time of 0 means "try once".
+  for (bool first = true;; first = false) {
     {
       std::unique_lock lock(mutex_);
       if (spool_.size() == 0) return true;
@@ -109,7 +110,7 @@ bool PushClient::deliver(std::chrono::steady_clock::time_point deadline) {
         std::this_thread::sleep_until(next_attempt_);
       }
     }
-    if (std::chrono::steady_clock::now() > deadline) return pending() == 0;
+    if (!first && std::chrono::steady_clock::now() > deadline) return pending() == 0;
     if (attempt() == Outcome::empty) return true;
   }
 }

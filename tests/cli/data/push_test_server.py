@@ -11,6 +11,7 @@ Each accepted profile is saved as OUT/NNN.pb.gz with OUT/NNN.json (path, labels,
 Authorization header). A malformed request gets 400 with the reason, which is also logged to
 OUT/errors.txt. --fail-first N answers the first N requests with 503. The server writes its port
 to --port-file and exits after --max-seconds (bounded: a test that dies cannot leave it behind).
+With --tls-cert and --tls-key it serves HTTPS.
 """
 import argparse
 import base64
@@ -18,6 +19,7 @@ import binascii
 import json
 import os
 import re
+import ssl
 import sys
 import threading
 import urllib.parse
@@ -183,8 +185,14 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--fail-first", type=int, default=0)
     parser.add_argument("--max-seconds", type=float, default=120)
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", help="and this key (PEM)")
     args = parser.parse_args()
     server = HTTPServer(("127.0.0.1", 0), Handler)
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     timer = threading.Timer(args.max_seconds, lambda: os._exit(3))
     timer.daemon = True
     timer.start()

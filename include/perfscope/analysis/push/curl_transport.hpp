@@ -9,6 +9,7 @@
 
 namespace perfscope {
 
-std::unique_ptr<HttpTransport> make_curl_transport();
+// `ca_file`: PEM certificates to check HTTPS servers against instead of the system's (empty).
+std::unique_ptr<HttpTransport> make_curl_transport(std::string ca_file = {});
 
 }  // namespace perfscope

@@ -38,8 +38,9 @@ class HttpTransport {
 };
 
 // Runs `helper` (perfscope-push-http), handing it the request and credentials on its standard
-// input: they never appear in a command line or an environment.
-std::unique_ptr<HttpTransport> make_helper_transport(std::string helper);
+// input: they never appear in a command line or an environment. `ca_file`: certificates (PEM)
+// that HTTPS servers are checked against instead of the system's; empty for the system's.
+std::unique_ptr<HttpTransport> make_helper_transport(std::string helper, std::string ca_file = {});
 
 // The queue of requests not yet delivered, oldest first, bounded by `max_bytes` of bodies. With a
 // directory, each request is a file there (written whole, then renamed into place) and requests
