@@ -218,9 +218,12 @@ struct Recording {
   // With --off-cpu: between the session and the file (off_cpu_recorder.hpp).
   std::unique_ptr<OffCpuRecorder> off_cpu;
   OffCpuCapability off_cpu_capability;
-
+  // --push: the interval profiles (their sink passes records on to the file's, if any).
+  std::unique_ptr<RecordPush> push;
+  RecordingSink& active_sink() { return push ? push->sink() : *sink; }
+  // What the session feeds: with --off-cpu the switch matcher, in front of the file.
   RecordingSink& session_sink() {
-    return off_cpu ? static_cast<RecordingSink&>(*off_cpu) : static_cast<RecordingSink&>(*sink);
+    return off_cpu ? static_cast<RecordingSink&>(*off_cpu) : active_sink();
   }
 };
 
@@ -281,6 +284,13 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     throw std::invalid_argument(
         "--off-cpu-thresh and --off-cpu-every shape off-CPU samples: add --off-cpu (or --wall)");
   }
+  // The interval profiles of --push are built from the sampled events alone; the off-CPU
+  // intervals are an event of the file's.
+  if (options.off_cpu && !options.push.url.empty()) {
+    throw std::invalid_argument(
+        "--push does not carry off-CPU intervals yet: record --off-cpu (or --wall) to a file, "
+        "then send it with 'perfscope push FILE URL'");
+  }
   if (options.off_cpu_every == 0) {
     throw std::invalid_argument("--off-cpu-every 0: give 1 (every switch) or more");
   }
@@ -337,6 +347,9 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   sampling.time_ordered = false;
   // Off-CPU intervals end at the thread's switch-in: the SWITCH records say when.
   sampling.context_switches = options.off_cpu;
+  // --push builds profiles from the live records: a sample must come after the MMAP of its code,
+  // which another CPU's buffer may hold (a file's reader orders them itself).
+  if (!options.push.url.empty()) sampling.time_ordered = true;
   auto recording = std::make_unique<Recording>(Recording{
       options, target, nullptr, {}, {}, {}, {}, std::chrono::steady_clock::now(), {}, capability});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
@@ -389,24 +402,43 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
         error.what());
   }
   recording->clock_data = session.clock_data();
-  recording->writer = std::make_unique<PerfDataWriter>(options.output, std::move(file_events));
-  PerfDataWriter& writer = *recording->writer;
-  recording->sink = std::make_unique<PerfDataSink>(writer);
+  // With --push the perf.data file is written only when -o asks for it.
+  if (options.push.url.empty() || options.push.keep_file) {
+    recording->writer = std::make_unique<PerfDataWriter>(options.output, std::move(file_events));
+    PerfDataWriter& writer = *recording->writer;
+    recording->sink = std::make_unique<PerfDataSink>(writer);
+    if (writer.pipe_mode()) {
+      // A stream cannot go back for the features: they go first, as perf sends them.
+      PerfDataFeatures features = describe_host(own_command_line());
+      features.tracing_data = recording->tracing_data;
+      features.clock_data = recording->clock_data;
+      writer.begin_pipe(features);
+    }
+  }
+  if (!options.push.url.empty()) {
+    std::string command =
+        target.has_command()
+            ? options.command.front().substr(options.command.front().rfind('/') + 1)
+        : options.all_cpus || !options.cpu_list.empty() ? "system-wide"
+        : options.pid > 0                               ? fmt::format("pid-{}", options.pid)
+        : options.tid > 0                               ? fmt::format("tid-{}", options.tid)
+                                                        : "cgroup-" + options.cgroup;
+    std::uint64_t rate = options.period > 0  ? 0
+                         : options.frequency ? options.frequency
+                                             : default_frequency;
+    recording->push =
+        std::make_unique<RecordPush>(options.push, session, recording->sink.get(), command, rate);
+  }
   if (options.off_cpu) {
     recording->off_cpu = std::make_unique<OffCpuRecorder>(
         *recording->sink, off_cpu_source,
         OffCpuOptions{options.off_cpu_thresh_ns, options.off_cpu_every});
   }
-  if (writer.pipe_mode()) {
-    // A stream cannot go back for the features: they go first, as perf sends them.
-    PerfDataFeatures features = describe_host(own_command_line());
-    features.tracing_data = recording->tracing_data;
-    features.clock_data = recording->clock_data;
-    writer.begin_pipe(features);
+  session.synthesize(recording->active_sink());
+  if (recording->writer) {
+    recording->writer->end_init();
+    recording->writer->end_round();
   }
-  session.synthesize(*recording->sink);
-  writer.end_init();
-  writer.end_round();
   return recording;
 }
 
@@ -426,6 +458,7 @@ void record(Recording& recording) {
   };
   while (stop_signal.load() == 0) {
     session.poll(recording.session_sink(), 250);
+    if (recording.push) recording.push->tick();
     if (session.command_exited()) break;
     if (attached && target_exited()) break;
   }
@@ -466,13 +499,23 @@ void print_off_cpu_summary(const OffCpuRecorder& recorder, const OffCpuCapabilit
 // summary. Returns the exit status.
 int finish(Recording& recording) {
   RecordingSession& session = *recording.session;
-  PerfDataWriter& writer = *recording.writer;
-  PerfDataSink& sink = *recording.sink;
   session.stop(recording.session_sink());
   if (recording.off_cpu) recording.off_cpu->finish();
   bool stopped = stop_signal.load() != 0;
   // The command's output may still be in flight; the file is complete before waiting for it.
   if (stopped) session.terminate_command();
+  bool pushed = !recording.push || recording.push->finish();
+  if (!recording.writer) {
+    int status = recording.target.has_command() ? session.wait_for_command() : 0;
+    const BufferStats& stats = session.stats().totals;
+    fmt::print(stderr, "[ perfscope record: {} samples, {} lost, {} throttles ]\n", stats.samples,
+               std::max(stats.lost, stats.lost_samples), stats.throttles);
+    if (!pushed) return 1;
+    if (stopped && !recording.target.has_command()) return 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  PerfDataWriter& writer = *recording.writer;
+  PerfDataSink& sink = *recording.sink;
 
   PerfDataFeatures features =
       writer.pipe_mode() ? PerfDataFeatures{} : describe_host(own_command_line());
@@ -518,6 +561,7 @@ int finish(Recording& recording) {
           lost_samples_warning(stats.samples, std::max(stats.lost, stats.lost_samples))) {
     fmt::print(stderr, "perfscope: warning: {}\n", *warning);
   }
+  if (!pushed) return 1;
   if (stopped && !recording.target.has_command()) return 0;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -566,6 +610,7 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_->add_option("--off-cpu-every", options_.off_cpu_every,
                    "Sample every Nth switch-out only (each weighs N times its duration)")
       ->type_name("N");
+  add_push_options(*app_, options_.push, true);
   // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();
   app_->footer(command_rule_help("record") +
@@ -577,6 +622,7 @@ RecordCommand::RecordCommand(CLI::App& app) {
 
 int RecordCommand::run(bool, std::vector<std::string> command) {
   RecordOptions options = options_;
+  options.push.keep_file = app_->get_option("-o")->count() > 0;
   options.command = app_->remaining();
   if (!command.empty())
     options.command.insert(options.command.end(), command.begin(), command.end());

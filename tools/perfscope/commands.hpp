@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "cmd_push.hpp"
 
 namespace perfscope::cli {
 
@@ -97,6 +98,7 @@ struct RecordOptions {
   std::uint64_t off_cpu_thresh_ns = 0;
   std::uint64_t off_cpu_every = 1;
   std::vector<std::string> command;
+  PushOptions push;  // --push URL: profiles to a backend (cmd_push.hpp)
 };
 
 // One recording from its options to its file, as `perfscope record` makes it (for commands that

@@ -12,6 +12,7 @@
 #include "cmd_sched.hpp"
 #include "cmd_top.hpp"
 #include "cmd_trace.hpp"
+#include "cmd_push.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
@@ -44,6 +45,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::ArchiveCommand archive(app);
   perfscope::cli::TopCommand top(app);
   perfscope::cli::SchedCommand sched(app);
+  perfscope::cli::PushCommand push(app);
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();
@@ -82,6 +84,7 @@ int run_cli(int argc, char** argv) {
     if (archive.selected()) return archive.run();
     if (top.selected()) return top.run();
     if (sched.selected()) return sched.run(std::move(command));
+    if (push.selected()) return push.run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", error.with_caret());
     return 2;

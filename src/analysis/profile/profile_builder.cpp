@@ -519,6 +519,33 @@ struct ProfileBuilder::State {
     resolver.add_recorded_build_id(filename, std::span(head.build_id, size));
   }
 
+  // Starts a new profile for finish_interval(): the interning tables index the profile just
+  // handed out, so they go with it; the tasks, mappings and symbol caches of the resolver stay.
+  void start_next_interval(const Profile& finished) {
+    profile = Profile{};
+    for (const ProfileEvent& event : finished.events) {
+      ProfileEvent fresh;
+      fresh.name = event.name;
+      fresh.has_callchains = event.has_callchains;
+      profile.events.push_back(std::move(fresh));
+    }
+    profile.summary.dwarf_unwinding = finished.summary.dwarf_unwinding;
+    dso_index.clear();
+    function_index.clear();
+    frame_index = FlatIndexMap();
+    address_frames = FlatIndexMap();
+    frame_runs.clear();
+    stack_index = FlatIndexMap();
+    mapping_keys = FlatIndexMap();
+    thread_index = FlatIndexMap();
+    comm_ids.clear();
+    function_passes.clear();
+    group_index = FlatIndexMap();
+    std::fill(leaf_groups.begin(), leaf_groups.end(), LeafGroupEntry{});
+    ++task_epoch;  // the task cache's thread indexes are the old profile's
+    undecodable = 0;
+  }
+
   void observe(const RecordView& view, std::uint32_t event_index) {
     auto type = static_cast<abi::RecordType>(view.header.type);
     if (view.header.type == static_cast<std::uint32_t>(abi::UserRecordType::header_build_id)) {
@@ -617,6 +644,23 @@ Profile ProfileBuilder::finish() {
     warn(std::move(*lost));
   }
   state_.reset();
+  return profile;
+}
+
+Profile ProfileBuilder::finish_interval() {
+  State& state = *state_;
+  state.name_kernel_frames();
+  Profile profile = std::move(state.profile);
+  if (state.undecodable != 0) {
+    profile.summary.warnings.push_back(
+        fmt::format("{} samples could not be decoded and were left out", state.undecodable));
+  }
+  const ProfileSummary& summary = profile.summary;
+  if (auto lost = lost_samples_warning(summary.samples_read,
+                                       std::max(summary.lost, summary.lost_samples))) {
+    profile.summary.warnings.push_back(std::move(*lost));
+  }
+  state.start_next_interval(profile);
   return profile;
 }
 

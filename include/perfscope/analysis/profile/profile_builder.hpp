@@ -52,6 +52,10 @@ class ProfileBuilder {
   void observe(const RecordView& view, std::uint32_t event);
   // The finished profile; the builder is spent.
   Profile finish();
+  // The profile of the records observed since the start or the last call, and a new one begun:
+  // what the builder knows of tasks, mappings and symbols carries over (continuous profiling
+  // hands out one profile per interval). Each profile's tables hold only what its samples use.
+  Profile finish_interval();
 
  private:
   struct State;
