@@ -9,10 +9,10 @@
 
 #include "cmd_archive.hpp"
 #include "cmd_diff.hpp"
+#include "cmd_push.hpp"
 #include "cmd_sched.hpp"
 #include "cmd_top.hpp"
 #include "cmd_trace.hpp"
-#include "cmd_push.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
