@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "command_line.hpp"
 #include "cmd_push.hpp"
+#include "command_line.hpp"
 
 namespace perfscope::cli {
 
