@@ -47,6 +47,10 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
   app_->add_option("--debug-root", debug_root_,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--kcore", kcore_, "Where kernel code is read (default /proc/kcore)");
+  app_->footer(
+      "Examples:\n"
+      "  perfscope annotate -i perf.data leaf_60\n"
+      "  perfscope annotate --source --percent-limit 10 --format json -i perf.data > hot.json");
   add_symbol_source_options(*app_, symbol_sources_);
 }
 

@@ -119,7 +119,11 @@ DiffCommand::DiffCommand(CLI::App& app) {
   app_->add_option("--resolve", options_.resolve_percent,
                    "Counts: the change in % the 'repeats' column is computed for (default 1)")
       ->check(CLI::Range(0.001, 1000.0));
-  app_->footer(std::string(matching_rule));
+  app_->footer(std::string(matching_rule) +
+               "\n\nExamples:\n"
+               "  perfscope diff --children base.data new.data\n"
+               "  perfscope diff --fail-if 'task-clock>+3%' base.json new.json   (from stat -r 10 "
+               "--json -o FILE)");
 }
 
 int DiffCommand::run() {

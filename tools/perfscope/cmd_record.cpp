@@ -350,8 +350,17 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   // --push builds profiles from the live records: a sample must come after the MMAP of its code,
   // which another CPU's buffer may hold (a file's reader orders them itself).
   if (!options.push.url.empty()) sampling.time_ordered = true;
-  auto recording = std::make_unique<Recording>(Recording{
-      options, target, nullptr, {}, {}, {}, {}, std::chrono::steady_clock::now(), {}, capability});
+  auto recording = std::make_unique<Recording>(Recording{options,
+                                                         target,
+                                                         nullptr,
+                                                         {},
+                                                         {},
+                                                         {},
+                                                         {},
+                                                         std::chrono::steady_clock::now(),
+                                                         {},
+                                                         capability,
+                                                         {}});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
   RecordingSession& session = *recording->session;
   session.check_fit([](const SampleMisfit& misfit) {

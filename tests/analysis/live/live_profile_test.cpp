@@ -87,6 +87,24 @@ Encoded sample(std::uint64_t ip, std::vector<std::uint64_t> callers = {}, std::u
   return {bytes};
 }
 
+// The kernel's map, as the recording session synthesizes it before any sample: a kernel ip
+// outside every recorded kernel map is [unknown] (StackResolver, as perf).
+Encoded kernel_map_record() {
+  std::vector<std::byte> bytes(sizeof(abi::RecordHeader));
+  put(bytes, std::uint64_t{0} << 32 | 0xffffffffu);  // pid -1, tid 0
+  put(bytes, 0xffffffff81000000);                    // addr
+  put(bytes, 0x1000000);                             // len
+  put(bytes, 0xffffffff81000000);                    // pgoff
+  const std::string name = "[kernel.kallsyms]_text";
+  std::size_t at = bytes.size();
+  bytes.resize(at + (name.size() + 1 + 7) / 8 * 8);
+  std::memcpy(bytes.data() + at, name.data(), name.size());
+  abi::RecordHeader header{static_cast<std::uint32_t>(abi::RecordType::mmap), misc::kernel,
+                           static_cast<std::uint16_t>(bytes.size())};
+  std::memcpy(bytes.data(), &header, sizeof header);
+  return {bytes};
+}
+
 Encoded comm_record(std::uint32_t pid, const std::string& comm) {
   std::vector<std::byte> bytes(sizeof(abi::RecordHeader));
   put(bytes, std::uint64_t{pid} << 32 | pid);
@@ -143,6 +161,7 @@ const LiveRow* row_named(const LiveSnapshot& snapshot, const std::string& symbol
 TEST(LiveProfileTest, SharesAreTheSamplesOfEachFunctionLargestFirst) {
   Fixture fixture;
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, sample(leaf_a), 6);
   feed(profile, sample(leaf_b), 3);
   feed(profile, sample(leaf_c), 1);
@@ -167,6 +186,7 @@ TEST(LiveProfileTest, SharesAreTheSamplesOfEachFunctionLargestFirst) {
 TEST(LiveProfileTest, OldSamplesDecayBySevenEighthsAtEachRefresh) {
   Fixture fixture;
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, sample(leaf_a), 6);
   feed(profile, sample(leaf_b), 3);
   feed(profile, sample(leaf_c), 1);
@@ -187,6 +207,7 @@ TEST(LiveProfileTest, OldSamplesDecayBySevenEighthsAtEachRefresh) {
 TEST(LiveProfileTest, RowsThatStopGettingSamplesFadeOutAndAreDropped) {
   Fixture fixture(false, 0.5);
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, sample(leaf_a), 1);
   for (int i = 0; i < 3; ++i) {
     feed(profile, sample(leaf_b), 1);
@@ -206,6 +227,7 @@ TEST(LiveProfileTest, RowsThatStopGettingSamplesFadeOutAndAreDropped) {
 TEST(LiveProfileTest, ZeroForgetsEverythingAtEachRefresh) {
   Fixture fixture(true, 0.0);
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, sample(leaf_a, {caller_x}), 5);
   profile.end_interval();
   EXPECT_TRUE(profile.snapshot().rows.empty());
@@ -219,6 +241,7 @@ TEST(LiveProfileTest, ZeroForgetsEverythingAtEachRefresh) {
 TEST(LiveProfileTest, CallersFormATreeAndTheCallGraphListsCallersAndCallees) {
   Fixture fixture(true);
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, sample(leaf_a, {caller_x}), 3);
   feed(profile, sample(leaf_a, {caller_y}), 1);
   feed(profile, sample(leaf_b, {caller_x}), 4);
@@ -259,6 +282,7 @@ TEST(LiveProfileTest, CallersFormATreeAndTheCallGraphListsCallersAndCallees) {
 TEST(LiveProfileTest, FiltersKeepSharesOfTheWholeAndLimitsCountRows) {
   Fixture fixture;
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, sample(leaf_a), 6);
   feed(profile, sample(leaf_b), 3);
   feed(profile, sample(leaf_c), 1);
@@ -284,6 +308,7 @@ TEST(LiveProfileTest, SortKeysChooseTheRows) {
   Fixture fixture;
   fixture.options.sort = parse_live_sort_keys("comm,sym");
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, comm_record(100, "first"));
   feed(profile, comm_record(200, "second"));
   feed(profile, sample(leaf_a, {}, 100), 2);
@@ -297,6 +322,7 @@ TEST(LiveProfileTest, SortKeysChooseTheRows) {
   Fixture by_dso;
   by_dso.options.sort = parse_live_sort_keys("dso");
   LiveProfile dsos(by_dso.options);
+  feed(dsos, kernel_map_record());
   feed(dsos, sample(leaf_a), 2);
   feed(dsos, sample(leaf_b), 2);
   LiveSnapshot one = dsos.snapshot();
@@ -310,6 +336,7 @@ TEST(LiveProfileTest, ExitedTasksAreForgottenAfterTheNextRefreshAndKeepTheirRows
   Fixture fixture;
   fixture.options.sort = parse_live_sort_keys("comm,sym");
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, comm_record(100, "short-lived"));
   feed(profile, sample(leaf_a, {}, 100), 4);
   feed(profile, exit_record(100, 100));
@@ -330,6 +357,7 @@ TEST(LiveProfileTest, AddressCacheIsDroppedPastItsLimitAndNamesStay) {
   Fixture fixture;
   fixture.options.address_cache_limit = 2;
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   feed(profile, sample(leaf_a), 2);
   feed(profile, sample(leaf_b), 1);
   feed(profile, sample(leaf_c), 1);
@@ -360,6 +388,7 @@ TEST(LiveProfileTest, SortKeyErrorsNameTheKey) {
 TEST(LiveProfileTest, UndecodableSamplesAreCounted) {
   Fixture fixture;
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   Encoded broken = sample(leaf_a);
   broken.bytes.resize(sizeof(abi::RecordHeader) + 8);  // cut after the ip
   RecordView view = broken.view();
@@ -373,6 +402,7 @@ TEST(LiveProfileTest, SamplesOfKnownAddressesAllocateNothing) {
   Fixture fixture(true);
   fixture.options.sort = parse_live_sort_keys("pid,dso,sym");
   LiveProfile profile(fixture.options);
+  feed(profile, kernel_map_record());
   Encoded first = sample(leaf_a, {caller_x});
   Encoded second = sample(leaf_b, {caller_y, caller_x});
   feed(profile, first);
