@@ -36,6 +36,7 @@
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
+#include "stop_signals.hpp"
 #include "target_options.hpp"
 
 namespace perfscope::cli {
@@ -47,19 +48,6 @@ namespace flag = abi::attr_flag;
 
 constexpr std::uint64_t default_frequency = 4000;
 constexpr std::uint32_t default_dwarf_stack = 8192;
-
-std::atomic<int> stop_signal{0};
-void on_stop_signal(int signal) { stop_signal.store(signal); }
-
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;  // no SA_RESTART: epoll_wait must return EINTR
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);  // the terminal went away: finish the file, as perf
-}
 
 struct CallGraph {
   std::string mode;  // "", "fp", "dwarf" or "no"

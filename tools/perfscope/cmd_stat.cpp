@@ -26,6 +26,7 @@
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stat_output.hpp"
+#include "stop_signals.hpp"
 #include "target_options.hpp"
 
 namespace perfscope::cli {
@@ -36,24 +37,11 @@ constexpr std::string_view default_events =
     "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,"
     "branch-misses";
 
-std::atomic<int> stop_signal{0};
-
-void on_stop_signal(int signal) { stop_signal.store(signal); }
-
 // SIGINT, SIGTERM and SIGHUP end a measurement and print what was counted so far. SIGINT with
 // a command: the terminal sends it to the command too (same process group), and perf, like us,
 // forwards nothing and waits for the command to exit. SIGTERM and SIGHUP sent to perfscope alone
 // end the count at once; the command is then ended with SIGTERM (as when perf exits, perf's
 // atexit handler does) rather than left running unmeasured.
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;  // no SA_RESTART: poll() must return EINTR
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);
-}
 
 // A signal that ends the count without waiting for the command.
 bool ends_at_once(int signal, bool has_command) {

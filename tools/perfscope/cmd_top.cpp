@@ -27,6 +27,7 @@
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
+#include "stop_signals.hpp"
 #include "target_options.hpp"
 #include "top_screen.hpp"
 
@@ -38,18 +39,8 @@ namespace sf = abi::sample_format;
 namespace flag = abi::attr_flag;
 using Clock = std::chrono::steady_clock;
 
-std::atomic<int> stop_signal{0};
-void on_stop_signal(int signal) { stop_signal.store(signal); }
-
 // No SA_RESTART: the wait for samples returns at once. Installed before the screen starts, so
 // ncurses keeps them and the screen's destructor restores the terminal on the way out.
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(signal, &action, nullptr);
-}
 
 // What a run samples and how it is described in the header.
 struct TopRun {
@@ -320,7 +311,7 @@ int TopCommand::run() {
     text = true;
   }
 
-  install_stop_handlers();
+  install_stop_handlers({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   LiveProfile profile(model);
   TopRun run = open_session(options, profile);
   RecordingSession& session = *run.session;

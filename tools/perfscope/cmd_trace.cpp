@@ -24,24 +24,12 @@
 #include "perfscope/analysis/trace/syscall_tracer.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "stop_signals.hpp"
 #include "target_options.hpp"
 
 namespace perfscope::cli {
 
 namespace {
-
-std::atomic<int> stop_signal{0};
-void on_stop_signal(int signal) { stop_signal.store(signal); }
-
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;  // no SA_RESTART: epoll_wait must return EINTR
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);
-}
 
 // Calls whose return value is an address.
 bool returns_address(std::string_view name) {
