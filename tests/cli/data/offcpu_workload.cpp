@@ -26,7 +26,9 @@ std::uint64_t now_ns() {
          static_cast<std::uint64_t>(t.tv_nsec);
 }
 
-void sleep_ms(long ms) {
+// Not inlined: libc's clock_nanosleep keeps no frame pointer, so a frame-pointer walk from it
+// skips its direct caller; this one is then the frame skipped, never sleep_phase.
+__attribute__((noinline)) void sleep_ms(long ms) {
   timespec t{ms / 1000, (ms % 1000) * 1000000L};
   while (::nanosleep(&t, &t) != 0) {
   }

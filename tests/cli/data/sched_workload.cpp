@@ -1,8 +1,8 @@
 // Workloads with known scheduler behaviour for the `perfscope sched` tests.
 //
 //   sched_workload split SPIN_MS SLEEP_MS   a thread that runs SPIN_MS of CPU time, sleeps
-//                                           SLEEP_MS in nanosleep, runs SPIN_MS again; prints
-//                                           "tid N" for it
+//                                           SLEEP_MS in nanosleep (then 1 ms), runs SPIN_MS again;
+//                                           prints "tid N" for it
 //   sched_workload pingpong ROUNDS          two threads passing a byte back and forth through
 //                                           two pipes ROUNDS times: two switches per round
 #include <pthread.h>
@@ -46,6 +46,10 @@ void* split_thread(void* argument) {
   timespec pause{split->sleep_ms / 1000, (split->sleep_ms % 1000) * 1000000};
   while (nanosleep(&pause, &pause) != 0) {
   }
+  // A switch-out of its own right after the wake-up: the row that shows the sleep as its wait.
+  // The thread's last switch-out is its exit, which the kernel reports for tid -1.
+  timespec brief{0, 1000000};
+  nanosleep(&brief, nullptr);
   spin(split->spin_ms);
   return nullptr;
 }
