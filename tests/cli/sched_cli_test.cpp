@@ -217,6 +217,11 @@ TEST(SchedCli, CutFileGivesTheRowsBeforeTheCut) {
   if (!pt::running_as_root() || !pt::tracefs_available()) {
     GTEST_SKIP() << "recording the sched tracepoints on every CPU needs root and tracefs";
   }
+  if (pt::sanitized_build) {
+    GTEST_SKIP() << "the sanitizer build's recorder drains so slowly that its rounds hold "
+                    "thousands of rows: the cut's incomplete last round is no longer a small "
+                    "part of the file (the release build checks this)";
+  }
   pt::TempDir dir;
   std::string file = dir.path() + "/whole.data";
   auto recorded =
