@@ -174,11 +174,16 @@ TEST(SchedCli, KnownSleepShowsInStatesAndTimehist) {
   ASSERT_TRUE(std::regex_search(states.out, row_match, row_pattern)) << states.out;
   StateRow row{std::stod(row_match[1]), std::stod(row_match[2]), std::stod(row_match[3]),
                std::stod(row_match[4]), std::stod(row_match[6]), std::stod(row_match[5])};
-  // CPU time is what the thread asked for (its own CPU clock), plus its start and exit.
+  // CPU time is what the thread asked for (its own CPU clock), plus its start and exit. On a
+  // busy machine part of the sleep can show as running (seen: 45 of 300 ms, with another
+  // sanitizer-built recorder running beside it: the switch-out into the sleep comes late in the
+  // recorded switches), so the bounds leave a fifth of the sleep for it; on an idle machine the
+  // split is exact to a few ms.
+  constexpr double late_switch_allowance = sleep_ms / 5;
   EXPECT_GE(row.running, 2 * spin_ms - 1) << states.out;
-  EXPECT_LE(row.running, 2 * spin_ms + 15) << states.out;
+  EXPECT_LE(row.running, 2 * spin_ms + 15 + late_switch_allowance) << states.out;
   // It sleeps from its switch-out in nanosleep to the timer's wake-up.
-  EXPECT_GE(row.sleeping, sleep_ms - 0.5) << states.out;
+  EXPECT_GE(row.sleeping, sleep_ms - late_switch_allowance) << states.out;
   EXPECT_LE(row.sleeping, sleep_ms + 21) << states.out;  // and the 1 ms after it
   EXPECT_LT(row.blocked, 5) << states.out;
   EXPECT_NEAR(row.wall, row.running + row.runnable + row.sleeping + row.blocked, 0.01);
@@ -203,7 +208,7 @@ TEST(SchedCli, KnownSleepShowsInStatesAndTimehist) {
     longest_sleep = std::max(longest_sleep, std::stod(match[1]) - std::stod(match[2]));
     run_total += std::stod(match[3]);
   }
-  EXPECT_GE(longest_sleep, sleep_ms - 0.5) << timehist.out;
+  EXPECT_GE(longest_sleep, sleep_ms - late_switch_allowance) << timehist.out;
   EXPECT_LE(longest_sleep, sleep_ms + 20) << timehist.out;
   // Its rows' runs add up to at most its CPU time: every run ends in a switch-out, which is a
   // row. Some kernels report a switch to another task while this one goes on running (its
@@ -212,7 +217,7 @@ TEST(SchedCli, KnownSleepShowsInStatesAndTimehist) {
   // (a few ms on an idle machine, 24 ms seen with the machine busy). The first spin, before
   // any preemption can split it on an idle machine, is one whole run at least.
   EXPECT_GE(run_total, spin_ms) << timehist.out;
-  EXPECT_LE(run_total, 2 * spin_ms + 15) << timehist.out;
+  EXPECT_LE(run_total, 2 * spin_ms + 15 + late_switch_allowance) << timehist.out;
 }
 
 TEST(SchedCli, CutFileGivesTheRowsBeforeTheCut) {
