@@ -164,6 +164,24 @@ TEST(SchedCli, KnownSleepShowsInStatesAndTimehist) {
       << recorded.out;
   std::string tid = tid_match[1];
 
+  // Some recordings of this kernel lack switches to the thread (seen in 3 of 8 runs, with no
+  // record reported lost): it then switches out twice in a row and the time between cannot be
+  // told. The known split is checked on recordings where, as perf reads them, every switch-out
+  // of the thread but its exit is followed by a switch back to it.
+  if (!perf_available()) GTEST_SKIP() << "no perf to check the recording's switches with";
+  auto switches = pt::run_command({"perf", "script", "-i", file, "-F", "trace"});
+  ASSERT_EQ(switches.exit_status, 0) << switches.err;
+  std::size_t outs = 0, ins = 0;
+  for (const auto& line : lines_of(switches.out)) {
+    if (line.find("prev_pid=" + tid + " ") != std::string::npos) ++outs;
+    if (line.find("next_pid=" + tid + " ") != std::string::npos) ++ins;
+  }
+  if (ins + 1 < outs) {
+    GTEST_SKIP() << "the recording lacks " << outs - ins - 1 << " switch(es) back to thread " << tid
+                 << " (" << outs << " switch-outs, " << ins
+                 << " switch-ins, none reported lost): its split cannot be checked";
+  }
+
   auto states = pt::run_perfscope({"sched", "states", "-i", file});
   pt::expect_no_crash(states);
   ASSERT_EQ(states.exit_status, 0) << states.err;
