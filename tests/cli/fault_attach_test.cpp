@@ -169,10 +169,18 @@ TEST(ThreadChurnWhileAttached, RepeatedAttachesNeverFail) {
       SCOPED_TRACE(tool + " attempt " + std::to_string(attempt));
       pt::BackgroundCommand run(
           tool == "stat"
-              ? std::vector<std::string>{PERFSCOPE_CLI_PATH, "stat", "-e", "task-clock", "-p", pid}
-              : std::vector<std::string>{PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-p", pid,
-                                         "-o", path});
-      std::this_thread::sleep_for(std::chrono::milliseconds(150 + 40 * attempt));
+              ? std::vector<std::string>{PERFSCOPE_CLI_PATH, "-v", "stat", "-e", "task-clock",
+                                         "-p", pid}
+              : std::vector<std::string>{PERFSCOPE_CLI_PATH, "-v", "record", "-e", "cpu-clock",
+                                         "-p", pid, "-o", path});
+      // -v says when the events count: the SIGINT then ends an attach, not the start-up (which
+      // takes longer than the attach itself in a sanitizer build on a busy machine).
+      std::string ready = tool == "stat" ? "event fds on" : "perfscope: recording";
+      for (int i = 0; i < 2000 && run.err().find(ready) == std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      ASSERT_THAT(run.err(), HasSubstr(ready));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50 + 40 * attempt));
       run.signal(SIGINT);
       auto result = run.wait(10000);
       EXPECT_FALSE(run.timed_out());

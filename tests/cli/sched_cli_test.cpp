@@ -249,8 +249,11 @@ TEST(SchedCli, CutFileGivesTheRowsBeforeTheCut) {
   }
   pt::TempDir dir;
   std::string file = dir.path() + "/whole.data";
-  auto recorded =
-      pt::run_perfscope({"sched", "record", "-o", file, "--", workload, "pingpong", "2000"});
+  // A small buffer drains often: the file has tens of rounds. With the default one the whole
+  // 0.1 s run can be one round, written a CPU's buffer after another, and the cut then falls
+  // inside it (the exec's COMM, on the second CPU's half, was past the cut).
+  auto recorded = pt::run_perfscope(
+      {"sched", "record", "-m", "64", "-o", file, "--", workload, "pingpong", "2000"});
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   auto whole = pt::run_perfscope({"sched", "timehist", "-i", file});
   ASSERT_EQ(whole.exit_status, 0) << whole.err;

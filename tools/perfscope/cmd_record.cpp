@@ -359,7 +359,6 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
         misfit.sample.stack_dump != 0 ? ", or dump less of the stack (--call-graph dwarf,SIZE)"
                                       : "");
   });
-  install_stop_handlers();
   // With -o - the stream owns standard output: the command (forked by open) writes its own to
   // stderr, as perf's does.
   int saved_stdout =
@@ -440,10 +439,15 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
 }
 
 // Samples until a stop signal, the command's exit or (-p, -t) the target's.
-void record(Recording& recording) {
+void record(Recording& recording, bool verbose) {
   RecordingSession& session = *recording.session;
   const Target& target = recording.target;
   session.start();
+  // After start: once this is printed, the events sample (tests wait for it).
+  if (verbose) {
+    fmt::print(stderr, "perfscope: recording {} event(s) of {}\n",
+               session.sampling().events().size(), target.describe());
+  }
   bool attached = target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread;
   // A pidfd is readable once the process (or, for -t, the thread) has exited, zombie or not:
   // /proc/PID stays until the parent reaps it, which may be never.
@@ -617,20 +621,24 @@ RecordCommand::RecordCommand(CLI::App& app) {
                "  perfscope record --wall -g -- ./myserver   (then: perfscope report --wall)");
 }
 
-int RecordCommand::run(bool, std::vector<std::string> command) {
+int RecordCommand::run(bool verbose, std::vector<std::string> command) {
+  // First: a stop signal that comes while the events open still ends the recording with a
+  // complete file, rather than ending perfscope before it wrote one.
+  install_stop_handlers();
   RecordOptions options = options_;
   options.push.keep_file = app_->get_option("-o")->count() > 0;
   options.command = app_->remaining();
   if (!command.empty())
     options.command.insert(options.command.end(), command.begin(), command.end());
   auto recording = prepare(std::move(options));
-  record(*recording);
+  record(*recording, verbose);
   return finish(*recording);
 }
 
 int run_record(RecordOptions options) {
+  install_stop_handlers();
   auto recording = prepare(std::move(options));
-  record(*recording);
+  record(*recording, false);
   return finish(*recording);
 }
 

@@ -129,6 +129,8 @@ StatCommand::StatCommand(CLI::App& app) {
 }
 
 int StatCommand::run(bool verbose, std::vector<std::string> command) {
+  // First: a stop signal that comes while the events open still gets the totals printed.
+  install_stop_handlers();
   auto& options = options_;
   options.command = app_->remaining();
   options.command.insert(options.command.end(), command.begin(), command.end());
@@ -172,7 +174,6 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   // Every format goes to stderr unless -o is given, as perf stat does: the measured command
   // owns stdout, and JSON or CSV mixed into its output would be unusable.
 
-  install_stop_handlers();
   CountingOptions counting;
   counting.inherit = !options.no_inherit;
 
@@ -182,7 +183,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   result.runs = options.repeat;
   std::vector<RunningStatistics> per_event;
 
-  for (int run = 0; run < options.repeat && stop_signal.load() == 0; ++run) {
+  for (int run = 0; run < options.repeat && (run == 0 || stop_signal.load() == 0); ++run) {
     CountingSession session(groups, target, counting);
     session.open();
     if (run == 0) {

@@ -289,6 +289,8 @@ TopCommand::TopCommand(CLI::App& app) {
 }
 
 int TopCommand::run() {
+  // First, as record: a stop signal while the events open ends top, not perfscope mid-setup.
+  install_stop_handlers({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   TopOptions options = options_;
   options.rows = app_->count("--rows") != 0 ? options_.rows : 40;
   if (options.mmap_pages != 0 && (options.mmap_pages & (options.mmap_pages - 1)) != 0) {
@@ -311,7 +313,6 @@ int TopCommand::run() {
     text = true;
   }
 
-  install_stop_handlers({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   LiveProfile profile(model);
   TopRun run = open_session(options, profile);
   RecordingSession& session = *run.session;

@@ -337,6 +337,8 @@ TraceCommand::TraceCommand(CLI::App& app) {
 }
 
 int TraceCommand::run(std::vector<std::string> command) {
+  // First, as record: a stop signal while the events open ends the trace, not perfscope.
+  install_stop_handlers();
   TraceOptions options = options_;
   options.command = app_->remaining();
   options.command.insert(options.command.end(), command.begin(), command.end());
@@ -362,7 +364,6 @@ int TraceCommand::run(std::vector<std::string> command) {
     }
     out = file.get();
   }
-  install_stop_handlers();
   tracer.open();
   for (const auto& notice : tracer.notices()) fmt::print(stderr, "perfscope: note: {}\n", notice);
   CallPrinter printer(tracer, options, out);
