@@ -168,11 +168,10 @@ TEST(ThreadChurnWhileAttached, RepeatedAttachesNeverFail) {
     for (const std::string tool : {"stat", "record"}) {
       SCOPED_TRACE(tool + " attempt " + std::to_string(attempt));
       pt::BackgroundCommand run(
-          tool == "stat"
-              ? std::vector<std::string>{PERFSCOPE_CLI_PATH, "-v", "stat", "-e", "task-clock",
-                                         "-p", pid}
-              : std::vector<std::string>{PERFSCOPE_CLI_PATH, "-v", "record", "-e", "cpu-clock",
-                                         "-p", pid, "-o", path});
+          tool == "stat" ? std::vector<std::string>{PERFSCOPE_CLI_PATH, "-v", "stat", "-e",
+                                                    "task-clock", "-p", pid}
+                         : std::vector<std::string>{PERFSCOPE_CLI_PATH, "-v", "record", "-e",
+                                                    "cpu-clock", "-p", pid, "-o", path});
       // -v says when the events count: the SIGINT then ends an attach, not the start-up (which
       // takes longer than the attach itself in a sanitizer build on a busy machine).
       std::string ready = tool == "stat" ? "event fds on" : "perfscope: recording";
