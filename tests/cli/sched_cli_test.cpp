@@ -104,7 +104,8 @@ void expect_same_as_perf(const std::string& file) {
     ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
     auto our_maxima = latency_maxima(ours.out);
     auto their_maxima = latency_maxima(theirs.out);
-    EXPECT_GE(their_maxima.size(), 2u) << theirs.out;
+    // The ping-pong's two threads; -p merges them into one row (sched_workload:(2)).
+    EXPECT_GE(their_maxima.size(), extra.empty() ? 2u : 1u) << theirs.out;
     EXPECT_EQ(our_maxima, their_maxima) << "ours:\n" << ours.out << "perf's:\n" << theirs.out;
   }
 }
@@ -164,49 +165,65 @@ TEST(SchedCli, KnownSleepShowsInStatesAndTimehist) {
       << recorded.out;
   std::string tid = tid_match[1];
 
-  // Some recordings of this kernel lack switches to the thread (seen in 3 of 8 runs, with no
-  // record reported lost): it then switches out twice in a row and the time between cannot be
-  // told. The known split is checked on recordings where, as perf reads them, every switch-out
-  // of the thread but its exit is followed by a switch back to it.
-  if (!perf_available()) GTEST_SKIP() << "no perf to check the recording's switches with";
-  auto switches = pt::run_command({"perf", "script", "-i", file, "-F", "trace"});
-  ASSERT_EQ(switches.exit_status, 0) << switches.err;
-  std::size_t outs = 0, ins = 0;
-  for (const auto& line : lines_of(switches.out)) {
-    if (line.find("prev_pid=" + tid + " ") != std::string::npos) ++outs;
-    if (line.find("next_pid=" + tid + " ") != std::string::npos) ++ins;
-  }
-  if (ins + 1 < outs) {
-    GTEST_SKIP() << "the recording lacks " << outs - ins - 1 << " switch(es) back to thread " << tid
-                 << " (" << outs << " switch-outs, " << ins
-                 << " switch-ins, none reported lost): its split cannot be checked";
-  }
-
   auto states = pt::run_perfscope({"sched", "states", "-i", file});
   pt::expect_no_crash(states);
   ASSERT_EQ(states.exit_status, 0) << states.err;
   std::regex row_pattern(R"(\[)" + tid +
                          R"((?:/\d+)?\]\s+([\d.]+)\s+([\d.]+)\s+[\d.]+%\s+([\d.]+)\s+[\d.]+%\s+)"
-                         R"(([\d.]+)\s+([\d.]+)%\s+([\d.]+)\s+[\d.]+%)");
+                         R"(([\d.]+)\s+([\d.]+)%\s+([\d.]+)\s+[\d.]+%(?:\s+([\d.]+)\s+[\d.]+%)?)");
   std::smatch row_match;
   ASSERT_TRUE(std::regex_search(states.out, row_match, row_pattern)) << states.out;
   StateRow row{std::stod(row_match[1]), std::stod(row_match[2]), std::stod(row_match[3]),
                std::stod(row_match[4]), std::stod(row_match[6]), std::stod(row_match[5])};
+  // Some recordings of this kernel lack switches to the thread (seen in 3 of 4 runs, with no
+  // record reported lost): it is switched out twice in a row. Its sched_stat_runtime events say
+  // when it went back on the CPU; without them the time between is unknown. perf reads the same
+  // switches from the file.
+  double unknown = row_match[7].matched ? std::stod(row_match[7]) : 0.0;
+  std::smatch missing_match;
+  std::regex missing_pattern(R"(\[)" + tid + R"((?:/\d+)?\].*\((\d+) switch(?:es)? missing\))");
+  std::size_t missing = std::regex_search(states.out, missing_match, missing_pattern)
+                            ? std::stoul(missing_match[1])
+                            : 0;
+  if (perf_available()) {
+    auto switches = pt::run_command({"perf", "script", "-i", file, "-F", "trace"});
+    ASSERT_EQ(switches.exit_status, 0) << switches.err;
+    std::size_t outs = 0, ins = 0;
+    for (const auto& line : lines_of(switches.out)) {
+      if (line.find("prev_pid=" + tid + " ") != std::string::npos) ++outs;
+      if (line.find("next_pid=" + tid + " ") != std::string::npos) ++ins;
+    }
+    // Every switch-out follows a switch-in, unless one is missing.
+    if (outs > ins) {
+      EXPECT_GE(missing, outs - ins) << states.out;
+    }
+  }
+  EXPECT_EQ(states.err.find("missing from the recording") != std::string::npos,
+            states.out.find("missing)") != std::string::npos)
+      << states.err << states.out;
+  // The thread runs ms at a time: the runtime events place the switches back to it that the
+  // recording lacks (without them, 300 to 450 ms of its 600 were unknown here).
+  EXPECT_LT(unknown, 5.0) << states.out;
   // CPU time is what the thread asked for (its own CPU clock), plus its start and exit. On a
   // busy machine part of the sleep can show as running (seen: 45 of 300 ms, with another
   // sanitizer-built recorder running beside it: the switch-out into the sleep comes late in the
   // recorded switches), so the bounds leave a fifth of the sleep for it; on an idle machine the
-  // split is exact to a few ms.
+  // split is exact to a few ms. Unknown time may be either.
   constexpr double late_switch_allowance = sleep_ms / 5;
-  EXPECT_GE(row.running, 2 * spin_ms - 1) << states.out;
+  EXPECT_GE(row.running + unknown, 2 * spin_ms - 1) << states.out;
   EXPECT_LE(row.running, 2 * spin_ms + 15 + late_switch_allowance) << states.out;
   // It sleeps from its switch-out in nanosleep to the timer's wake-up.
-  EXPECT_GE(row.sleeping, sleep_ms - late_switch_allowance) << states.out;
+  EXPECT_GE(row.sleeping + unknown, sleep_ms - late_switch_allowance) << states.out;
   EXPECT_LE(row.sleeping, sleep_ms + 21) << states.out;  // and the 1 ms after it
   EXPECT_LT(row.blocked, 5) << states.out;
-  EXPECT_NEAR(row.wall, row.running + row.runnable + row.sleeping + row.blocked, 0.01);
+  EXPECT_NEAR(row.wall, row.running + row.runnable + row.sleeping + row.blocked + unknown, 0.01);
   EXPECT_NEAR(row.sleeping_share, 100 * row.sleeping / row.wall, 0.06);
   EXPECT_NE(states.out.find("(exited)"), std::string::npos);
+  if (missing > 0) {
+    GTEST_SKIP() << "the recording lacks " << missing << " switch(es) of thread " << tid
+                 << " (none reported lost): timehist, which reads the switches as perf does, "
+                    "cannot be checked against the known split";
+  }
 
   // In timehist, the run after the sleep waited for it: wait minus the delay after the wake-up
   // is the sleep.

@@ -158,8 +158,11 @@ SchedCommand::SchedCommand(CLI::App& app) {
   add_input_option(*states_, options_.input);
   states_->footer(
       "Each thread is followed from its first event (its wake-up or first switch) to its exit or "
-      "the end of the recording; the four states add up to that wall time. A preempted task is "
-      "runnable; sleeping includes idle kernel threads, parked and stopped tasks.\n\n"
+      "the end of the recording; the states add up to that wall time. A preempted task is "
+      "runnable; sleeping includes idle kernel threads, parked and stopped tasks. Where the "
+      "recording lacks a switch to a thread (it is switched out twice in a row), its "
+      "sched_stat_runtime events say when it went back on a CPU; without one the time between is "
+      "unknown: an unknown column shows it, and a note counts the missing switches.\n\n"
       "Examples:\n"
       "  perfscope sched states -i perf.data\n"
       "  perfscope sched states -i sched.data | sort -k2 -n -r | head");
@@ -239,11 +242,30 @@ int SchedCommand::run_states() {
   OpenedTrace opened = open_trace(options_.input);
   ThreadStateAnalyzer analyzer(opened.trace->tasks());
   SchedInterest interest;
-  interest.migrations = interest.runtime = false;
+  interest.migrations = false;
   SchedWalkStats stats = opened.trace->walk(analyzer, interest);
-  std::string out = render_thread_states(analyzer.finish());
+  std::vector<ThreadStateRow> rows = analyzer.finish();
+  std::string out = render_thread_states(rows);
   write_out(out);
   std::fflush(stdout);
+  std::uint64_t missing = 0, placed = 0, threads = 0, unknown_ns = 0;
+  for (const auto& row : rows) {
+    missing += row.missing_switches();
+    placed += row.placed_switch_ins;
+    threads += row.missing_switches() != 0 ? 1 : 0;
+    unknown_ns += row.unknown;
+  }
+  if (missing != 0) {
+    fmt::print(stderr,
+               "perfscope sched: note: {} switch{} of {} thread{} {} missing from the recording "
+               "({}); {} placed by the threads' sched_stat_runtime events, the other {} leave "
+               "{:.3f} ms in the unknown column\n",
+               missing, missing == 1 ? "" : "es", threads, threads == 1 ? "" : "s",
+               missing == 1 ? "is" : "are",
+               stats.lost != 0 ? "the kernel lost records"
+                               : "a thread switched out, or in, twice in a row; no record lost",
+               placed, missing - placed, static_cast<double>(unknown_ns) / 1e6);
+  }
   return report_walk(stats);
 }
 

@@ -9,20 +9,12 @@
 
 namespace perfscope {
 
-namespace {
-
-// The kernel's reported states (__trace_sched_switch_state): one bit per state below 0x100,
-// TASK_REPORT_MAX (0x100, since 4.14) for a preempted task.
-constexpr std::int64_t report_uninterruptible = 0x02;
-constexpr std::int64_t report_dead = 0x10 | 0x20;  // EXIT_DEAD, EXIT_ZOMBIE
-constexpr std::int64_t report_preempted = 0x100;
-
-}  // namespace
-
-ThreadState state_after_switch(std::int64_t prev_state) noexcept {
-  if (prev_state == 0 || (prev_state & report_preempted) != 0) return ThreadState::runnable;
-  if ((prev_state & report_uninterruptible) != 0) return ThreadState::blocked;
-  return ThreadState::sleeping;
+SchedState state_after_switch(std::int64_t prev_state) noexcept {
+  switch (thread_state_from_prev_state(prev_state)) {
+    case ThreadState::preempted: return SchedState::runnable;
+    case ThreadState::uninterruptible: return SchedState::blocked;
+    default: return SchedState::sleeping;
+  }
 }
 
 ThreadStateAnalyzer::Thread& ThreadStateAnalyzer::thread(std::uint32_t tid) {
@@ -31,14 +23,20 @@ ThreadStateAnalyzer::Thread& ThreadStateAnalyzer::thread(std::uint32_t tid) {
   return found;
 }
 
-void ThreadStateAnalyzer::add(Thread& thread, ThreadState state, std::uint64_t until) {
+void ThreadStateAnalyzer::add(Thread& thread, SchedState state, std::uint64_t until) {
   std::uint64_t span = until > thread.since ? until - thread.since : 0;
   switch (state) {
-    case ThreadState::running: thread.row.running += span; break;
-    case ThreadState::runnable: thread.row.runnable += span; break;
-    case ThreadState::sleeping: thread.row.sleeping += span; break;
-    case ThreadState::blocked: thread.row.blocked += span; break;
+    case SchedState::running: thread.row.running += span; break;
+    case SchedState::runnable: thread.row.runnable += span; break;
+    case SchedState::sleeping: thread.row.sleeping += span; break;
+    case SchedState::blocked: thread.row.blocked += span; break;
   }
+  thread.since = std::max(thread.since, until);
+  thread.row.last = thread.since;
+}
+
+void ThreadStateAnalyzer::add_unknown(Thread& thread, std::uint64_t until) {
+  thread.row.unknown += until > thread.since ? until - thread.since : 0;
   thread.since = std::max(thread.since, until);
   thread.row.last = thread.since;
 }
@@ -63,16 +61,20 @@ void ThreadStateAnalyzer::on_switch(const SchedSwitchEvent& event) {
         prev.row.first = prev.since;
         prev.on_cpu = true;
       }
-      if (!prev.on_cpu) {
-        // Its switch-in is missing (the kernel did not report it, or it was lost): it ran on this
-        // CPU since this CPU's previous switch at the latest, as timehist counts it.
-        add(prev, prev.off, std::max(prev.since, last_switch_[event.cpu]));
+      if (prev.on_cpu) {
+        add(prev, SchedState::running, t);
+      } else {
+        // Its switch-in is missing (not reported, or lost) and no runtime event placed it.
+        // (timehist counts it running since this CPU's previous switch, as perf does; on the
+        // kernels that drop switches that one is often reported in place of a switch that did not
+        // happen.)
+        add_unknown(prev, t);
+        ++prev.row.unplaced_switch_ins;
       }
-      add(prev, ThreadState::running, t);
       prev.on_cpu = false;
       prev.off = state_after_switch(event.prev_state);
       ++prev.row.switches;
-      if ((event.prev_state & report_dead) != 0 && (event.prev_state & report_preempted) == 0) {
+      if (prev_state_is_exit(event.prev_state)) {
         prev.dead = true;
         prev.row.exited = true;
       }
@@ -87,10 +89,16 @@ void ThreadStateAnalyzer::on_switch(const SchedSwitchEvent& event) {
       next.row.first = t;
     } else if (!next.on_cpu) {
       add(next, next.off, t);
+    } else if (!next.dead) {
+      // Its switch-out is missing: it ran until its last runtime event, then who knows.
+      add(next, SchedState::running, std::max(next.since, next.ran_until));
+      add_unknown(next, t);
+      ++next.row.missing_switch_outs;
     }
     next.dead = false;
     next.on_cpu = true;
     next.since = t;
+    next.ran_until = t;
   }
   last_switch_[event.cpu] = t;
 }
@@ -106,12 +114,33 @@ void ThreadStateAnalyzer::on_wakeup(const SchedWakeupEvent& event) {
     woken.row.comm = event.target_comm;
     woken.since = t;
     woken.row.first = t;
-    woken.off = ThreadState::runnable;
+    woken.off = SchedState::runnable;
     return;
   }
-  if (woken.on_cpu || woken.dead || woken.off == ThreadState::runnable) return;
+  if (woken.on_cpu || woken.dead || woken.off == SchedState::runnable) return;
   add(woken, woken.off, t);
-  woken.off = ThreadState::runnable;
+  woken.off = SchedState::runnable;
+}
+
+void ThreadStateAnalyzer::on_runtime(const SchedRuntimeEvent& event) {
+  if (event.target <= 0) return;
+  auto found = threads_.find(static_cast<std::uint32_t>(event.target));
+  // A thread not seen yet is placed by its first switch, as without runtime events.
+  if (found == threads_.end() || !found->second.known || found->second.dead) return;
+  Thread& ran = found->second;
+  std::uint64_t t = event.time;
+  last_time_ = std::max(last_time_, t);
+  if (!ran.on_cpu) {
+    // The CPU time since its switch-in (update_curr counts from the exec_start that the switch-in
+    // set): it went back on a CPU that long ago at the latest. A run that began before the thread
+    // left is the one its switch-out ended (the kernel reports it just before the switch).
+    std::uint64_t switched_in = t - std::min(t, event.runtime);
+    if (switched_in < ran.since) return;
+    add(ran, ran.off, switched_in);
+    ran.on_cpu = true;
+    ++ran.row.placed_switch_ins;
+  }
+  ran.ran_until = std::max(ran.ran_until, t);
 }
 
 std::vector<ThreadStateRow> ThreadStateAnalyzer::finish() {
@@ -119,7 +148,7 @@ std::vector<ThreadStateRow> ThreadStateAnalyzer::finish() {
   rows.reserve(threads_.size());
   for (auto& [tid, thread] : threads_) {
     if (!thread.known) continue;
-    if (!thread.dead) add(thread, thread.on_cpu ? ThreadState::running : thread.off, last_time_);
+    if (!thread.dead) add(thread, thread.on_cpu ? SchedState::running : thread.off, last_time_);
     // The recording's name (COMM records) where it has one, else the tracepoint's.
     std::string_view comm = tasks_.comm_of(tid);
     if (!comm.empty()) thread.row.comm = comm;
@@ -134,15 +163,23 @@ std::vector<ThreadStateRow> ThreadStateAnalyzer::finish() {
 }
 
 std::string render_thread_states(const std::vector<ThreadStateRow>& rows) {
+  bool any_unknown = std::any_of(rows.begin(), rows.end(),
+                                 [](const ThreadStateRow& row) { return row.unknown != 0; });
   std::string out;
   auto put = [&](fmt::string_view format, const auto&... args) {
     fmt::vformat_to(std::back_inserter(out), format, fmt::make_format_args(args...));
   };
-  put("{:<30} {:>11}  {:>18}  {:>18}  {:>18}  {:>18}\n", "task", "wall", "running", "runnable",
+  put("{:<30} {:>11}  {:>18}  {:>18}  {:>18}  {:>18}", "task", "wall", "running", "runnable",
       "sleeping", "blocked (D)");
-  put("{:<30} {:>11}  {:>18}  {:>18}  {:>18}  {:>18}\n", "[tid/pid]", "(msec)", "(msec)     %",
+  if (any_unknown) put("  {:>18}", "unknown");
+  out += '\n';
+  put("{:<30} {:>11}  {:>18}  {:>18}  {:>18}  {:>18}", "[tid/pid]", "(msec)", "(msec)     %",
       "(msec)     %", "(msec)     %", "(msec)     %");
-  put("{:-<30} {:-<11}  {:-<18}  {:-<18}  {:-<18}  {:-<18}\n", "", "", "", "", "", "");
+  if (any_unknown) put("  {:>18}", "(msec)     %");
+  out += '\n';
+  put("{:-<30} {:-<11}  {:-<18}  {:-<18}  {:-<18}  {:-<18}", "", "", "", "", "", "");
+  if (any_unknown) put("  {:-<18}", "");
+  out += '\n';
   std::string name;
   for (const auto& row : rows) {
     name = terminal_safe(row.comm);
@@ -157,10 +194,16 @@ std::string render_thread_states(const std::vector<ThreadStateRow>& rows) {
     };
     auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
     put("{:<30} {:>11.3f}  {:>11.3f} {:>5.1f}%  {:>11.3f} {:>5.1f}%  {:>11.3f} {:>5.1f}%  "
-        "{:>11.3f} {:>5.1f}%{}\n",
+        "{:>11.3f} {:>5.1f}%",
         name, ms(row.wall()), ms(row.running), share(row.running), ms(row.runnable),
         share(row.runnable), ms(row.sleeping), share(row.sleeping), ms(row.blocked),
-        share(row.blocked), row.exited ? "  (exited)" : "");
+        share(row.blocked));
+    if (any_unknown) put("  {:>11.3f} {:>5.1f}%", ms(row.unknown), share(row.unknown));
+    if (row.exited) out += "  (exited)";
+    if (std::uint64_t missing = row.missing_switches(); missing != 0) {
+      put("  ({} switch{} missing)", missing, missing == 1 ? "" : "es");
+    }
+    out += '\n';
   }
   return out;
 }

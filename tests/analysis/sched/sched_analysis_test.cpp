@@ -8,6 +8,7 @@
 //                                          12 ms  idle -> 200
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ namespace {
 using namespace perfscope;
 
 constexpr std::uint64_t ms = 1000000;
+constexpr std::uint64_t us = 1000;
 
 SchedSwitchEvent switch_event(std::uint64_t time, std::int32_t prev, std::int64_t state,
                               std::int32_t next) {
@@ -224,13 +226,84 @@ TEST(SchedStates, TimeAddsUpByState) {
   EXPECT_EQ(a.blocked, 0u);
   EXPECT_EQ(a.first, 1 * ms);
   EXPECT_EQ(a.last, 12 * ms);
-  EXPECT_EQ(state_after_switch(0x100 | 1), ThreadState::runnable);
-  EXPECT_EQ(state_after_switch(0x80), ThreadState::sleeping);
+  EXPECT_EQ(state_after_switch(0x100), SchedState::runnable);  // preempted (TASK_REPORT_MAX)
+  EXPECT_EQ(state_after_switch(0), SchedState::runnable);
+  EXPECT_EQ(state_after_switch(0x2), SchedState::blocked);
+  EXPECT_EQ(state_after_switch(0x80), SchedState::sleeping);  // idle kernel thread
+  EXPECT_EQ(state_after_switch(0x1), SchedState::sleeping);
   std::string text = render_thread_states(rows);
   EXPECT_NE(text.find("b[200]                              11.000        7.000  63.6%        "
                       "1.000   9.1%        0.000   0.0%        3.000  27.3%\n"),
             std::string::npos)
       << text;
+}
+
+// As kernel 6.18 under KVM records it: 100 is reported switched out for 200 but goes on
+// running, and is switched out again with no switch to it between. That time is unknown.
+TEST(SchedStates, MissingSwitchInIsUnknownTime) {
+  TaskMaps tasks;
+  ThreadStateAnalyzer analyzer(tasks);
+  analyzer.on_switch(switch_event(1 * ms, 0, 0, 100));
+  analyzer.on_switch(switch_event(3 * ms, 100, 0, 200));    // preempted: runnable from 3 ms
+  analyzer.on_switch(switch_event(4 * ms, 100, 1, 0));      // again, with no switch-in between
+  analyzer.on_switch(switch_event(9 * ms, 0, 0, 100));      // woken 4-9 (no wake-up seen: sleeping)
+  analyzer.on_switch(switch_event(10 * ms, 100, 0x10, 0));  // exits
+  auto rows = analyzer.finish();
+  auto found = std::find_if(rows.begin(), rows.end(),
+                            [](const ThreadStateRow& row) { return row.tid == 100; });
+  ASSERT_NE(found, rows.end());
+  EXPECT_EQ(found->running, 3 * ms);  // 1-3, 9-10
+  EXPECT_EQ(found->unknown, 1 * ms);  // 3-4
+  EXPECT_EQ(found->runnable, 0u);
+  EXPECT_EQ(found->sleeping, 5 * ms);
+  EXPECT_EQ(found->unplaced_switch_ins, 1u);
+  EXPECT_EQ(found->missing_switches(), 1u);
+  EXPECT_EQ(found->switches, 3u);
+  EXPECT_EQ(found->wall(), 9 * ms);
+  EXPECT_TRUE(found->exited);
+  std::string text = render_thread_states(rows);
+  EXPECT_NE(text.find("unknown"), std::string::npos) << text;
+  EXPECT_NE(text.find("        1.000  11.1%  (exited)\n"), std::string::npos) << text;
+  // Without unknown time the column is left out.
+  EXPECT_EQ(render_thread_states({}).find("unknown"), std::string::npos);
+}
+
+SchedRuntimeEvent runtime_event(std::uint64_t time, std::int32_t target, std::uint64_t ran) {
+  SchedRuntimeEvent event;
+  event.time = time;
+  event.target = target;
+  event.runtime = ran;
+  return event;
+}
+
+// The same recording with 100's sched_stat_runtime events: the first after its missing switch-in
+// says it ran 0.5 ms by 3.7 ms, so it went back on the CPU at 3.2 ms. A switch to 100 while it
+// is on a CPU (its switch-out missing) leaves the time after its last runtime event unknown.
+TEST(SchedStates, RuntimeEventsPlaceAMissingSwitchIn) {
+  TaskMaps tasks;
+  ThreadStateAnalyzer analyzer(tasks);
+  analyzer.on_switch(switch_event(1 * ms, 0, 0, 100));
+  analyzer.on_runtime(runtime_event(2 * ms, 100, 1 * ms));    // on the CPU: changes nothing
+  analyzer.on_switch(switch_event(3 * ms, 100, 0x100, 200));  // preempted: runnable from 3 ms
+  analyzer.on_runtime(runtime_event(3700 * us, 100, 500 * us));
+  analyzer.on_runtime(runtime_event(3800 * us, 100, 100 * us));
+  analyzer.on_switch(switch_event(4 * ms, 100, 1, 0));  // sleeps 4-6
+  analyzer.on_switch(switch_event(6 * ms, 0, 0, 100));
+  analyzer.on_runtime(runtime_event(7 * ms, 100, 1 * ms));
+  analyzer.on_switch(switch_event(9 * ms, 0, 0, 100));  // again: out at 7 ms at the earliest
+  analyzer.on_switch(switch_event(10 * ms, 100, 0x10, 0));
+  auto rows = analyzer.finish();
+  auto found = std::find_if(rows.begin(), rows.end(),
+                            [](const ThreadStateRow& row) { return row.tid == 100; });
+  ASSERT_NE(found, rows.end());
+  EXPECT_EQ(found->runnable, 200 * us);                            // 3-3.2
+  EXPECT_EQ(found->running, 2 * ms + 800 * us + 1 * ms + 1 * ms);  // 1-3, 3.2-4, 6-7, 9-10
+  EXPECT_EQ(found->sleeping, 2 * ms);                              // 4-6
+  EXPECT_EQ(found->unknown, 2 * ms);                               // 7-9
+  EXPECT_EQ(found->placed_switch_ins, 1u);
+  EXPECT_EQ(found->unplaced_switch_ins, 0u);
+  EXPECT_EQ(found->missing_switch_outs, 1u);
+  EXPECT_EQ(found->wall(), 9 * ms);
 }
 
 }  // namespace
