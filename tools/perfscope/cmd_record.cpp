@@ -468,7 +468,8 @@ void record(Recording& recording, bool verbose) {
 
 // What became of the blocking intervals: written, left out below the threshold, cut by the
 // recording's end, and the switches that went missing (lost with the records around them).
-void print_off_cpu_summary(const OffCpuRecorder& recorder, const OffCpuCapability& capability) {
+void print_off_cpu_summary(const OffCpuRecorder& recorder, const OffCpuCapability& capability,
+                           std::uint64_t lost_records) {
   const OffCpuStats& off = recorder.stats();
   fmt::print(stderr,
              "[ perfscope record: off-CPU ({}{}): {} intervals written ({:.3f} s blocked), {} "
@@ -485,13 +486,16 @@ void print_off_cpu_summary(const OffCpuRecorder& recorder, const OffCpuCapabilit
                off.before_recording == 1 ? "its" : "their");
   }
   if (off.lost_switch_ins != 0) {
+    // Some kernels (6.18 under KVM) leave switches out with nothing lost: no buffer helps then.
     fmt::print(stderr,
-               "perfscope: warning: off-CPU: {} switch-in{} never came (lost with the records the "
-               "kernel dropped): the interval{} before {} left out; raise --mmap-pages or use "
-               "--off-cpu-every N\n",
+               "perfscope: warning: off-CPU: {} switch-in{} never came ({}): the interval{} before "
+               "{} left out{}\n",
                off.lost_switch_ins, off.lost_switch_ins == 1 ? "" : "s",
+               lost_records != 0 ? "lost with the records the kernel dropped"
+                                 : "the kernel did not report them; no record was lost",
                off.lost_switch_ins == 1 ? "" : "s",
-               off.lost_switch_ins == 1 ? "it was" : "them were");
+               off.lost_switch_ins == 1 ? "it was" : "them were",
+               lost_records != 0 ? "; raise --mmap-pages or use --off-cpu-every N" : "");
   }
 }
 
@@ -557,7 +561,10 @@ int finish(Recording& recording) {
              static_cast<double>(writer.file_size()) / 1e6,
              writer.pipe_mode() ? std::string("standard output") : recording.options.output, wall,
              cpu_seconds());
-  if (recording.off_cpu) print_off_cpu_summary(*recording.off_cpu, recording.off_cpu_capability);
+  if (recording.off_cpu) {
+    print_off_cpu_summary(*recording.off_cpu, recording.off_cpu_capability,
+                          std::max(stats.lost, stats.lost_samples));
+  }
   if (auto warning =
           lost_samples_warning(stats.samples, std::max(stats.lost, stats.lost_samples))) {
     fmt::print(stderr, "perfscope: warning: {}\n", *warning);
