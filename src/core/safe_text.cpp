@@ -99,6 +99,19 @@ std::string terminal_safe(std::string_view text) {
   return out;
 }
 
+std::string terminal_safe_lines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = text.find_first_of("\n\t", start);
+    append_terminal_safe(out, text.substr(start, end - start));
+    if (end == std::string_view::npos) return out;
+    out += text[end];
+    start = end + 1;
+  }
+}
+
 void append_valid_utf8(std::string& out, std::string_view text, std::string_view replacement) {
   for (std::size_t i = 0; i < text.size();) {
     std::size_t length = utf8_sequence_length(text, i);

@@ -16,6 +16,7 @@
 #include "perfscope/core/event_names.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/core/pmu_registry.hpp"
+#include "perfscope/engine/event_opener.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope {
@@ -123,31 +124,34 @@ std::string describe_errno(int errnum) {
   return fmt::format("{} ({})", errno_name(errnum), std::strerror(errnum));
 }
 
-// Opens the attr once, disabled, to see whether this machine counts it; uncore PMUs (with a
-// cpumask) count per CPU only, and a refusal for the kernel part is retried for user space only.
+// Opens the attr once, disabled, to see whether this machine counts it, with the fallbacks a
+// session would use (EventOpener: user space only where the kernel part is refused); uncore PMUs
+// (with a cpumask) count per CPU only.
 void probe(CatalogEvent& event, EventAttr attr, const Pmu* pmu) {
   attr.set_flag(flag::disabled);
-  pid_t pid = 0;
-  int cpu = -1;
+  OpenSite site;
   if (pmu && !pmu->cpumask.empty()) {
     auto cpus = parse_cpu_list(pmu->cpumask);
     if (!cpus.empty()) {
-      pid = -1;
-      cpu = cpus.front();
+      site.pid = -1;
+      site.cpu = cpus.front();
     }
   }
+  site.name = event.name;
+  EventOpener opener;  // one per probe: a fallback one event needed is not the next one's
   int errnum = 0;
-  Event opened = Event::try_open(attr, pid, cpu, nullptr, 0, errnum);
-  if (!opened.valid() && (errnum == EACCES || errnum == EPERM) && pid == 0) {
-    attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_hv);
-    opened = Event::try_open(attr, pid, cpu, nullptr, 0, errnum);
+  try {
+    OpenOutcome outcome = opener.open(attr, site);
+    if (outcome.status == OpenStatus::opened) {
+      event.open = OpenCheck::opens;
+      return;
+    }
+    errnum = outcome.errnum;
+  } catch (const Error& error) {
+    errnum = error.errnum();
   }
-  if (opened.valid()) {
-    event.open = OpenCheck::opens;
-  } else {
-    event.open = OpenCheck::fails;
-    event.open_error = describe_errno(errnum);
-  }
+  event.open = OpenCheck::fails;
+  event.open_error = describe_errno(errnum);
 }
 
 // A function of this program for the uprobe probe: its file offset comes from /proc/self/maps.

@@ -115,7 +115,7 @@ TEST(CliOptions, FrequencyAboveTheKernelMaximumIsLowered) {
                                      std::to_string(*maximum) + " Hz instead"));
   auto strict = pt::run_perfscope(
       {"record", "-e", "cpu-clock", "-F", above, "--strict-freq", "-o", output, "--", "true"});
-  EXPECT_EQ(strict.exit_status, 1);
+  EXPECT_EQ(strict.exit_status, 2);  // an option value refused: an option error
   EXPECT_THAT(strict.err, HasSubstr("--strict-freq refuses to lower it; give -F " +
                                     std::to_string(*maximum) + " or less"));
   std::filesystem::remove(output);

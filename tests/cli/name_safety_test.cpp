@@ -1,7 +1,8 @@
 // Names from untrusted processes (issue #22): threads that call themselves an escape sequence,
 // invalid UTF-8, "semi;colon" and "new\nline", run from a file whose path holds a newline and
-// invalid UTF-8, recorded and passed through report, script and every exporter. Text output has
-// no raw control byte; every export parses strictly; --raw-names gives the bytes back exactly.
+// invalid UTF-8, recorded and passed through report, script, annotate, diff, the error messages
+// and every exporter. Text output has no raw control byte; every export parses strictly;
+// --raw-names gives the bytes back exactly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -136,6 +137,39 @@ TEST_F(NameSafety, ScriptEscapesNamesAndRawNamesGivesThemBack) {
     EXPECT_NE(raw.out.find(name), std::string::npos) << perfscope::terminal_safe(name);
   }
   EXPECT_NE(raw.out.find("/" + program_name + ")"), std::string::npos);
+}
+
+TEST_F(NameSafety, AnnotateEscapesTheFileItNamesAndRawNamesGivesItBack) {
+  auto text = perfscope({"annotate", "-i", recording_, "(anonymous namespace)::burn"});
+  EXPECT_TRUE(terminal_clean(text.out));
+  EXPECT_TRUE(terminal_clean(text.err)) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("burn in /"));
+  EXPECT_THAT(text.out, HasSubstr("na\\x0ame\\xff"));  // the header's file
+  auto raw =
+      perfscope({"annotate", "--raw-names", "-i", recording_, "(anonymous namespace)::burn"});
+  EXPECT_THAT(raw.out, HasSubstr("/" + program_name + " ("));
+}
+
+TEST_F(NameSafety, DiffEscapesNamesAndRawNamesGivesThemBack) {
+  auto text = perfscope({"diff", recording_, recording_, "--sort", "comm,dso"});
+  EXPECT_TRUE(terminal_clean(text.out));
+  EXPECT_TRUE(terminal_clean(text.err)) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("\\x1b]0;pwn\\x07\\x1b[31mX"));
+  EXPECT_THAT(text.out, HasSubstr("bad\\xff\\xfe"));
+  EXPECT_THAT(text.out, HasSubstr("na\\x0ame\\xff"));
+  auto raw = perfscope({"diff", "--raw-names", recording_, recording_, "--sort", "comm,dso"});
+  for (const auto& name : {escape_comm, invalid_comm, newline_comm, program_name}) {
+    EXPECT_NE(raw.out.find(name), std::string::npos) << perfscope::terminal_safe(name);
+  }
+}
+
+TEST_F(NameSafety, ErrorMessagesEscapeTheNamesTheyQuote) {
+  // The file name a user passes on is quoted back by the error: escaped like any name.
+  auto result = pt::run_perfscope({"report", "--stdio", "-i", directory_ + "/" + escape_comm});
+  pt::expect_no_crash(result);
+  EXPECT_NE(result.exit_status, 0);
+  EXPECT_TRUE(terminal_clean(result.err)) << perfscope::terminal_safe(result.err);
+  EXPECT_THAT(result.err, HasSubstr("\\x1b]0;pwn"));
 }
 
 TEST_F(NameSafety, FoldedKeepsOneStackALine) {

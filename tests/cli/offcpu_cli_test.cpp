@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -256,6 +258,46 @@ TEST(OffCpuRecord, UnprivilegedGetsPerThreadTimeWithoutStacksAndIsToldWhy) {
   double total_ns = std::stod(columns[columns.size() - 3]) * 1e6;
   EXPECT_GE(total_ns, all * 0.97) << table.out;
   EXPECT_GE(std::stod(columns[2]) * 1e6, (phases[1] + phases[2]) * 0.97) << table.out;
+}
+
+// The targets other than a command: a process (-p) and a thread (-t) attached while they run,
+// and the whole machine (-a). The sleep and the pipe wait of the workload's main thread come
+// back with their stacks and their measured lengths.
+TEST(OffCpuRecord, AttachedProcessThreadAndSystemWideTargets) {
+  if (!can_record_stacks()) GTEST_SKIP() << "needs root and tracefs for sched:sched_switch";
+  pt::TempDir dir;
+  const std::string perfscope = PERFSCOPE_CLI_PATH;
+  // The spin phase (250 ms) leaves the recorder time to attach before the sleep starts.
+  for (std::string target : {"-p", "-t", "-a"}) {
+    SCOPED_TRACE(target);
+    std::string file = dir.path() + "/target" + target + ".data";
+    std::string out = dir.path() + "/workload" + target + ".txt";
+    pt::CommandResult recorded;
+    if (target == "-a") {
+      recorded = pt::run_perfscope(
+          {"record", "--off-cpu", "-g", "-a", "-o", file, "--", workload, "phases", "250"});
+      std::ofstream(out) << recorded.out;
+    } else {
+      // The workload in the background, perfscope attached to it until it exits.
+      recorded = pt::run_command(
+          {"/bin/sh", "-c",
+           "\"$1\" phases 250 > \"$2\" & \"$3\" record --off-cpu -g $4 $! -o \"$5\"", "sh",
+           workload, out, perfscope, target, file});
+    }
+    pt::expect_no_crash(recorded);
+    ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+    std::ifstream in(out);
+    std::string printed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<double> phases = measured(printed);
+    ASSERT_EQ(phases.size(), 3u) << printed << recorded.err;
+    auto report = pt::run_perfscope({"report", "-i", file, "--format", "folded"});
+    ASSERT_EQ(report.exit_status, 0) << report.err;
+    auto lines = folded(report.out);
+    double slept = weight_of(lines, "[offcpu-time];offcpu_workload;", {";sleep_phase"});
+    double waited = weight_of(lines, "[offcpu-time];offcpu_workload;", {";read_phase"});
+    EXPECT_NEAR(slept, phases[1], phases[1] * 0.03) << report.out.substr(0, 3000);
+    EXPECT_NEAR(waited, phases[2], phases[2] * 0.03) << report.out.substr(0, 3000);
+  }
 }
 
 TEST(OffCpuRecord, OptionMistakesSayWhatToDo) {

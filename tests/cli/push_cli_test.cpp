@@ -194,7 +194,7 @@ TEST_F(PushTest, ParcaWriteRawCarriesLabelsAndBasicCredentialsFromAPrivateFile) 
   ::chmod(auth.c_str(), 0644);
   auto exposed = pt::run_perfscope(
       {"push", "--format", "parca", "--auth-file", auth, known_answer_recording(), backend.url()});
-  EXPECT_EQ(exposed.exit_status, 1);
+  EXPECT_EQ(exposed.exit_status, 2);
   EXPECT_NE(exposed.err.find("chmod 600"), std::string::npos) << exposed.err;
   EXPECT_TRUE(backend.received().empty());
 
@@ -449,13 +449,13 @@ TEST_F(PushTest, BadUrlsAndFilesAreRefusedWithTheReason) {
   pt::TempDir dir;
   std::string text = dir.write("notes.txt", "not a profile\n");
   auto not_profile = pt::run_perfscope({"push", text, "http://127.0.0.1:4040"});
-  EXPECT_EQ(not_profile.exit_status, 1);
+  EXPECT_EQ(not_profile.exit_status, 2);
   EXPECT_NE(not_profile.err.find("neither a perf.data file nor a gzipped pprof profile"),
             std::string::npos)
       << not_profile.err;
   auto user_only = pt::run_command({"/usr/bin/env", "PERFSCOPE_PUSH_USER=u", PERFSCOPE_CLI_PATH,
                                     "push", data, "http://127.0.0.1:4040"});
-  EXPECT_EQ(user_only.exit_status, 1);
+  EXPECT_EQ(user_only.exit_status, 2);
   EXPECT_NE(user_only.err.find("PERFSCOPE_PUSH_PASSWORD is not"), std::string::npos)
       << user_only.err;
 }

@@ -176,17 +176,36 @@ TEST(ReportCliTest, KnownSharesAndCallersFromDwarfStacks) {
   EXPECT_NEAR(shares["[.] leaf_30"], 30.0, 5.0);
   EXPECT_NEAR(shares["[.] leaf_10"], 10.0, 5.0);
   for (std::string share : {"60", "30", "10"}) {
-    // DWARF call chains show inlined frames by default (as perf): the leaf's loop runs in the
-    // inlined step(), then come the leaf itself and its callers.
+    // DWARF call chains show inlined frames by default (as perf): the samples in the leaf's
+    // inlined step() have a branch that starts with it, then come the leaf itself and its
+    // callers. (Which branch is larger depends on where this CPU's timer lands in the loop.)
     auto tree = tree_below(result.out, "[.] leaf_" + share);
-    ASSERT_GE(tree.size(), 5u) << "leaf_" << share << "\n" << result.out.substr(0, 3000);
-    std::string first = trimmed(tree[1]);  // "step (inlined)" or "29.92%--step (inlined)"
-    if (auto mark = first.rfind("%--"); mark != std::string::npos) first = first.substr(mark + 3);
-    EXPECT_TRUE(first.ends_with("step (inlined)")) << first;  // clang: "(anonymous namespace)::"
-    EXPECT_EQ(trimmed(tree[2]), "leaf_" + share);
-    EXPECT_EQ(trimmed(tree[3]), "work_" + share);
-    EXPECT_EQ(trimmed(tree[4]), "main");
+    std::size_t step = 0;
+    while (step < tree.size() && !trimmed(tree[step]).ends_with("step (inlined)")) ++step;
+    // "step (inlined)" or "11.31%--step (inlined)"; clang: "(anonymous namespace)::step".
+    ASSERT_LT(step + 3, tree.size()) << "leaf_" << share << "\n" << result.out.substr(0, 3000);
+    EXPECT_EQ(trimmed(tree[step + 1]), "leaf_" + share);
+    EXPECT_EQ(trimmed(tree[step + 2]), "work_" + share);
+    EXPECT_EQ(trimmed(tree[step + 3]), "main");
   }
+  // --no-inline: the leaf's own frame comes first.
+  auto flat = pt::run_perfscope({"report", "--stdio", "--no-children", "--no-inline", "-i", path});
+  ASSERT_EQ(flat.exit_status, 0) << flat.err;
+  EXPECT_EQ(flat.out.find("(inlined)"), std::string::npos);
+  auto tree = tree_below(flat.out, "[.] leaf_60");
+  ASSERT_GE(tree.size(), 3u) << flat.out.substr(0, 3000);
+  EXPECT_TRUE(trimmed(tree[1]).ends_with("leaf_60")) << tree[1];
+  EXPECT_EQ(trimmed(tree[2]), "work_60");
+  // script follows the same rule: inlined frames in DWARF chains unless --no-inline.
+  auto script = pt::run_perfscope({"script", "-F", "comm,ip,sym", "-i", path});
+  ASSERT_EQ(script.exit_status, 0) << script.err;
+  EXPECT_TRUE(
+      std::regex_search(script.out, std::regex(R"(step \(inlined\)\n\s+[0-9a-f]+ leaf_60)")))
+      << script.out.substr(0, 2000);
+  auto script_flat = pt::run_perfscope({"script", "--no-inline", "-F", "comm,ip,sym", "-i", path});
+  ASSERT_EQ(script_flat.exit_status, 0) << script_flat.err;
+  EXPECT_EQ(script_flat.out.find("(inlined)"), std::string::npos);
+  EXPECT_NE(script_flat.out.find(" leaf_60\n"), std::string::npos);
   std::filesystem::remove(path);
 }
 

@@ -333,7 +333,7 @@ TEST(SchedCli, BadInputAndOptions) {
   EXPECT_FALSE(damaged.err.empty());
 
   auto sort = pt::run_perfscope({"sched", "latency", "-s", "avg,bogus", "-i", garbage});
-  EXPECT_EQ(sort.exit_status, 1);
+  EXPECT_EQ(sort.exit_status, 2);
   EXPECT_NE(sort.err.find("unknown sort key 'bogus'"), std::string::npos) << sort.err;
 
   auto option = pt::run_perfscope({"sched", "record", "--bogus", "--", "true"});

@@ -244,11 +244,19 @@ SummaryTable summary_rows(const std::string& text) {
 TEST(TraceCli, SummaryEqualsPerfTrace) {
   SKIP_UNLESS_TRACING();
   if (::access("/usr/bin/perf", X_OK) != 0) GTEST_SKIP() << "perf is not installed";
-  auto perf = pt::run_command({"/usr/bin/perf", "trace", "-s", "--", workload});
-  if (perf.exit_status != 0 || perf.err.find("Summary of events") == std::string::npos) {
-    GTEST_SKIP() << "perf trace does not work here: " << perf.err;
+  // perf trace now and then misses one call of a thousand without saying so (999 getpid seen in
+  // 1 run of 6 here): its table is taken from the first of three runs that has the workload's
+  // known 1000 getpid calls.
+  pt::CommandResult perf;
+  SummaryTable theirs;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    perf = pt::run_command({"/usr/bin/perf", "trace", "-s", "--", workload});
+    if (perf.exit_status != 0 || perf.err.find("Summary of events") == std::string::npos) {
+      GTEST_SKIP() << "perf trace does not work here: " << perf.err;
+    }
+    theirs = summary_rows(perf.err);
+    if (theirs.size() == 1 && theirs[0]["getpid"].first == 1000) break;
   }
-  SummaryTable theirs = summary_rows(perf.err);
   SummaryTable ours = summary_rows(trace({"-s"}));
   ASSERT_EQ(theirs.size(), 1u) << perf.err;
   ASSERT_EQ(ours.size(), 1u);
@@ -298,7 +306,7 @@ TEST(TraceCli, UnknownSystemCallIsAnOptionErrorWithASuggestion) {
   EXPECT_NE(result.err.find("'getpidd' is not a system call"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("did you mean getpid"), std::string::npos) << result.err;
   auto bare = pt::run_perfscope({"trace"});
-  EXPECT_EQ(bare.exit_status, 1);
+  EXPECT_EQ(bare.exit_status, 2);
   EXPECT_NE(bare.err.find("nothing to trace"), std::string::npos) << bare.err;
 }
 

@@ -11,6 +11,7 @@
 #include "perfscope/analysis/annotate/annotation_output.hpp"
 #include "perfscope/analysis/annotate/annotator.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/core/safe_text.hpp"
 
 namespace perfscope::cli {
 
@@ -44,6 +45,9 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   add_sample_filter_options(*app_, {&comm_list_, &pids_, &tids_, &dso_list_, nullptr});
   app_->add_flag("--full-names", full_names_, "C++ names with parameter lists");
+  app_->add_flag("--raw-names", raw_names_,
+                 "Print functions, files and source text as they are, control bytes and all (by "
+                 "default the text escapes them: \\x1b, \\xff)");
   app_->add_option("--debug-root", debug_root_,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--kcore", kcore_, "Where kernel code is read (default /proc/kcore)");
@@ -78,13 +82,14 @@ int AnnotateCommand::run() {
   PerfDataReader reader = PerfDataReader::open(input_);
   Annotation annotation = annotate(reader, options);
   for (const std::string& warning : annotation.warnings) {
-    fmt::print(stderr, "perfscope: {}\n", warning);
+    fmt::print(stderr, "perfscope: {}\n", raw_names_ ? warning : terminal_safe_lines(warning));
   }
-  std::string text = format_ == "json"
-                         ? annotation_json(annotation)
-                         : render_annotation(annotation, source_     ? AnnotateView::source
-                                                         : asm_only_ ? AnnotateView::asm_only
-                                                                     : AnnotateView::interleaved);
+  std::string text = format_ == "json" ? annotation_json(annotation)
+                                       : render_annotation(annotation,
+                                                           source_     ? AnnotateView::source
+                                                           : asm_only_ ? AnnotateView::asm_only
+                                                                       : AnnotateView::interleaved,
+                                                           raw_names_);
   std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
   std::cout.flush();
   if (!std::cout) throw std::runtime_error("writing stdout failed");

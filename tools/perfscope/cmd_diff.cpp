@@ -105,6 +105,9 @@ DiffCommand::DiffCommand(CLI::App& app) {
                    "Recordings: compare this event only (exports need one)");
   app_->add_flag("--full-names", options_.full_names,
                  "C++ names with parameter lists and return types");
+  app_->add_flag("--raw-names", options_.raw_names,
+                 "Print comms, files and symbols as recorded, control bytes and all (by default "
+                 "the text table escapes them: \\x1b, \\xff)");
   app_->add_option("--debug-root", options_.debug_root,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--format", options_.format,
@@ -160,7 +163,8 @@ int DiffCommand::run_counts() {
   for (const auto& text : o.fail_if) options.thresholds.push_back(parse_stat_threshold(text));
   StatDiff diff = diff_stat_files(read_stat_file(o.base), read_stat_file(o.current), options);
   Output output(o.output);
-  std::string text = o.format == "json" ? stat_diff_json(diff) : render_stat_diff(diff);
+  std::string text =
+      o.format == "json" ? stat_diff_json(diff) : render_stat_diff(diff, o.raw_names);
   output.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
   output.finish();
   return diff.regression() ? threshold_crossed_status : 0;
@@ -230,7 +234,7 @@ int DiffCommand::run_profiles() {
   Output output(format == "pprof" ? std::string() : o.output);
   if (format == "text" || format == "json") {
     std::string text = format == "json" ? profile_diff_json(diff, o.base, o.current)
-                                        : render_profile_diff(diff, o.base, o.current);
+                                        : render_profile_diff(diff, o.base, o.current, o.raw_names);
     output.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
     output.finish();
     return 0;

@@ -18,6 +18,7 @@ struct DiffCommandOptions {
   std::vector<std::uint32_t> pids, tids;
   std::string event;
   bool full_names = false;
+  bool raw_names = false;
   std::string debug_root;
   std::string format;
   std::string output;

@@ -75,9 +75,7 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_->add_flag("--stdio", options_.stdio, "Text output (the only interactive-free one)");
   app_->add_flag("--srcline", options_.srcline,
                  "Source lines (DWARF): in call-graph entries, the srcline sort key and exports");
-  app_->add_flag("--inline,!--no-inline", options_.inline_frames,
-                 "Inlined calls as frames (DWARF debug info); the default for recordings with "
-                 "DWARF call chains, as perf");
+  add_inline_option(*app_, options_.inline_frames);
   app_->add_flag("--full-names", options_.full_names,
                  "C++ names with parameter lists and return types (perf shows them with -v)");
   app_->add_flag("--raw-names", options_.raw_names,
@@ -143,7 +141,6 @@ int ReportCommand::run() {
   for (ReportSortKey key : report.sort) {
     if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
   }
-  options.symbols.inline_frames = o.inline_frames > 0;
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
   SymbolSources sources(o.symbol_sources);  // archives stay unpacked until the report is done
   options.symbols.lookup = sources.roots();
@@ -157,14 +154,7 @@ int ReportCommand::run() {
   options.keep_samples = format && export_needs_each_sample(*format);
 
   PerfDataReader reader = PerfDataReader::open(o.input);
-  if (o.inline_frames == 0) {
-    // perf report shows inlined calls in DWARF call chains unless --no-inline.
-    for (const auto& event : reader.events()) {
-      if ((event.attr.sample_type & abi::sample_format::stack_user) != 0) {
-        options.symbols.inline_frames = true;
-      }
-    }
-  }
+  options.symbols.inline_frames = inline_frames_wanted(o.inline_frames, reader);
   Profile profile = build_profile(reader, options);
   if (o.wall) merge_wall_time(profile);
   if (profile.summary.samples_read == 0) {

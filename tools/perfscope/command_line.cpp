@@ -7,7 +7,9 @@
 #include <limits>
 #include <stdexcept>
 
+#include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/archive/symbol_archive.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/core/event_names.hpp"
 
 namespace perfscope::cli {
@@ -218,6 +220,19 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
   return 2;
 }
 
+int report_option_value_error(const CLI::App& app, std::string_view message) {
+  const CLI::App* sub = selected_subcommand(app);
+  std::string name = sub ? sub->get_name() : std::string();
+  std::string text(message);
+  while (!text.empty() && (text.back() == '.' || text.back() == '\n')) text.pop_back();
+  if (name.empty()) {
+    fmt::print(stderr, "perfscope: {}; run 'perfscope --help' for the options\n", text);
+  } else {
+    fmt::print(stderr, "perfscope {}: {}; {}\n", name, text, help_hint(name));
+  }
+  return 2;
+}
+
 void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets) {
   app.add_option("--comm", *targets.comms, "Only these commands (comma-separated)");
   app.add_option("--pid", *targets.pids, "Only these processes (comma-separated)")->delimiter(',');
@@ -238,6 +253,20 @@ void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets) {
   app.add_option("--symfs", targets.symfs,
                  "Look for the recorded files under this directory (DIR/usr/lib/libc.so.6), as "
                  "perf's --symfs");
+}
+
+void add_inline_option(CLI::App& app, int& choice) {
+  app.add_flag("--inline,!--no-inline", choice,
+               "Inlined calls as frames (DWARF debug info); the default for recordings with DWARF "
+               "call chains, as perf");
+}
+
+bool inline_frames_wanted(int choice, const PerfDataReader& reader) {
+  if (choice != 0) return choice > 0;
+  for (const auto& event : reader.events()) {
+    if ((event.attr.sample_type & abi::sample_format::stack_user) != 0) return true;
+  }
+  return false;
 }
 
 SymbolSources::SymbolSources(const SymbolSourceOptions& options) {

@@ -5,13 +5,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfscope/analysis/symbols/symbol_file_locator.hpp"
 
 namespace perfscope {
 class ExtractedSymbolArchive;
-}
+class PerfDataReader;
+}  // namespace perfscope
 
 namespace perfscope::cli {
 
@@ -32,6 +34,12 @@ void check_no_unknown_option(const CLI::App& subcommand);
 // Prints an option error as "perfscope SUB: what; what to do" on stderr and returns 2, or the
 // subcommand list (no subcommand given) and returns 1, or lets CLI11 print help or the version.
 int report_parse_error(CLI::App& app, const CLI::ParseError& error);
+
+// An option value found wrong after parsing (a subcommand's std::invalid_argument: options that
+// exclude each other, a format it does not write, a sort key it does not know): printed as
+// report_parse_error prints option errors, "perfscope SUB: what; run 'perfscope SUB --help' for
+// the options", returning 2.
+int report_option_value_error(const CLI::App& app, std::string_view message);
 
 // "usage: perfscope ..." and one line per subcommand, as perf prints without arguments.
 void print_subcommand_list(const CLI::App& app, std::FILE* out);
@@ -56,6 +64,12 @@ struct SymbolSourceOptions {
   std::string symfs;
 };
 void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets);
+
+// --inline/--no-inline of report and script: inlined calls as frames of their own. `choice` > 0
+// asks for them, < 0 refuses them, 0 takes perf's default: on for recordings with DWARF call
+// chains (a sampled user stack), off otherwise.
+void add_inline_option(CLI::App& app, int& choice);
+bool inline_frames_wanted(int choice, const PerfDataReader& reader);
 
 // The archives of `options` unpacked (into private directories, removed with this object) and
 // the lookup roots they and the symfs make; throws std::runtime_error saying what is wrong.

@@ -130,6 +130,7 @@ class ScriptCommand {
   bool ordered_ = true;
   bool full_names_ = false;
   bool raw_names_ = false;
+  int inline_frames_ = 0;  // add_inline_option's choice
   SymbolSourceOptions symbol_sources_;
 };
 
@@ -179,7 +180,7 @@ class AnnotateCommand {
   CLI::App* app_;
   std::string input_ = "perf.data";
   std::vector<std::string> symbols_;
-  bool stdio_ = false, source_ = false, asm_only_ = false, full_names_ = false;
+  bool stdio_ = false, source_ = false, asm_only_ = false, full_names_ = false, raw_names_ = false;
   std::string format_ = "text";
   double percent_limit_ = 5.0;
   std::string comm_list_, dso_list_;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <stdexcept>
 
 #include "cmd_archive.hpp"
 #include "cmd_diff.hpp"
@@ -22,6 +23,7 @@
 #endif
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/core/safe_text.hpp"
 #include "perfscope/version.hpp"
 
 namespace {
@@ -86,17 +88,23 @@ int run_cli(int argc, char** argv) {
     if (sched.selected()) return sched.run(std::move(command));
     if (push.selected()) return push.run();
   } catch (const perfscope::EventSpecError& error) {
-    fmt::print(stderr, "perfscope: {}\n", error.with_caret());
+    fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.with_caret()));
     return 2;
   } catch (const perfscope::PerfDataError& error) {
-    fmt::print(stderr, "perfscope: {}\n", error.what());
+    fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.what()));
     return 1;
   } catch (const perfscope::Error& error) {
-    fmt::print(stderr, "perfscope: {}\n", verbose ? error.detailed() : std::string(error.what()));
+    fmt::print(stderr, "perfscope: {}\n",
+               perfscope::terminal_safe_lines(verbose ? error.detailed() : error.what()));
     if (!verbose && error.attr()) fmt::print(stderr, "(run with -v to see the event's attr)\n");
     return 1;
+  } catch (const std::invalid_argument& error) {
+    // A subcommand's own check of its option values: an option error like CLI11's.
+    return perfscope::cli::report_option_value_error(app,
+                                                     perfscope::terminal_safe_lines(error.what()));
   } catch (const std::exception& error) {
-    fmt::print(stderr, "perfscope: {}\n", error.what());
+    // Messages quote file names, comms and symbols: escaped as every other text output.
+    fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.what()));
     return 1;
   }
   return 0;

@@ -35,6 +35,10 @@ bool is_terminal_safe(std::string_view text) noexcept;
 void append_terminal_safe(std::string& out, std::string_view text);
 std::string terminal_safe(std::string_view text);
 
+// Text of several lines that quotes names (an error message, a line of source code): the terminal
+// escaping above, except that line feeds and tabs are kept as the layout.
+std::string terminal_safe_lines(std::string_view text);
+
 // Appends `text` with every byte that starts no well-formed sequence replaced by `replacement`.
 void append_valid_utf8(std::string& out, std::string_view text,
                        std::string_view replacement = "\xef\xbf\xbd");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "perfscope/analysis/annotate/annotation_output.hpp"
+#include "perfscope/core/safe_text.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope {
@@ -56,13 +57,30 @@ class SourceFiles {
 
 std::string_view base_name(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
-std::string location_text(const AnnotatedSource& source) {
-  return fmt::format("{}:{}", base_name(source.file), source.line);
+// What the text shows of a name: escaped for a terminal unless the user asked for raw names.
+class Shown {
+ public:
+  explicit Shown(bool raw) : raw_(raw) {}
+  std::string operator()(std::string_view text) const {
+    return raw_ || is_terminal_safe(text) ? std::string(text) : terminal_safe(text);
+  }
+  // A line of source text: as a name, but its tabs stay tabs.
+  std::string source_line(std::string_view text) const {
+    return raw_ || is_terminal_safe(text) ? std::string(text) : terminal_safe_lines(text);
+  }
+
+ private:
+  bool raw_;
+};
+
+std::string location_text(const Shown& shown, const AnnotatedSource& source) {
+  return fmt::format("{}:{}", shown(base_name(source.file)), source.line);
 }
 
-void header(std::string& out, const Annotation& annotation, const AnnotatedFunction& function) {
-  fmt::format_to(std::back_inserter(out), "{} in {}", function.name,
-                 function.dso.empty() ? std::string("[unknown]") : function.dso);
+void header(std::string& out, const Shown& shown, const Annotation& annotation,
+            const AnnotatedFunction& function) {
+  fmt::format_to(std::back_inserter(out), "{} in {}", shown(function.name),
+                 function.dso.empty() ? std::string("[unknown]") : shown(function.dso));
   if (function.architecture) {
     fmt::format_to(std::back_inserter(out), " ({}, {:#x}..{:#x})",
                    architecture_name(*function.architecture), function.start,
@@ -70,9 +88,9 @@ void header(std::string& out, const Annotation& annotation, const AnnotatedFunct
   }
   fmt::format_to(std::back_inserter(out), "\n{} samples, {:.2f}% of the {} samples{}\n",
                  function.samples, function.percent_of_total, annotation.total_samples,
-                 annotation.event.empty() ? std::string() : " of " + annotation.event);
+                 annotation.event.empty() ? std::string() : " of " + shown(annotation.event));
   if (!function.no_code_reason.empty()) {
-    fmt::format_to(std::back_inserter(out), "note: {}\n", function.no_code_reason);
+    fmt::format_to(std::back_inserter(out), "note: {}\n", shown(function.no_code_reason));
   }
   if (function.unplaced_samples > 0) {
     fmt::format_to(std::back_inserter(out),
@@ -83,28 +101,28 @@ void header(std::string& out, const Annotation& annotation, const AnnotatedFunct
 }
 
 // The source line heading a block of instructions: "file:line  text", with the inlined call.
-std::string block_heading(SourceFiles& sources, const AnnotatedFunction& function,
-                          const AnnotatedInstruction& entry) {
-  std::string text = location_text(entry.source);
+std::string block_heading(SourceFiles& sources, const Shown& shown,
+                          const AnnotatedFunction& function, const AnnotatedInstruction& entry) {
+  std::string text = location_text(shown, entry.source);
   std::string_view source = sources.line(entry.source.file, entry.source.line);
   if (!entry.inlined.empty()) {
     const AnnotatedInline& inner = entry.inlined.front();
     std::string_view caller =
         entry.inlined.size() > 1 ? std::string_view(entry.inlined[1].function) : function.name;
-    text += fmt::format("  [inlined {} into {} at {}]", inner.function, caller,
-                        location_text(inner.call_site));
+    text += fmt::format("  [inlined {} into {} at {}]", shown(inner.function), shown(caller),
+                        location_text(shown, inner.call_site));
   }
-  if (!source.empty()) text += fmt::format("  {}", source);
+  if (!source.empty()) text += fmt::format("  {}", shown.source_line(source));
   return text;
 }
 
-void render_instructions(std::string& out, SourceFiles& sources, const AnnotatedFunction& function,
-                         bool with_source) {
+void render_instructions(std::string& out, SourceFiles& sources, const Shown& shown,
+                         const AnnotatedFunction& function, bool with_source) {
   out += " Percent  Samples          Address  Instruction\n";
   std::string last_heading;
   for (const AnnotatedInstruction& entry : function.instructions) {
     if (with_source && !entry.source.file.empty()) {
-      std::string heading = block_heading(sources, function, entry);
+      std::string heading = block_heading(sources, shown, function, entry);
       if (heading != last_heading) {
         fmt::format_to(std::back_inserter(out), "{:>35}{}\n", "", heading);
         last_heading = std::move(heading);
@@ -113,11 +131,12 @@ void render_instructions(std::string& out, SourceFiles& sources, const Annotated
     std::string percent =
         entry.samples == 0 ? std::string("") : fmt::format("{:.2f}", entry.percent);
     fmt::format_to(std::back_inserter(out), "{:>8} {:>8} {:>16x}  {}\n", percent, entry.samples,
-                   entry.instruction.address, entry.text.empty() ? "?" : entry.text);
+                   entry.instruction.address, entry.text.empty() ? "?" : shown(entry.text));
   }
 }
 
-void render_source(std::string& out, SourceFiles& sources, const AnnotatedFunction& function) {
+void render_source(std::string& out, SourceFiles& sources, const Shown& shown,
+                   const AnnotatedFunction& function) {
   std::vector<AnnotatedSourceLine> lines = source_lines(function);
   if (lines.empty()) {
     out +=
@@ -137,13 +156,17 @@ void render_source(std::string& out, SourceFiles& sources, const AnnotatedFuncti
     const AnnotatedSourceLine& first = lines[begin];
     if (begin > 0) out += "\n";
     if (first.caller.empty()) {
-      fmt::format_to(std::back_inserter(out), "{} ({}):\n", first.function, first.file);
+      fmt::format_to(std::back_inserter(out), "{} ({}):\n", shown(first.function),
+                     shown(first.file));
     } else {
-      fmt::format_to(std::back_inserter(out), "{}, inlined into {} at {} ({}):\n", first.function,
-                     first.caller, location_text(first.call_site), first.file);
+      fmt::format_to(std::back_inserter(out), "{}, inlined into {} at {} ({}):\n",
+                     shown(first.function), shown(first.caller),
+                     location_text(shown, first.call_site), shown(first.file));
     }
     const SourceFiles::File& file = sources.get(first.file);
-    if (!file.problem.empty()) fmt::format_to(std::back_inserter(out), "note: {}\n", file.problem);
+    if (!file.problem.empty()) {
+      fmt::format_to(std::back_inserter(out), "note: {}\n", shown(file.problem));
+    }
     out += " Percent  Samples   Line  Source\n";
     std::uint32_t from = lines[begin].line, to = lines[end - 1].line;
     std::size_t next = begin;
@@ -155,7 +178,7 @@ void render_source(std::string& out, SourceFiles& sources, const AnnotatedFuncti
           line && line->samples > 0 ? fmt::format("{:.2f}", line->percent) : std::string();
       fmt::format_to(std::back_inserter(out), "{:>8} {:>8} {:>6}  {}\n", percent,
                      line ? fmt::format("{}", line->samples) : std::string(), number,
-                     sources.line(first.file, number));
+                     shown.source_line(sources.line(first.file, number)));
     }
     begin = end;
   }
@@ -163,18 +186,19 @@ void render_source(std::string& out, SourceFiles& sources, const AnnotatedFuncti
 
 }  // namespace
 
-std::string render_annotation(const Annotation& annotation, AnnotateView view) {
+std::string render_annotation(const Annotation& annotation, AnnotateView view, bool raw_names) {
   std::string out;
   SourceFiles sources;
+  Shown shown(raw_names);
   for (std::size_t i = 0; i < annotation.functions.size(); ++i) {
     const AnnotatedFunction& function = annotation.functions[i];
     if (i > 0) out += "\n";
-    header(out, annotation, function);
+    header(out, shown, annotation, function);
     out += "\n";
     if (view == AnnotateView::source && function.no_code_reason.empty()) {
-      render_source(out, sources, function);
+      render_source(out, sources, shown, function);
     } else {
-      render_instructions(out, sources, function, view == AnnotateView::interleaved);
+      render_instructions(out, sources, shown, function, view == AnnotateView::interleaved);
     }
   }
   return out;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perfscope/analysis/diff/profile_diff.hpp"
+#include "perfscope/core/safe_text.hpp"
 
 namespace perfscope {
 
@@ -42,7 +43,10 @@ const char* status_name(ProfileDiffStatus status) {
 }  // namespace
 
 std::string render_profile_diff(const ProfileDiff& diff, const std::string& base_name,
-                                const std::string& current_name) {
+                                const std::string& current_name, bool raw_names) {
+  auto shown = [raw_names](std::string_view text) {
+    return raw_names ? std::string(text) : terminal_safe(text);
+  };
   fmt::memory_buffer out;
   auto line = [&](std::string_view text) {
     out.append(text);
@@ -52,8 +56,8 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
     return command.empty() ? name : fmt::format("{} ({})", name, command);
   };
   fmt::format_to(std::back_inserter(out), "# BASE: {}\n# NEW:  {}\n",
-                 described(base_name, diff.base_command),
-                 described(current_name, diff.current_command));
+                 shown(described(base_name, diff.base_command)),
+                 shown(described(current_name, diff.current_command)));
   line(
       "# Compared by share: each row's % of its own recording's event count, so recordings of "
       "different lengths, sampling rates or periods compare. Delta: NEW % - BASE % (points); "
@@ -62,9 +66,9 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
       "# Rows match by the text of their keys: DSOs by file name, symbols by name (not by "
       "address or build id).");
   if (!diff.only_in_base.empty() || !diff.only_in_current.empty()) {
-    auto join = [](const std::vector<std::string>& names) {
+    auto join = [&](const std::vector<std::string>& names) {
       std::string text;
-      for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+      for (const auto& name : names) text += (text.empty() ? "" : ", ") + shown(name);
       return text.empty() ? std::string("none") : text;
     };
     fmt::format_to(std::back_inserter(out),
@@ -73,7 +77,7 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
   }
   line("#");
   for (const auto& event : diff.events) {
-    fmt::format_to(std::back_inserter(out), "# Event '{}'\n", event.name);
+    fmt::format_to(std::back_inserter(out), "# Event '{}'\n", shown(event.name));
     fmt::format_to(std::back_inserter(out),
                    "# BASE: {} samples, event count {}; NEW: {} samples, event count {}\n",
                    scaled_count(event.base_samples), event.base_period,
@@ -110,7 +114,7 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
                 share(row.current, row.current.self_percent),
                 fmt::format("{:+.2f}%", row.self_delta), ratio};
       }
-      cell.insert(cell.end(), row.keys.begin(), row.keys.end());
+      for (const std::string& key : row.keys) cell.push_back(shown(key));
       cells.push_back(std::move(cell));
     }
     std::vector<std::size_t> widths(titles.size());
@@ -140,7 +144,7 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
       const ProfileDiffRow& row = event.rows[r];
       if (row.status != ProfileDiffStatus::changed) {
         fmt::format_to(std::back_inserter(out), "{:{}}^ {}: {}\n", "", key_column,
-                       status_name(row.status), row.explanation);
+                       status_name(row.status), shown(row.explanation));
       }
     }
     line("");

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "perfscope/core/safe_text.hpp"
+
 namespace perfscope {
 
 namespace {
@@ -150,17 +152,20 @@ StatDiff diff_stat_files(const StatFile& base, const StatFile& current,
   return diff;
 }
 
-std::string render_stat_diff(const StatDiff& diff) {
+std::string render_stat_diff(const StatDiff& diff, bool raw_names) {
+  auto shown = [raw_names](std::string_view text) {
+    return raw_names ? std::string(text) : terminal_safe(text);
+  };
   fmt::memory_buffer out;
   auto line = [&](std::string_view text) {
     out.append(text);
     out.push_back('\n');
   };
   int level = static_cast<int>(std::lround(diff.confidence * 100));
-  fmt::format_to(std::back_inserter(out), "# BASE: {} ({} run{} of {})\n", diff.base_path,
-                 diff.base_runs, diff.base_runs == 1 ? "" : "s", diff.base_target);
-  fmt::format_to(std::back_inserter(out), "# NEW:  {} ({} run{} of {})\n", diff.current_path,
-                 diff.current_runs, diff.current_runs == 1 ? "" : "s", diff.current_target);
+  fmt::format_to(std::back_inserter(out), "# BASE: {} ({} run{} of {})\n", shown(diff.base_path),
+                 diff.base_runs, diff.base_runs == 1 ? "" : "s", shown(diff.base_target));
+  fmt::format_to(std::back_inserter(out), "# NEW:  {} ({} run{} of {})\n", shown(diff.current_path),
+                 diff.current_runs, diff.current_runs == 1 ? "" : "s", shown(diff.current_target));
   fmt::format_to(std::back_inserter(out),
                  "# change: (NEW mean - BASE mean) / BASE mean, with its {} % confidence interval "
                  "(Welch's t-test);\n# every count is a cost (more is slower); repeats: runs per "
@@ -179,7 +184,7 @@ std::string render_stat_diff(const StatDiff& diff) {
     std::string repeats = event.repeats_needed ? fmt::format("{} for {:g} %", *event.repeats_needed,
                                                              event.resolve_percent)
                                                : std::string("-");
-    rows.push_back({event.name, value_text(c.base.mean, event.unit),
+    rows.push_back({shown(event.name), value_text(c.base.mean, shown(event.unit)),
                     value_text(c.current.mean, event.unit), percent_text(c.change_percent), ci,
                     count_verdict_name(c.verdict), repeats});
   }
@@ -204,19 +209,19 @@ std::string render_stat_diff(const StatDiff& diff) {
       fmt::format_to(std::back_inserter(out),
                      "# {}: a verdict needs 2 or more runs on each side (stat -r N, N >= 5 "
                      "recommended)\n",
-                     event.name);
+                     shown(event.name));
     }
     for (const auto& failed : event.failed) {
       fmt::format_to(std::back_inserter(out),
-                     "# REGRESSION {}: {} % ({}), beyond the threshold and significant\n", failed,
-                     percent_text(event.comparison.change_percent),
+                     "# REGRESSION {}: {} % ({}), beyond the threshold and significant\n",
+                     shown(failed), percent_text(event.comparison.change_percent),
                      count_verdict_name(event.comparison.verdict));
     }
   }
   if (!diff.only_in_base.empty() || !diff.only_in_current.empty()) {
-    auto join = [](const std::vector<std::string>& names) {
+    auto join = [&](const std::vector<std::string>& names) {
       std::string text;
-      for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+      for (const auto& name : names) text += (text.empty() ? "" : ", ") + shown(name);
       return text.empty() ? std::string("none") : text;
     };
     fmt::format_to(std::back_inserter(out), "# not compared: only in BASE: {}; only in NEW: {}\n",

@@ -1,3 +1,7 @@
+// PerfDataReader: the header, attrs, features and records of a perf.data file or pipe-mode
+// stream, checked as they are walked. Over 800 lines because the file and pipe walks share their
+// record checks and error offsets here; the parts that stand alone are their own files (feature
+// codec, zstd stream, round-ordering queue, event naming).
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 
 #include <fmt/format.h>

@@ -74,6 +74,13 @@ struct ProfileBuilder::State {
   };
   std::vector<PendingKernelFrame> pending_kernel;
 
+  // Continuous profiling (finish_interval) runs for as long as the machine does: tasks that
+  // exited are forgotten one interval after their EXIT (a sample of the task may still come in
+  // the next one), and the resolver's address cache is dropped past a bound, so that memory
+  // follows the live tasks, not every task ever seen. A file's replay never forgets.
+  static constexpr std::size_t interval_address_cache_limit = std::size_t{1} << 17;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> exited_now, exited_before;  // pid, tid
+
   // The last answers per thread (by tid, direct-mapped): its thread entry and its process's
   // mappings generation, good until the next COMM, FORK or MMAP record (task_epoch).
   std::uint64_t task_epoch = 0;
@@ -544,6 +551,12 @@ struct ProfileBuilder::State {
     std::fill(leaf_groups.begin(), leaf_groups.end(), LeafGroupEntry{});
     ++task_epoch;  // the task cache's thread indexes are the old profile's
     undecodable = 0;
+    for (const auto& [pid, tid] : exited_before) resolver.forget_task(pid, tid);
+    exited_before.swap(exited_now);
+    exited_now.clear();
+    // The kernel frames of the finished profile were named (finish_interval): no pending one
+    // holds a resolution the cache owns.
+    if (resolver.cached_addresses() > interval_address_cache_limit) resolver.clear_address_cache();
   }
 
   void observe(const RecordView& view, std::uint32_t event_index) {
@@ -562,6 +575,14 @@ struct ProfileBuilder::State {
         resolver.observe(view, events[event_index].config);
         ++task_epoch;
         return;
+      case abi::RecordType::exit: {
+        // pid, ppid, tid, ptid (u32 each) after the header.
+        std::uint32_t ids[3];
+        if (view.bytes.size() < sizeof(abi::RecordHeader) + sizeof ids) return;
+        std::memcpy(ids, view.bytes.data() + sizeof(abi::RecordHeader), sizeof ids);
+        exited_now.emplace_back(ids[0], ids[2]);
+        return;
+      }
       case abi::RecordType::throttle: ++profile.summary.throttle; return;
       case abi::RecordType::unthrottle: ++profile.summary.unthrottle; return;
       case abi::RecordType::lost:

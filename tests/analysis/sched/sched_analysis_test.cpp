@@ -263,7 +263,8 @@ TEST(SchedStates, MissingSwitchInIsUnknownTime) {
   EXPECT_TRUE(found->exited);
   std::string text = render_thread_states(rows);
   EXPECT_NE(text.find("unknown"), std::string::npos) << text;
-  EXPECT_NE(text.find("        1.000  11.1%  (exited)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("        1.000  11.1%  (exited)  (1 switch missing)\n"), std::string::npos)
+      << text;
   // Without unknown time the column is left out.
   EXPECT_EQ(render_thread_states({}).find("unknown"), std::string::npos);
 }

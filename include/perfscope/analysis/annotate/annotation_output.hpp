@@ -15,8 +15,11 @@ enum class AnnotateView {
 };
 
 // Source text is read from the files the debug info names; a file that cannot be read is said
-// once per function and its lines are shown by number.
-std::string render_annotation(const Annotation& annotation, AnnotateView view);
+// once per function and its lines are shown by number. Names from the recording and the binaries
+// (functions, files, paths, source text) are escaped for a terminal (core/safe_text.hpp; tabs
+// in source lines are kept) unless `raw_names`.
+std::string render_annotation(const Annotation& annotation, AnnotateView view,
+                              bool raw_names = false);
 
 // The JSON document of docs/ANNOTATE_JSON.md (every view's data at once).
 std::string annotation_json(const Annotation& annotation);

@@ -76,8 +76,10 @@ ProfileDiff diff_profiles(const Profile& base, const Profile& current,
 // perf diff's stdio layout with perfscope's columns: Baseline, New, Delta, Ratio (and the
 // inclusive ones with children), the keys, and an explanation line below each row that
 // appeared or disappeared. `base_name`, `current_name`: how the header names the inputs.
+// Names the recorded processes chose (keys, commands, explanations) are escaped for a terminal
+// (core/safe_text.hpp) unless `raw_names`.
 std::string render_profile_diff(const ProfileDiff& diff, const std::string& base_name,
-                                const std::string& current_name);
+                                const std::string& current_name, bool raw_names = false);
 
 // Schema perfscope-profile-diff version 1 (docs/USER_GUIDE.md).
 std::string profile_diff_json(const ProfileDiff& diff, const std::string& base_name,

@@ -52,7 +52,8 @@ struct StatDiff {
 StatDiff diff_stat_files(const StatFile& base, const StatFile& current,
                          const StatDiffOptions& options = {});
 
-std::string render_stat_diff(const StatDiff& diff);
+// Event names (sysfs's, or a stat file's) are escaped for a terminal unless `raw_names`.
+std::string render_stat_diff(const StatDiff& diff, bool raw_names = false);
 // Schema perfscope-stat-diff version 1 (docs/USER_GUIDE.md).
 std::string stat_diff_json(const StatDiff& diff);
 
