@@ -1,5 +1,6 @@
 // Over 800 lines on purpose: one subcommand's whole surface (targets, repeats, intervals, the
 // aggregations, output formats, signals) against the same known-work helpers below.
+//
 // `perfscope stat` end to end: the built CLI run on commands with a known amount of work, its
 // text, JSON and CSV reports checked against that work.
 #include <fcntl.h>

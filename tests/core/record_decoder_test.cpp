@@ -1,5 +1,6 @@
 // Over 800 lines on purpose: every PERF_SAMPLE_* field and record type of the one decoder, built
 // byte by byte with the writers below, so that each layout is checked beside the others.
+//
 // The record decoder against hand-built bytes laid out as kernel/events/core.c writes them
 // (perf_output_sample, perf_event_*_output): every PERF_SAMPLE_* field alone and all together,
 // every record type with and without the sample_id_all trailer, unknown types, and truncated or

@@ -1,5 +1,6 @@
 // Over 800 lines on purpose: every sampling mode of one class (watchpoints, tracepoints,
 // overflow signals, lost accounting, clocks) against the same exact-count helpers below.
+//
 // SamplingSession and overflow signals against what the kernel makes exact: one sample per
 // watchpoint hit and per tracepoint hit, one LOST count per sample that did not fit, one signal
 // per overflow; bounds where a clock decides (cpu-clock at a frequency, context switches).

@@ -42,32 +42,32 @@ std::string hex_bytes(std::span<const std::byte> bytes) {
 // perf's own records (type 64 and up): named, their payload as hex.
 void add_user_record(nlohmann::json& out, const PerfDataRecord& record) {
   std::uint32_t type = record.view.header.type;
-    static constexpr const char* user_names[] = {"HEADER_ATTR",
-                                                 "HEADER_EVENT_TYPE",
-                                                 "HEADER_TRACING_DATA",
-                                                 "HEADER_BUILD_ID",
-                                                 "FINISHED_ROUND",
-                                                 "ID_INDEX",
-                                                 "AUXTRACE_INFO",
-                                                 "AUXTRACE",
-                                                 "AUXTRACE_ERROR",
-                                                 "THREAD_MAP",
-                                                 "CPU_MAP",
-                                                 "STAT_CONFIG",
-                                                 "STAT",
-                                                 "STAT_ROUND",
-                                                 "EVENT_UPDATE",
-                                                 "TIME_CONV",
-                                                 "HEADER_FEATURE",
-                                                 "COMPRESSED",
-                                                 "FINISHED_INIT",
-                                                 "COMPRESSED2"};
-    if (type - 64 < std::size(user_names)) out["type"] = user_names[type - 64];
-    out["payload"] = hex_bytes(record.view.bytes.subspan(sizeof(abi::RecordHeader)));
+  static constexpr const char* user_names[] = {"HEADER_ATTR",
+                                               "HEADER_EVENT_TYPE",
+                                               "HEADER_TRACING_DATA",
+                                               "HEADER_BUILD_ID",
+                                               "FINISHED_ROUND",
+                                               "ID_INDEX",
+                                               "AUXTRACE_INFO",
+                                               "AUXTRACE",
+                                               "AUXTRACE_ERROR",
+                                               "THREAD_MAP",
+                                               "CPU_MAP",
+                                               "STAT_CONFIG",
+                                               "STAT",
+                                               "STAT_ROUND",
+                                               "EVENT_UPDATE",
+                                               "TIME_CONV",
+                                               "HEADER_FEATURE",
+                                               "COMPRESSED",
+                                               "FINISHED_INIT",
+                                               "COMPRESSED2"};
+  if (type - 64 < std::size(user_names)) out["type"] = user_names[type - 64];
+  out["payload"] = hex_bytes(record.view.bytes.subspan(sizeof(abi::RecordHeader)));
 }
 
 void add_sample(nlohmann::json& out, const SampleRecord& s) {
-    if (s.has(sf::identifier) || s.has(sf::id)) out["id"] = s.id;
+  if (s.has(sf::identifier) || s.has(sf::id)) out["id"] = s.id;
   if (s.has(sf::ip)) out["ip"] = s.ip;
   if (s.has(sf::tid)) {
     out["pid"] = s.pid;
@@ -119,93 +119,93 @@ void add_sample(nlohmann::json& out, const SampleRecord& s) {
 // The kernel's records other than samples: their fields, then their sample_id trailer.
 template <typename T>
 void add_kernel_record(nlohmann::json& out, const T& value) {
-    if constexpr (std::is_same_v<T, MmapRecord> || std::is_same_v<T, Mmap2Record>) {
-      out["pid"] = value.pid;
-      out["tid"] = value.tid;
-      out["addr"] = value.addr;
-      out["len"] = value.len;
-      out["pgoff"] = value.pgoff;
-      out["filename"] = std::string(value.filename);
-      if constexpr (std::is_same_v<T, Mmap2Record>) {
-        if (value.has_build_id) {
-          out["build_id"] = hex_bytes(value.build_id);
-        } else {
-          out["maj"] = value.maj;
-          out["min"] = value.min;
-          out["ino"] = value.ino;
-          out["ino_generation"] = value.ino_generation;
-        }
-        out["prot"] = value.prot;
-        out["flags"] = value.flags;
+  if constexpr (std::is_same_v<T, MmapRecord> || std::is_same_v<T, Mmap2Record>) {
+    out["pid"] = value.pid;
+    out["tid"] = value.tid;
+    out["addr"] = value.addr;
+    out["len"] = value.len;
+    out["pgoff"] = value.pgoff;
+    out["filename"] = std::string(value.filename);
+    if constexpr (std::is_same_v<T, Mmap2Record>) {
+      if (value.has_build_id) {
+        out["build_id"] = hex_bytes(value.build_id);
+      } else {
+        out["maj"] = value.maj;
+        out["min"] = value.min;
+        out["ino"] = value.ino;
+        out["ino_generation"] = value.ino_generation;
       }
-    } else if constexpr (std::is_same_v<T, LostRecord>) {
-      out["id"] = value.id;
-      out["lost"] = value.lost;
-    } else if constexpr (std::is_same_v<T, CommRecord>) {
-      out["pid"] = value.pid;
-      out["tid"] = value.tid;
-      out["comm"] = std::string(value.comm);
-      out["exec"] = value.exec;
-    } else if constexpr (std::is_same_v<T, TaskRecord>) {
-      out["pid"] = value.pid;
-      out["ppid"] = value.ppid;
-      out["tid"] = value.tid;
-      out["ptid"] = value.ptid;
-      out["task_time"] = value.time;
-    } else if constexpr (std::is_same_v<T, ThrottleRecord>) {
-      out["throttle_time"] = value.time;
-      out["id"] = value.id;
-      out["stream_id"] = value.stream_id;
-    } else if constexpr (std::is_same_v<T, ReadRecord>) {
-      out["pid"] = value.pid;
-      out["tid"] = value.tid;
-      out["values"] =
-          std::vector<std::uint64_t>(value.values.words.begin(), value.values.words.end());
-    } else if constexpr (std::is_same_v<T, AuxRecord>) {
-      out["aux_offset"] = value.aux_offset;
-      out["aux_size"] = value.aux_size;
+      out["prot"] = value.prot;
       out["flags"] = value.flags;
-    } else if constexpr (std::is_same_v<T, ItraceStartRecord>) {
-      out["pid"] = value.pid;
-      out["tid"] = value.tid;
-    } else if constexpr (std::is_same_v<T, LostSamplesRecord>) {
-      out["lost"] = value.lost;
-    } else if constexpr (std::is_same_v<T, SwitchRecord>) {
-      out["out"] = value.out;
-      out["preempted"] = value.preempted;
-      if (value.cpu_wide) {
-        out["next_prev_pid"] = value.next_prev_pid;
-        out["next_prev_tid"] = value.next_prev_tid;
-      }
-    } else if constexpr (std::is_same_v<T, NamespacesRecord>) {
-      out["pid"] = value.pid;
-      out["tid"] = value.tid;
-      out["dev_inode_pairs"] = std::vector<std::uint64_t>(value.dev_inode_pairs.begin(),
-                                                          value.dev_inode_pairs.end());
-    } else if constexpr (std::is_same_v<T, KsymbolRecord>) {
-      out["addr"] = value.addr;
-      out["len"] = value.len;
-      out["ksym_type"] = value.ksym_type;
-      out["flags"] = value.flags;
-      out["name"] = std::string(value.name);
-    } else if constexpr (std::is_same_v<T, BpfEventRecord>) {
-      out["event_type"] = value.event_type;
-      out["flags"] = value.flags;
-      out["bpf_id"] = value.id;
-      out["tag"] = hex_bytes(value.tag);
-    } else if constexpr (std::is_same_v<T, CgroupRecord>) {
-      out["cgroup_id"] = value.id;
-      out["path"] = std::string(value.path);
-    } else if constexpr (std::is_same_v<T, TextPokeRecord>) {
-      out["addr"] = value.addr;
-      out["old_bytes"] = hex_bytes(value.old_bytes);
-      out["new_bytes"] = hex_bytes(value.new_bytes);
-    } else if constexpr (std::is_same_v<T, AuxOutputHwIdRecord>) {
-      out["hw_id"] = value.hw_id;
-    } else if constexpr (std::is_same_v<T, DeferredCallchainRecord>) {
-      out["cookie"] = value.cookie;
-      out["ips"] = std::vector<std::uint64_t>(value.ips.begin(), value.ips.end());
     }
+  } else if constexpr (std::is_same_v<T, LostRecord>) {
+    out["id"] = value.id;
+    out["lost"] = value.lost;
+  } else if constexpr (std::is_same_v<T, CommRecord>) {
+    out["pid"] = value.pid;
+    out["tid"] = value.tid;
+    out["comm"] = std::string(value.comm);
+    out["exec"] = value.exec;
+  } else if constexpr (std::is_same_v<T, TaskRecord>) {
+    out["pid"] = value.pid;
+    out["ppid"] = value.ppid;
+    out["tid"] = value.tid;
+    out["ptid"] = value.ptid;
+    out["task_time"] = value.time;
+  } else if constexpr (std::is_same_v<T, ThrottleRecord>) {
+    out["throttle_time"] = value.time;
+    out["id"] = value.id;
+    out["stream_id"] = value.stream_id;
+  } else if constexpr (std::is_same_v<T, ReadRecord>) {
+    out["pid"] = value.pid;
+    out["tid"] = value.tid;
+    out["values"] =
+        std::vector<std::uint64_t>(value.values.words.begin(), value.values.words.end());
+  } else if constexpr (std::is_same_v<T, AuxRecord>) {
+    out["aux_offset"] = value.aux_offset;
+    out["aux_size"] = value.aux_size;
+    out["flags"] = value.flags;
+  } else if constexpr (std::is_same_v<T, ItraceStartRecord>) {
+    out["pid"] = value.pid;
+    out["tid"] = value.tid;
+  } else if constexpr (std::is_same_v<T, LostSamplesRecord>) {
+    out["lost"] = value.lost;
+  } else if constexpr (std::is_same_v<T, SwitchRecord>) {
+    out["out"] = value.out;
+    out["preempted"] = value.preempted;
+    if (value.cpu_wide) {
+      out["next_prev_pid"] = value.next_prev_pid;
+      out["next_prev_tid"] = value.next_prev_tid;
+    }
+  } else if constexpr (std::is_same_v<T, NamespacesRecord>) {
+    out["pid"] = value.pid;
+    out["tid"] = value.tid;
+    out["dev_inode_pairs"] =
+        std::vector<std::uint64_t>(value.dev_inode_pairs.begin(), value.dev_inode_pairs.end());
+  } else if constexpr (std::is_same_v<T, KsymbolRecord>) {
+    out["addr"] = value.addr;
+    out["len"] = value.len;
+    out["ksym_type"] = value.ksym_type;
+    out["flags"] = value.flags;
+    out["name"] = std::string(value.name);
+  } else if constexpr (std::is_same_v<T, BpfEventRecord>) {
+    out["event_type"] = value.event_type;
+    out["flags"] = value.flags;
+    out["bpf_id"] = value.id;
+    out["tag"] = hex_bytes(value.tag);
+  } else if constexpr (std::is_same_v<T, CgroupRecord>) {
+    out["cgroup_id"] = value.id;
+    out["path"] = std::string(value.path);
+  } else if constexpr (std::is_same_v<T, TextPokeRecord>) {
+    out["addr"] = value.addr;
+    out["old_bytes"] = hex_bytes(value.old_bytes);
+    out["new_bytes"] = hex_bytes(value.new_bytes);
+  } else if constexpr (std::is_same_v<T, AuxOutputHwIdRecord>) {
+    out["hw_id"] = value.hw_id;
+  } else if constexpr (std::is_same_v<T, DeferredCallchainRecord>) {
+    out["cookie"] = value.cookie;
+    out["ips"] = std::vector<std::uint64_t>(value.ips.begin(), value.ips.end());
+  }
   out["sample_id"] = sample_id_json(value.sample_id);
 }
 

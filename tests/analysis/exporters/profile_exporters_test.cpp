@@ -1,5 +1,7 @@
 // Over 800 lines on purpose: every text exporter checked on the one hand-made profile below, so
-// that a change to the profile model shows in all of them at once (the SVG layout has its own file).
+// that a change to the profile model shows in all of them at once (the SVG layout has its own
+// file).
+//
 // The exporters on a hand-made Profile (two threads of one process, three-frame stacks, a kernel
 // frame, an unresolved frame in a known DSO, one in no DSO, an inlined call, recorded mappings and
 // a wall clock): exact folded text, speedscope and Firefox Profiler files checked against their
