@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "perfscope/core/safe_text.hpp"
 #include "perfscope/engine/event_catalog.hpp"
 
 namespace perfscope::cli {
@@ -95,6 +96,8 @@ void print_text(const std::vector<CatalogEvent>& events) {
     at = end;
   }
   if (events.empty()) out = "no event matches\n";
+  // Names and descriptions come from sysfs and libpfm: escaped as every other text output.
+  out = terminal_safe_lines(out);
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
@@ -120,7 +123,8 @@ void print_json(const std::vector<CatalogEvent>& events) {
     list.push_back(std::move(item));
   }
   nlohmann::json document = {{"schema", "perfscope-list"}, {"version", 1}, {"events", list}};
-  std::string text = document.dump();
+  // sysfs strings are bytes: invalid UTF-8 is replaced (U+FFFD), never an exception.
+  std::string text = document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   text += '\n';
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
