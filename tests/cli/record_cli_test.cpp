@@ -16,6 +16,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -573,6 +574,11 @@ TEST(RecordCliTest, ScriptSymbolsAgreeWithPerfScript) {
       if (theirs_line.find("@plt") != std::string::npos) ++plt;
       if (theirs_line.starts_with("\t")) ++chain;
       if (theirs_line == ours_line) continue;
+      // perf prints a symbol table's versioned name as it is (exp2f@@GLIBC_2.27 in libm's debug
+      // file, seen now and then in this workload's start-up); perfscope leaves the version out
+      // unless --full-names (issue #23).
+      static const std::regex version(R"(@@?[A-Za-z_]+[0-9][0-9._]*)");
+      if (std::regex_replace(theirs_line, version, "") == ours_line) continue;
       bool next_function = theirs_line.find("+0x0 (") != std::string::npos ||
                            (fields.find("symoff") == std::string::npos &&
                             theirs_line.find("_dl_start_user") != std::string::npos);
