@@ -15,8 +15,8 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
