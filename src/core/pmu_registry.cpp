@@ -155,11 +155,15 @@ const PmuFormatField* Pmu::find_term(std::string_view term) const noexcept {
   return nullptr;
 }
 
+// As perf, a name matches whatever its case; an alias spelled exactly so comes first, so that
+// two aliases differing only in case (sysfs allows it) each name their own event.
 const PmuAlias* Pmu::find_alias(std::string_view alias) const noexcept {
+  const PmuAlias* folded = nullptr;
   for (const auto& entry : aliases) {
-    if (equal_ignoring_case(entry.name, alias)) return &entry;
+    if (entry.name == alias) return &entry;
+    if (!folded && equal_ignoring_case(entry.name, alias)) folded = &entry;
   }
-  return nullptr;
+  return folded;
 }
 
 struct PmuRegistry::Entry {

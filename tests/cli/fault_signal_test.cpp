@@ -128,7 +128,15 @@ TEST(InterruptedIntervals, SigintPrintsTheFinalTotals) {
   ASSERT_TRUE(busy.wait_for_output("ready", 10000));
   pt::BackgroundCommand stat({PERFSCOPE_CLI_PATH, "stat", "-I", "100", "-e", "task-clock", "-p",
                               std::to_string(busy.pid())});
-  std::this_thread::sleep_for(std::chrono::milliseconds(550));
+  // The first interval printed says stat counts (a loaded machine starts it late); 450 ms more
+  // make four more intervals.
+  bool counting = false;
+  for (int i = 0; i < 2000 && !counting; ++i) {
+    counting = stat.err().find("task-clock") != std::string::npos;
+    if (!counting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(counting) << stat.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
   stat.signal(SIGINT);
   auto result = stat.wait(10000);
   busy.signal(SIGUSR1);

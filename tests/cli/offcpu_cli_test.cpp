@@ -267,7 +267,6 @@ TEST(OffCpuRecord, AttachedProcessThreadAndSystemWideTargets) {
   if (!can_record_stacks()) GTEST_SKIP() << "needs root and tracefs for sched:sched_switch";
   pt::TempDir dir;
   const std::string perfscope = PERFSCOPE_CLI_PATH;
-  // The spin phase (250 ms) leaves the recorder time to attach before the sleep starts.
   for (std::string target : {"-p", "-t", "-a"}) {
     SCOPED_TRACE(target);
     std::string file = dir.path() + "/target" + target + ".data";
@@ -278,11 +277,17 @@ TEST(OffCpuRecord, AttachedProcessThreadAndSystemWideTargets) {
           {"record", "--off-cpu", "-g", "-a", "-o", file, "--", workload, "phases", "250"});
       std::ofstream(out) << recorded.out;
     } else {
-      // The workload in the background, perfscope attached to it until it exits.
+      // The workload waits on a FIFO until the recorder says it records, then runs its phases;
+      // perfscope stays attached until it exits.
       recorded = pt::run_command(
           {"/bin/sh", "-c",
-           "\"$1\" phases 250 > \"$2\" & \"$3\" record --off-cpu -g $4 $! -o \"$5\"", "sh",
-           workload, out, perfscope, target, file});
+           "mkdir -p \"$6\" && mkfifo \"$6/go\" || exit 8; "
+           "\"$1\" phases 250 wait < \"$6/go\" > \"$2\" & pid=$!; exec 3> \"$6/go\"; \"$3\" -v "
+           "record --off-cpu -g $4 $pid -o \"$5\" 2> \"$6/err\" & "
+           "recorder=$!; tries=0; until grep -q 'perfscope: recording' \"$6/err\"; do "
+           "sleep 0.05; tries=$((tries + 1)); [ $tries -lt 600 ] || exit 9; done; echo g >&3; "
+           "wait $recorder; status=$?; cat \"$6/err\" >&2; exit $status",
+           "sh", workload, out, perfscope, target, file, dir.path() + "/fifo" + target});
     }
     pt::expect_no_crash(recorded);
     ASSERT_EQ(recorded.exit_status, 0) << recorded.err;

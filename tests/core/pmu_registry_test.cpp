@@ -152,6 +152,20 @@ TEST(PmuRegistryFake, AliasesWithScaleUnitPerPkgSnapshot) {
   EXPECT_DOUBLE_EQ(*imc->find_alias("cas_count_read")->scale, 6.103515625e-5);
 }
 
+// Two aliases differing only in case (sysfs allows it; the sysfs_format fuzzer made one): each
+// name finds its own alias, and another spelling the first of them.
+TEST(PmuRegistryFake, AnAliasSpelledExactlyComesFirst) {
+  perfscope::Pmu pmu;
+  perfscope::PmuAlias upper, lower;
+  upper.name = "Energy-pkg";
+  lower.name = "energy-pkg";
+  lower.scale = 2.0;
+  pmu.aliases = {upper, lower};
+  EXPECT_EQ(pmu.find_alias("Energy-pkg"), &pmu.aliases[0]);
+  EXPECT_EQ(pmu.find_alias("energy-pkg"), &pmu.aliases[1]);
+  EXPECT_EQ(pmu.find_alias("ENERGY-PKG"), &pmu.aliases[0]);
+}
+
 TEST(PmuRegistryFake, HybridCorePmus) {
   PmuRegistry registry(hybrid_root);
   EXPECT_TRUE(registry.hybrid());

@@ -494,7 +494,7 @@ TEST(SamplingSessionTest, RecordsOfPerCpuBuffersAreMergedInTimeOrder) {
 
   std::uint64_t last_time = 0, out_of_order = 0, records = 0;
   std::map<std::size_t, std::uint64_t> samples_per_buffer;
-  std::map<pid_t, std::set<std::uint32_t>> cpus_of_thread;
+  std::map<pid_t, std::map<std::uint32_t, std::uint64_t>> cpus_of_thread;  // samples per CPU
   Recorder recorder([&](const SessionRecord& session_record, const Record& record) {
     ++records;
     if (session_record.time != 0) {
@@ -508,8 +508,8 @@ TEST(SamplingSessionTest, RecordsOfPerCpuBuffersAreMergedInTimeOrder) {
       EXPECT_FALSE(session_record.config.has(sf::cpu));
       ASSERT_GE(session_record.cpu, 0);
       EXPECT_EQ(session_record.cpu, session.buffer_stats(session_record.buffer).cpu);
-      cpus_of_thread[static_cast<pid_t>(sample->tid)].insert(
-          static_cast<std::uint32_t>(session_record.cpu));
+      ++cpus_of_thread[static_cast<pid_t>(sample->tid)]
+                      [static_cast<std::uint32_t>(session_record.cpu)];
     }
   });
   session.drain(recorder);
@@ -521,12 +521,16 @@ TEST(SamplingSessionTest, RecordsOfPerCpuBuffersAreMergedInTimeOrder) {
   EXPECT_EQ(session.buffer_count(), cpus.size());
   EXPECT_EQ(out_of_order, 0u) << "of " << records << " records";
   EXPECT_GE(samples_per_buffer.size(), 2u) << "samples came from one buffer only";
+  // Each thread's samples are in its CPU's buffer, but for the moment before its pin took hold
+  // (a thread starts where its creator runs: on a loaded machine a sample or two fall there).
   for (int i = 0; i < 2; ++i) {
-    auto& seen = cpus_of_thread[tids[static_cast<std::size_t>(i)]];
-    EXPECT_EQ(
-        seen,
-        (std::set<std::uint32_t>{static_cast<std::uint32_t>(cpus[static_cast<std::size_t>(i)])}))
-        << "thread " << i << " was pinned to CPU " << cpus[static_cast<std::size_t>(i)];
+    auto pinned = static_cast<std::uint32_t>(cpus[static_cast<std::size_t>(i)]);
+    std::uint64_t there = 0, elsewhere = 0;
+    for (const auto& [cpu, count] : cpus_of_thread[tids[static_cast<std::size_t>(i)]]) {
+      (cpu == pinned ? there : elsewhere) += count;
+    }
+    EXPECT_GE(there, 100u) << "thread " << i << " was pinned to CPU " << pinned;
+    EXPECT_LE(elsewhere, 2u) << "thread " << i << " was pinned to CPU " << pinned;
   }
 }
 

@@ -1,5 +1,6 @@
 // Known answers for off-CPU profiling.
-//   offcpu_workload phases MS: the main thread spins MS ms in spin_phase, sleeps 2*MS ms in
+//   offcpu_workload phases MS [wait]: (with wait, once a byte comes on stdin) the main thread
+//     spins MS ms in spin_phase, sleeps 2*MS ms in
 //     sleep_phase (nanosleep) and blocks MS ms in read_phase reading a pipe that a thread named
 //     "feeder" (started first, waiting for the read phase) writes MS ms late; it prints "measured
 //     spin_ns sleep_ns read_ns" (CLOCK_MONOTONIC).
@@ -108,6 +109,9 @@ int main(int argc, char** argv) {
     if (::pipe(pipe_fds) != 0 || ::pipe(start_fds) != 0) return 1;
     pthread_t thread;
     pthread_create(&thread, nullptr, feeder, nullptr);
+    // "phases MS wait": the phases start once a byte comes on stdin (a recorder attached).
+    char go = 0;
+    if (argc > 3 && std::strcmp(argv[3], "wait") == 0 && ::read(0, &go, 1) != 1) return 1;
     std::uint64_t t0 = now_ns();
     spin_phase(delay_ms);
     std::uint64_t t1 = now_ns();
