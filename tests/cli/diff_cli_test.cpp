@@ -92,9 +92,11 @@ TEST(DiffCliTest, KnownAnswerShiftsThirtyPoints) {
   auto rows = our_rows(result.out);
   ASSERT_TRUE(rows.contains("known_answer_fp [.] leaf_60")) << result.out;
   ASSERT_TRUE(rows.contains("known_answer_fp [.] leaf_30")) << result.out;
-  EXPECT_NEAR(rows["known_answer_fp [.] leaf_60"].delta, -30.0, 3.0) << result.out;
-  EXPECT_NEAR(rows["known_answer_fp [.] leaf_30"].delta, 30.0, 3.0) << result.out;
-  EXPECT_NEAR(rows["known_answer_fp [.] leaf_10"].delta, 0.0, 3.0) << result.out;
+  // Each recording's own split may be off by up to 3 points on a busy machine (62.67 % for the
+  // 60 % leaf was seen in CI), so a delta between two of them by up to 6.
+  EXPECT_NEAR(rows["known_answer_fp [.] leaf_60"].delta, -30.0, 6.0) << result.out;
+  EXPECT_NEAR(rows["known_answer_fp [.] leaf_30"].delta, 30.0, 6.0) << result.out;
+  EXPECT_NEAR(rows["known_answer_fp [.] leaf_10"].delta, 0.0, 6.0) << result.out;
 
   // Inclusive: each work_ function carries its leaf's change.
   auto children =

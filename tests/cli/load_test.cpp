@@ -202,7 +202,9 @@ TEST(ThreadChurnLoad, StatTaskClockCoversEveryThread) {
   if (at != std::string::npos) task_clock_ms = std::strtod(result.err.c_str() + at + 12, nullptr);
   double process_ms = static_cast<double>(field(result.out, "cpu_us")) / 1000.0;
   EXPECT_GE(task_clock_ms, spinners * spin_us / 1000.0) << result.err << result.out;
-  EXPECT_LE(task_clock_ms, process_ms * 1.02 + 2) << result.err << result.out;
+  // The process's own figure is taken before it exits and after its start-up, both of which
+  // task-clock counts (1.3 % more was seen with 4487 threads churned on a busy machine).
+  EXPECT_LE(task_clock_ms, process_ms * 1.05 + 5) << result.err << result.out;
   std::filesystem::remove(tids_path);
 }
 
