@@ -233,10 +233,11 @@ TEST(SystemWideLoad, MaxRateLosesNothingUnreported) {
   EXPECT_EQ(reported.lost, file.lost) << result.err;
   EXPECT_EQ(reported.lost_samples, file.lost_samples) << result.err;
   EXPECT_EQ(reported.throttles, file.throttles) << result.err;
-  // The rate is the kernel's maximum, on every CPU: far more samples than a default run.
+  // The rate is the kernel's maximum, on every CPU: far more records than a default run, kept
+  // or counted lost (the sanitizer build's recorder keeps about 3 % of them on a busy machine).
   auto max_rate = perfscope::sys::read_sysctl("perf_event_max_sample_rate");
   ASSERT_TRUE(max_rate.has_value());
-  EXPECT_GT(file.samples, 4000u * 10) << result.err;
+  EXPECT_GT(file.samples + file.lost, 4000u * 10) << result.err;
   std::filesystem::remove(path);
 }
 
