@@ -126,8 +126,10 @@ TEST(PushRequest, BaseAddressesAreCheckedWithTheReason) {
 
 HttpRequest request_of(const std::string& name, std::size_t size) {
   HttpRequest request;
-  request.endpoint = "/e";
-  request.content_type = "t";
+  // Moved in, not assigned from literals: GCC 12 at -O3 reports a false -Wrestrict in the
+  // inlined assignment (the plain Release build stops on it).
+  request.endpoint = std::string("/e");
+  request.content_type = std::string("t");
   request.body = std::string(size, 'x');
   request.description = name;
   return request;
