@@ -101,6 +101,24 @@ FileTotals reported_totals(const std::string& err) {
   return totals;
 }
 
+// The machine's CPU time in /proc/stat ticks: all of it and what the host took (steal).
+struct CpuTicks {
+  std::uint64_t total = 0, steal = 0;
+};
+
+CpuTicks cpu_ticks() {
+  CpuTicks ticks;
+  std::ifstream in("/proc/stat");
+  std::string label;
+  in >> label;  // "cpu": user nice system idle iowait irq softirq steal ...
+  std::uint64_t value = 0;
+  for (int column = 0; column < 8 && in >> value; ++column) {
+    ticks.total += value;
+    if (column == 7) ticks.steal = value;
+  }
+  return ticks;
+}
+
 std::vector<std::uint32_t> read_tids(const std::string& path) {
   std::vector<std::uint32_t> tids;
   std::ifstream in(path);
@@ -146,12 +164,17 @@ TEST(ThreadChurnLoad, RecordSamplesEveryThreadByItsCpuTime) {
   auto command = churn_command(tids_path);
   args.insert(args.end(), command.begin(), command.end());
   auto started = std::chrono::steady_clock::now();
+  CpuTicks before = cpu_ticks();
   auto result = pt::run_command(args);
+  CpuTicks after = cpu_ticks();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;
   EXPECT_LT(seconds, 30.0);
+  double steal = after.total > before.total ? static_cast<double>(after.steal - before.steal) /
+                                                  static_cast<double>(after.total - before.total)
+                                            : 0.0;
 
   FileTotals file = read_totals(path);
   FileTotals reported = reported_totals(result.err);
@@ -171,18 +194,24 @@ TEST(ThreadChurnLoad, RecordSamplesEveryThreadByItsCpuTime) {
     spinner_samples += samples;
     if (samples == 0) ++missing;
     // The timer fires a little late now and then (a guest's hrtimer slack); the thread's own
-    // start and exit add a little CPU time. Each thread's count stays near 16.
+    // start and exit add a little CPU time. Each thread's count stays near 16, except where the
+    // host took the CPU: task-clock runs on while the host steals the vCPU, the thread's own CPU
+    // clock (which ends its spin) does not.
     if (samples < expected * 3 / 4 || samples > expected + 4) {
       ++outside;
       outliers << tid << ":" << samples << " ";
     }
   }
   EXPECT_EQ(missing, 0) << "threads with no sample: inherit missed them";
-  EXPECT_LE(outside, spinners / 100) << outliers.str();
+  // A 4 ms life is an outlier once about 1 ms of it was stolen: with a fraction f of the machine
+  // stolen, up to 4f of the threads can be.
+  const int steal_allowance = static_cast<int>(4.0 * steal * spinners + 0.5);
+  EXPECT_LE(outside, spinners / 100 + steal_allowance)
+      << "steal " << steal * 100 << " % of the CPU time; " << outliers.str();
   // On average the count is the CPU time over the period.
   double mean = static_cast<double>(spinner_samples) / spinners;
   EXPECT_GE(mean, 0.9 * static_cast<double>(expected));
-  EXPECT_LE(mean, static_cast<double>(expected) + 1.5);
+  EXPECT_LE(mean, static_cast<double>(expected) * (1.0 + 2.0 * steal) + 1.5);
   std::filesystem::remove(path);
   std::filesystem::remove(tids_path);
 }

@@ -228,13 +228,19 @@ TEST(TopCliTest, BadOptionsSayWhatToFix) {
 // A tmux server of this test's own, with one pane running sh.
 class Tmux {
  public:
-  Tmux() : socket_("perfscope_top_test_" + std::to_string(::getpid())) {
+  // A socket per server: the previous test's server may still be going away when the next
+  // starts, and a new-session that reaches a dying server fails.
+  Tmux()
+      : socket_("perfscope_top_test_" + std::to_string(::getpid()) + "_" +
+                std::to_string(next_server_++)) {
     auto started = tmux({"-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30", "env",
                          "PS1=READY$ ", "TERM=screen", "sh"});
     ok_ = started.exit_status == 0;
+    error_ = started.err;
   }
   ~Tmux() { tmux({"kill-server"}); }
   bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }
   pt::CommandResult tmux(std::vector<std::string> arguments) const {
     arguments.insert(arguments.begin(), {"tmux", "-L", socket_});
     return pt::run_command(arguments);
@@ -272,8 +278,10 @@ class Tmux {
   }
 
  private:
+  static inline int next_server_ = 0;
   std::string socket_;
   bool ok_ = false;
+  std::string error_;
 };
 
 auto contains(const std::string& part) {
@@ -284,7 +292,7 @@ TEST(TopCliTest, LiveScreenKeysUnderTmux) {
   if (::access("/usr/bin/tmux", X_OK) != 0) GTEST_SKIP() << "tmux is not installed";
   pt::BackgroundCommand workload({known_answer_fp, "100000"});
   Tmux tmux;
-  ASSERT_TRUE(tmux.ok());
+  ASSERT_TRUE(tmux.ok()) << tmux.error();
   tmux.wait_for(contains("READY$"));
   tmux.keys({cli + " top -g --no-children -e cpu-clock -d 0.5 -p " +
                  std::to_string(workload.pid()) + "; echo TOP-EXIT=$?",
@@ -348,7 +356,7 @@ TEST(TopCliTest, SigtermRestoresTheTerminal) {
   if (::access("/usr/bin/tmux", X_OK) != 0) GTEST_SKIP() << "tmux is not installed";
   pt::BackgroundCommand workload({known_answer_fp, "100000"});
   Tmux tmux;
-  ASSERT_TRUE(tmux.ok());
+  ASSERT_TRUE(tmux.ok()) << tmux.error();
   tmux.wait_for(contains("READY$"));
   tmux.keys(
       {cli + " top -e cpu-clock -d 0.5 -p " + std::to_string(workload.pid()) + "; echo TOP-EXIT=$?",
