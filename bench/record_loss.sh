@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # perfscope record against perf record system-wide at -F max with every CPU busy (one busy thread
-# per CPU), side by side: samples in the file, records lost (LOST records, plus what the
-# recorder reports as lost at its stop), recorder CPU time (its own task-clock: perf stat
-# --no-inherit, so the `sleep` it starts is not counted) and file size. Target (issue #19): no
-# more loss than perf, recorder CPU <= perf's, file <= perf's.
+# per CPU), side by side: samples in the file, records lost (what the LOST records say, plus what
+# the recorder reports as lost at its stop), recorder CPU time (its own task-clock, --no-inherit,
+# so the `sleep` it starts is not counted) and file size. Target (issue #19): no more loss than
+# perf, recorder CPU <= perf's, file <= perf's.
 #
 #   bench/record_loss.sh BUILD_DIR [SECONDS] [RUNS] [EXTRA RECORD OPTIONS...]
 #   e.g. bench/record_loss.sh build 5 3           bench/record_loss.sh build 5 1 -m 128
+#
+# Environment: PERF, the perf command (default `perf`; on a machine without linux-perf, a carried
+# binary: PERF="DIR/ld-linux-x86-64.so.2 --library-path DIR DIR/perf"); BUSY, the number of busy
+# threads (default: one per CPU). Both files are counted by perfscope's reader (the corpus check
+# holds it to perf's counts), since perf script takes ~14 s on a 16-CPU recording.
 set -euo pipefail
 
 build_dir=${1:?usage: record_loss.sh BUILD_DIR [SECONDS] [RUNS] [EXTRA RECORD OPTIONS...]}
@@ -15,13 +20,14 @@ runs=${3:-1}
 shift $(($# < 3 ? $# : 3))
 extra=("$@")
 perfscope="$build_dir/perfscope"
+read -r -a perf <<<"${PERF:-perf}"
 if [[ ! -x $perfscope ]]; then
   echo "record_loss: $perfscope is missing; build it first (ninja -C $build_dir perfscope_cli)" >&2
   exit 1
 fi
-if ! command -v perf >/dev/null || ! perf record -q -a -o /dev/null -- true >/dev/null 2>&1; then
+if ! "${perf[@]}" record -q -a -o /dev/null -- true >/dev/null 2>&1; then
   echo "record_loss: perf record -a does not work here (root or perf_event_paranoid <= 0 and" \
-       "linux-perf are needed), so there is nothing to compare with"
+       "linux-perf, or PERF=..., are needed), so there is nothing to compare with"
   exit 0
 fi
 
@@ -35,44 +41,42 @@ cleanup() {
 trap cleanup EXIT
 
 cpus=$(nproc)
-for ((cpu = 0; cpu < cpus; ++cpu)); do
+busy=${BUSY:-$cpus}
+for ((thread = 0; thread < busy; ++thread)); do
   (while :; do :; done) &
   busy_pids+=($!)
 done
 
 # The recorder's own task-clock in seconds (RECORDER ARGS... -- sleep N).
 recorder_cpu() {
-  perf stat -x, -e task-clock --no-inherit -o "$work/stat.txt" -- "$@" >/dev/null 2>"$work/err.txt"
-  awk -F, '$3 ~ /^task-clock/ { printf "%.3f", $1 / 1000 }' "$work/stat.txt"
+  "$perfscope" stat -x, -e task-clock --no-inherit -o "$work/stat.txt" -- "$@" >/dev/null \
+    2>"$work/err.txt"
+  awk -F, '$1 == "task-clock" { printf "%.3f", $2 / 1000 }' "$work/stat.txt"
 }
-# Samples and lost records of a file, as perf counts them (the same count for both files).
-file_counts() {  # FILE -> "SAMPLES LOST"
-  perf report -i "$1" --stats 2>/dev/null | awk '
-    /^ *SAMPLE events:/ { samples = $3 }
-    /^ *LOST events:/ { lost_records = $3 }
-    END { printf "%d %d\n", samples, lost_records }'
-}
-# The records the LOST records say were lost (perf report --stats counts LOST records only).
-lost_total() {  # FILE
-  perf script -i "$1" --show-lost-events -F event 2>/dev/null |
-    awk '/LOST/ { for (i = 1; i <= NF; ++i) if ($i ~ /^[0-9]+!?$/) { sub("!", "", $i); n += $i } }
-         END { print n + 0 }'
+# Samples and records lost in a file: "SAMPLES LOST".
+file_counts() {
+  "$perfscope" report -i "$1" --stdio --sort comm 2>/dev/null | awk '
+    /^# Total Lost Samples: / { lost = $5 }
+    /^ *[0-9.]+% / { samples += $2 }
+    END { printf "%d %d\n", samples, lost }'
 }
 
-echo "record_loss: $cpus busy threads, record -a -F max ${extra[*]:+${extra[*]} }for $seconds s," \
-     "$runs run(s) each; max rate $(cat /proc/sys/kernel/perf_event_max_sample_rate) Hz"
-printf '%-16s %10s %8s %12s %10s %12s\n' recorder samples LOST lost_records cpu_s file_MB
+echo "record_loss: $busy busy threads on $cpus CPUs, record -a -F max" \
+     "${extra[*]:+${extra[*]} }for $seconds s, $runs run(s) each;" \
+     "max rate $(cat /proc/sys/kernel/perf_event_max_sample_rate) Hz"
+printf '%-10s %12s %12s %10s %10s\n' recorder samples lost cpu_s file_MB
 for ((run = 0; run < runs; ++run)); do
   for tool in perf perfscope; do
     if [[ $tool == perf ]]; then
-      cpu=$(recorder_cpu perf record -q -a -F max "${extra[@]}" -o "$work/$tool.data" -- sleep "$seconds")
+      cpu=$(recorder_cpu "${perf[@]}" record -q -a -F max "${extra[@]}" -o "$work/$tool.data" \
+        -- sleep "$seconds")
     else
-      cpu=$(recorder_cpu "$perfscope" record -a -F max "${extra[@]}" -o "$work/$tool.data" -- sleep "$seconds")
+      cpu=$(recorder_cpu "$perfscope" record -a -F max "${extra[@]}" -o "$work/$tool.data" \
+        -- sleep "$seconds")
     fi
-    read -r samples lost_records < <(file_counts "$work/$tool.data")
-    lost=$(lost_total "$work/$tool.data")
+    read -r samples lost < <(file_counts "$work/$tool.data")
     size=$(stat -c %s "$work/$tool.data")
-    printf '%-16s %10d %8d %12d %10s %12.2f\n' "$tool" "$samples" "$lost_records" "$lost" "$cpu" \
+    printf '%-10s %12d %12d %10s %10.2f\n' "$tool" "$samples" "$lost" "$cpu" \
       "$(awk -v s="$size" 'BEGIN { print s / 1e6 }')"
   done
 done
