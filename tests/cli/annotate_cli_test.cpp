@@ -222,6 +222,72 @@ TEST_F(AnnotateCli, TextViewsNameBranchTargetsAndCalls) {
   EXPECT_EQ(asm_only.out.find("known_answer.cpp:"), std::string::npos) << asm_only.out;
 }
 
+// The call instructions of `function` (annotated --children) by the name they call: callee
+// share in percent of the function's total.
+std::map<std::string, double> callee_shares(const json& function) {
+  std::map<std::string, double> shares;
+  double total = 0;
+  for (const json& instruction : function["instructions"]) {
+    total += instruction["percent"].get<double>() + instruction["callee_percent"].get<double>();
+    if (instruction.contains("branch") && instruction["branch"]["kind"] == "call" &&
+        instruction["branch"].contains("target_name")) {
+      shares[instruction["branch"]["target_name"].get<std::string>()] +=
+          instruction["callee_percent"].get<double>();
+    }
+  }
+  EXPECT_NEAR(total, 100.0, 0.01) << function.dump(1);
+  return shares;
+}
+
+// --children: each call instruction gets the samples of what it called. main calls work_60,
+// work_30 and work_10 for 60, 30 and 10 % of the work; work_60's one call (to leaf_60) holds
+// nearly all of work_60's samples. With frame pointers and with DWARF stacks.
+TEST_F(AnnotateCli, ChildrenGiveEachCallInstructionItsCalleesShare) {
+  for (const std::string& file : {recordings_->ours, recordings_->ours_dwarf}) {
+    SCOPED_TRACE(file);
+    json document = annotate_json({"--children", "-i", file, "main", "work_60"});
+    EXPECT_EQ(document["callees"], true);
+    ASSERT_EQ(document["functions"].size(), 2u) << document.dump(1);
+    const json& main_function = document["functions"][0];
+    ASSERT_EQ(main_function["name"], "main");
+    ASSERT_GT(main_function["callee_samples"].get<std::uint64_t>(), 500u);
+    EXPECT_EQ(main_function["unplaced_callee_samples"], 0u);
+    std::map<std::string, double> shares = callee_shares(main_function);
+    EXPECT_NEAR(shares["work_60"], 60.0, 6.0) << main_function.dump(1);
+    EXPECT_NEAR(shares["work_30"], 30.0, 5.0) << main_function.dump(1);
+    EXPECT_NEAR(shares["work_10"], 10.0, 4.0) << main_function.dump(1);
+    const json& work = document["functions"][1];
+    ASSERT_EQ(work["name"], "work_60");
+    EXPECT_GE(callee_shares(work)["leaf_60"], 95.0) << work.dump(1);
+    // The functions are ordered by their totals: main's holds work_60's.
+    EXPECT_GT(main_function["percent_of_total"].get<double>(),
+              work["percent_of_total"].get<double>());
+  }
+  pt::CommandResult text =
+      pt::run_perfscope({"annotate", "--children", "-i", recordings_->ours, "work_60"});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_NE(text.out.find("Self%  Samples  Callee%  Samples"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("in the functions it called"), std::string::npos) << text.out;
+  // Blank own columns (work_60 hardly runs itself), then the callee share of the call.
+  EXPECT_TRUE(std::regex_search(
+      text.out,
+      std::regex(
+          R"(\n {18,}(9[5-9]|100)\.[0-9]{2} +[0-9]+ +[0-9a-f]+  callq? 0x[0-9a-f]+ <leaf_60>)")))
+      << text.out;
+}
+
+TEST(AnnotateCliErrors, ChildrenWithoutCallChainsSaysHowToRecordThem) {
+  std::string file = pt::temp_path("annotate_flat.data");
+  ASSERT_EQ(pt::run_perfscope({"record", "-F", "1000", "-e", "cpu-clock", "-o", file, "--",
+                               known_answer_fp, "20"})
+                .exit_status,
+            0);
+  pt::CommandResult result = pt::run_perfscope({"annotate", "--children", "-i", file, "main"});
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find("have none: record with -g"), std::string::npos) << result.err;
+  std::filesystem::remove(file);
+}
+
 TEST_F(AnnotateCli, UnknownSymbolSuggestsCloseNames) {
   pt::CommandResult result = pt::run_perfscope({"annotate", "-i", recordings_->ours, "leaf_6O"});
   EXPECT_EQ(result.exit_status, 1);

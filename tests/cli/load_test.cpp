@@ -1,9 +1,11 @@
 // Load: a program with 64 threads alive at a time, created and ended continuously, recorded and
-// counted with inherit (every thread found, each with the samples its CPU time calls for); and a
-// system-wide recording at the kernel's highest sample rate, where every loss the kernel reports
-// in the file is the loss perfscope reports.
+// counted with inherit (every thread found, each with the samples its CPU time calls for); a
+// process of 256 threads recorded with one ring buffer per thread; and a system-wide recording
+// at the kernel's highest sample rate, where every loss the kernel reports in the file is the
+// loss perfscope reports.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,6 +17,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "perfscope/abi/record_type.hpp"
@@ -235,6 +238,80 @@ TEST(ThreadChurnLoad, StatTaskClockCoversEveryThread) {
   // task-clock counts (1.3 % more was seen with 4487 threads churned on a busy machine).
   EXPECT_LE(task_clock_ms, process_ms * 1.05 + 5) << result.err << result.out;
   std::filesystem::remove(tids_path);
+}
+
+// The ring buffers the recorder maps (/proc/PID/maps names each "anon_inode:[perf_event]").
+int mapped_ring_buffers(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  int count = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("[perf_event]") != std::string::npos) ++count;
+  }
+  return count;
+}
+
+// A process of 256 threads recorded with -p --per-thread: one ring buffer per thread, 256 drained
+// together.
+// Each thread spins 20 ms of its own CPU time once the recorder is in place, so each has about
+// 20 samples of the 1 ms period; nothing is lost, or what is lost is what is reported.
+TEST(ManyRingBuffers, EveryThreadOfA256ThreadProcessInTheRecording) {
+  constexpr int threads = 256;
+  std::string path = temp_path("many_buffers.data");
+  std::string tids_path = temp_path("many_buffers.tids");
+  pt::BackgroundCommand target({thread_churn, "--spinners", std::to_string(threads), "--spin-us",
+                                "20000", "--gate", "--tids", tids_path});
+  ASSERT_TRUE(target.wait_for_output("spinners ready", 20000)) << target.out();
+  pt::BackgroundCommand recorder({PERFSCOPE_CLI_PATH, "-v", "record", "--per-thread", "-e",
+                                  "cpu-clock", "-c", "1000000", "-p", std::to_string(target.pid()),
+                                  "-o", path});
+  for (int i = 0; i < 4000 && recorder.err().find("perfscope: recording") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_THAT(recorder.err(), HasSubstr("perfscope: recording"));
+  EXPECT_GE(mapped_ring_buffers(recorder.pid()), threads);
+  target.signal(SIGUSR2);
+  auto finished = target.wait(60000);
+  ASSERT_EQ(finished.exit_status, 0) << finished.err;
+  // The recorder ends with its target.
+  auto result = recorder.wait(30000);
+  EXPECT_FALSE(recorder.timed_out());
+  expect_no_crash(result);
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+
+  FileTotals file = read_totals(path);
+  FileTotals reported = reported_totals(result.err);
+  EXPECT_EQ(reported.samples, file.samples);
+  EXPECT_EQ(reported.lost, file.lost);
+  EXPECT_EQ(file.lost, 0u) << result.err;
+  auto tids = read_tids(tids_path);
+  ASSERT_EQ(tids.size(), static_cast<std::size_t>(threads));
+  int missing = 0;
+  std::uint64_t spinner_samples = 0;
+  for (std::uint32_t tid : tids) {
+    auto found = file.samples_per_tid.find(tid);
+    if (found == file.samples_per_tid.end()) {
+      ++missing;
+      continue;
+    }
+    spinner_samples += found->second;
+  }
+  EXPECT_EQ(missing, 0) << "threads with no sample in the recording";
+  // 256 threads x 20 ms at one sample per ms.
+  EXPECT_GE(spinner_samples, static_cast<std::uint64_t>(threads) * 20 * 9 / 10);
+  EXPECT_LE(spinner_samples, static_cast<std::uint64_t>(threads) * 20 * 3 / 2);
+  std::filesystem::remove(path);
+  std::filesystem::remove(tids_path);
+}
+
+TEST(ManyRingBuffers, PerThreadNeedsThreadsAndNoOffCpu) {
+  auto cpus = pt::run_perfscope({"record", "--per-thread", "-a", "-o", "/dev/null", "--", "true"});
+  EXPECT_EQ(cpus.exit_status, 2);
+  EXPECT_THAT(cpus.err, HasSubstr("give -p PID, -t TID or a command, not -a, -C or -G"));
+  auto off_cpu =
+      pt::run_perfscope({"record", "--per-thread", "--off-cpu", "-o", "/dev/null", "--", "true"});
+  EXPECT_EQ(off_cpu.exit_status, 2);
+  EXPECT_THAT(off_cpu.err, HasSubstr("--per-thread and --off-cpu (or --wall) do not go together"));
 }
 
 // Every CPU at the kernel's highest sample rate (-F max) for 10 s while both CPUs are busy with

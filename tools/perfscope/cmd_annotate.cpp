@@ -38,6 +38,10 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
                  "Source-first view: lines with their summed percentages, inlined calls under "
                  "their callers");
   app_->add_flag("--asm-only", asm_only_, "Instructions without source lines");
+  app_->add_flag("--children", children_,
+                 "Also the samples in the functions each one called (needs call chains: record "
+                 "-g): each call instruction and line gets its callees' share, and the shares are "
+                 "of the function's own plus its callees' samples");
   app_->add_option("--format", format_, "text (default) or json (docs/ANNOTATE_JSON.md)");
   app_->add_option("--percent-limit", percent_limit_,
                    "Without names: annotate functions with at least this % of the samples "
@@ -54,6 +58,7 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
   app_->footer(
       "Examples:\n"
       "  perfscope annotate -i perf.data leaf_60\n"
+      "  perfscope annotate --children -i perf.data main   (a recording with -g)\n"
       "  perfscope annotate --source --percent-limit 10 --format json -i perf.data > hot.json");
   add_symbol_source_options(*app_, symbol_sources_);
 }
@@ -70,6 +75,7 @@ int AnnotateCommand::run() {
   options.symbols = symbols_;
   options.percent_limit = percent_limit_;
   options.kcore_path = kcore_;
+  options.callees = children_;
   options.profile.symbols.parameter_lists = full_names_;
   if (!debug_root_.empty()) options.profile.symbols.debug_root = debug_root_;
   SymbolSources sources(symbol_sources_);  // archives stay unpacked until annotate is done

@@ -279,6 +279,16 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
         "--push does not carry off-CPU intervals yet: record --off-cpu (or --wall) to a file, "
         "then send it with 'perfscope push FILE URL'");
   }
+  if (options.per_thread &&
+      (target.kind() == Target::Kind::cpus || target.kind() == Target::Kind::cgroup)) {
+    throw std::invalid_argument(
+        "--per-thread records threads: give -p PID, -t TID or a command, not -a, -C or -G");
+  }
+  if (options.per_thread && options.off_cpu) {
+    throw std::invalid_argument(
+        "--per-thread and --off-cpu (or --wall) do not go together: off-CPU intervals are "
+        "followed across threads as they are created; leave out --per-thread");
+  }
   if (options.off_cpu_every == 0) {
     throw std::invalid_argument("--off-cpu-every 0: give 1 (every switch) or more");
   }
@@ -320,6 +330,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
 
   SamplingOptions sampling;
   sampling.data_pages = options.mmap_pages;
+  sampling.inherit = !options.per_thread;
   // A switch-out sample with its call chain on every blocking switch outpaces one wake-up per
   // quarter of perf's default buffer on a busy machine: four times that (2 MiB per CPU), where
   // the kernel context it needs also lifts the locked-memory limit.
@@ -602,6 +613,9 @@ RecordCommand::RecordCommand(CLI::App& app) {
                  "Record the CPU of each sample also when not recording CPUs (-a, -C, -G)");
   app_->add_flag("--strict-freq", options_.strict_frequency,
                  "Refuse -F above kernel.perf_event_max_sample_rate instead of lowering it");
+  app_->add_flag("--per-thread,-i,--no-inherit", options_.per_thread,
+                 "One ring buffer per thread (-p, -t, or the command's first thread) instead of "
+                 "per CPU; threads created later are not followed (perf's --per-thread)");
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
                    "Ring buffer data pages per CPU or thread (a power of two)");
   app_->add_flag("--off-cpu", options_.off_cpu,

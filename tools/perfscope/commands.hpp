@@ -91,6 +91,9 @@ struct RecordOptions {
   std::size_t mmap_pages = 0;
   bool sample_cpu = false;
   bool strict_frequency = false;  // --strict-freq: refuse -F above the kernel's maximum
+  // --per-thread / --no-inherit: one event and ring buffer per thread that exists at the start,
+  // none for threads created later (perf record's --per-thread; per-CPU buffers otherwise).
+  bool per_thread = false;
   // Off-CPU profiling: --off-cpu, --wall (on-CPU cpu-clock + off-CPU), the minimum blocked time
   // in ns (--off-cpu-thresh) and every Nth switch-out (--off-cpu-every).
   bool off_cpu = false;
@@ -181,6 +184,7 @@ class AnnotateCommand {
   std::string input_ = "perf.data";
   std::vector<std::string> symbols_;
   bool stdio_ = false, source_ = false, asm_only_ = false, full_names_ = false, raw_names_ = false;
+  bool children_ = false;
   std::string format_ = "text";
   double percent_limit_ = 5.0;
   std::string comm_list_, dso_list_;

@@ -26,6 +26,8 @@ std::vector<AnnotatedSourceLine> source_lines(const AnnotatedFunction& function)
     auto [it, inserted] = lines.try_emplace(std::move(key), std::move(line));
     it->second.samples += entry.samples;
     it->second.period += entry.period;
+    it->second.callee_samples += entry.callee_samples;
+    it->second.callee_period += entry.callee_period;
   };
   for (const AnnotatedInstruction& entry : function.instructions) {
     const std::vector<AnnotatedInline>& calls = entry.inlined;
@@ -47,10 +49,11 @@ std::vector<AnnotatedSourceLine> source_lines(const AnnotatedFunction& function)
   }
   std::vector<AnnotatedSourceLine> out;
   out.reserve(lines.size());
+  double total = static_cast<double>(function.period + function.callee_period);
   for (auto& [key, line] : lines) {
-    line.percent = function.period == 0 ? 0.0
-                                        : 100.0 * static_cast<double>(line.period) /
-                                              static_cast<double>(function.period);
+    line.percent = total == 0 ? 0.0 : 100.0 * static_cast<double>(line.period) / total;
+    line.callee_percent =
+        total == 0 ? 0.0 : 100.0 * static_cast<double>(line.callee_period) / total;
     out.push_back(std::move(line));
   }
   return out;

@@ -30,7 +30,7 @@ const char* branch_name(BranchKind kind) {
   return nullptr;
 }
 
-json instruction_json(const AnnotatedInstruction& entry) {
+json instruction_json(const AnnotatedInstruction& entry, bool callees) {
   const Instruction& instruction = entry.instruction;
   std::string bytes;
   for (std::uint8_t byte : instruction.bytes) bytes += fmt::format("{:02x}", byte);
@@ -50,6 +50,11 @@ json instruction_json(const AnnotatedInstruction& entry) {
            {"percent", entry.percent},
            {"source", source_json(entry.source)},
            {"inline_chain", std::move(inlined)}};
+  if (callees) {
+    out["callee_samples"] = entry.callee_samples;
+    out["callee_period"] = entry.callee_period;
+    out["callee_percent"] = entry.callee_percent;
+  }
   if (const char* kind = branch_name(instruction.branch)) {
     json branch{{"kind", kind}};
     if (instruction.target) branch["target"] = hex(*instruction.target);
@@ -59,15 +64,20 @@ json instruction_json(const AnnotatedInstruction& entry) {
   return out;
 }
 
-json function_json(const AnnotatedFunction& function) {
+json function_json(const AnnotatedFunction& function, bool callees) {
   json instructions = json::array();
   for (const AnnotatedInstruction& entry : function.instructions) {
-    instructions.push_back(instruction_json(entry));
+    instructions.push_back(instruction_json(entry, callees));
   }
   json lines = json::array();
   for (const AnnotatedSourceLine& line : source_lines(function)) {
     json item{{"function", line.function}, {"file", line.file},     {"line", line.line},
               {"samples", line.samples},   {"period", line.period}, {"percent", line.percent}};
+    if (callees) {
+      item["callee_samples"] = line.callee_samples;
+      item["callee_period"] = line.callee_period;
+      item["callee_percent"] = line.callee_percent;
+    }
     if (!line.caller.empty()) {
       item["inlined_into"] =
           json{{"function", line.caller}, {"call_site", source_json(line.call_site)}};
@@ -91,6 +101,11 @@ json function_json(const AnnotatedFunction& function) {
             function.no_code_reason.empty() ? json(nullptr) : json(function.no_code_reason)},
            {"instructions", std::move(instructions)},
            {"source_lines", std::move(lines)}};
+  if (callees) {
+    out["callee_samples"] = function.callee_samples;
+    out["callee_period"] = function.callee_period;
+    out["unplaced_callee_samples"] = function.unplaced_callee_samples;
+  }
   return out;
 }
 
@@ -99,13 +114,14 @@ json function_json(const AnnotatedFunction& function) {
 std::string annotation_json(const Annotation& annotation) {
   json functions = json::array();
   for (const AnnotatedFunction& function : annotation.functions) {
-    functions.push_back(function_json(function));
+    functions.push_back(function_json(function, annotation.callees));
   }
   json document{{"schema", "perfscope-annotate"},
                 {"version", 1},
                 {"event", annotation.event},
                 {"total_samples", annotation.total_samples},
                 {"total_period", annotation.total_period},
+                {"callees", annotation.callees},
                 {"functions", std::move(functions)},
                 {"warnings", annotation.warnings}};
   // Replacement characters for bytes that are not UTF-8 (names and paths come from files).

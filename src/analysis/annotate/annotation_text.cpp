@@ -86,9 +86,17 @@ void header(std::string& out, const Shown& shown, const Annotation& annotation,
                    architecture_name(*function.architecture), function.start,
                    function.start + function.size);
   }
-  fmt::format_to(std::back_inserter(out), "\n{} samples, {:.2f}% of the {} samples{}\n",
-                 function.samples, function.percent_of_total, annotation.total_samples,
-                 annotation.event.empty() ? std::string() : " of " + shown(annotation.event));
+  std::string event = annotation.event.empty() ? std::string() : " of " + shown(annotation.event);
+  if (annotation.callees) {
+    fmt::format_to(std::back_inserter(out),
+                   "\n{} samples in it and {} in the functions it called: {:.2f}% of the {} "
+                   "samples{}\n",
+                   function.samples, function.callee_samples, function.percent_of_total,
+                   annotation.total_samples, event);
+  } else {
+    fmt::format_to(std::back_inserter(out), "\n{} samples, {:.2f}% of the {} samples{}\n",
+                   function.samples, function.percent_of_total, annotation.total_samples, event);
+  }
   if (!function.no_code_reason.empty()) {
     fmt::format_to(std::back_inserter(out), "note: {}\n", shown(function.no_code_reason));
   }
@@ -98,6 +106,22 @@ void header(std::string& out, const Shown& shown, const Annotation& annotation,
                    "data, or a file changed in place)\n",
                    function.unplaced_samples);
   }
+  if (function.unplaced_callee_samples > 0) {
+    fmt::format_to(std::back_inserter(out),
+                   "note: {} callee samples return to addresses no instruction ends at (the "
+                   "call chain and the code disagree)\n",
+                   function.unplaced_callee_samples);
+  }
+}
+
+// With callees: "   12.34     5678    80.00    36912", each pair blank when it counted nothing.
+std::string callee_columns(std::uint64_t samples, double percent, std::uint64_t callee_samples,
+                           double callee_percent) {
+  auto pair = [](std::uint64_t count, double share) {
+    return count == 0 ? fmt::format("{:>8} {:>8}", "", "")
+                      : fmt::format("{:>8.2f} {:>8}", share, count);
+  };
+  return pair(samples, percent) + " " + pair(callee_samples, callee_percent);
 }
 
 // The source line heading a block of instructions: "file:line  text", with the inlined call.
@@ -117,26 +141,33 @@ std::string block_heading(SourceFiles& sources, const Shown& shown,
 }
 
 void render_instructions(std::string& out, SourceFiles& sources, const Shown& shown,
-                         const AnnotatedFunction& function, bool with_source) {
-  out += " Percent  Samples          Address  Instruction\n";
+                         const AnnotatedFunction& function, bool with_source, bool callees) {
+  out += callees ? "   Self%  Samples  Callee%  Samples          Address  Instruction\n"
+                 : " Percent  Samples          Address  Instruction\n";
+  const std::size_t indent = callees ? 53 : 35;
   std::string last_heading;
   for (const AnnotatedInstruction& entry : function.instructions) {
     if (with_source && !entry.source.file.empty()) {
       std::string heading = block_heading(sources, shown, function, entry);
       if (heading != last_heading) {
-        fmt::format_to(std::back_inserter(out), "{:>35}{}\n", "", heading);
+        fmt::format_to(std::back_inserter(out), "{:>{}}{}\n", "", indent, heading);
         last_heading = std::move(heading);
       }
     }
-    std::string percent =
-        entry.samples == 0 ? std::string("") : fmt::format("{:.2f}", entry.percent);
-    fmt::format_to(std::back_inserter(out), "{:>8} {:>8} {:>16x}  {}\n", percent, entry.samples,
-                   entry.instruction.address, entry.text.empty() ? "?" : shown(entry.text));
+    std::string shares =
+        callees
+            ? callee_columns(entry.samples, entry.percent, entry.callee_samples,
+                             entry.callee_percent)
+            : fmt::format("{:>8} {:>8}",
+                          entry.samples == 0 ? std::string() : fmt::format("{:.2f}", entry.percent),
+                          entry.samples);
+    fmt::format_to(std::back_inserter(out), "{} {:>16x}  {}\n", shares, entry.instruction.address,
+                   entry.text.empty() ? "?" : shown(entry.text));
   }
 }
 
 void render_source(std::string& out, SourceFiles& sources, const Shown& shown,
-                   const AnnotatedFunction& function) {
+                   const AnnotatedFunction& function, bool callees) {
   std::vector<AnnotatedSourceLine> lines = source_lines(function);
   if (lines.empty()) {
     out +=
@@ -167,17 +198,26 @@ void render_source(std::string& out, SourceFiles& sources, const Shown& shown,
     if (!file.problem.empty()) {
       fmt::format_to(std::back_inserter(out), "note: {}\n", shown(file.problem));
     }
-    out += " Percent  Samples   Line  Source\n";
+    out += callees ? "   Self%  Samples  Callee%  Samples   Line  Source\n"
+                   : " Percent  Samples   Line  Source\n";
     std::uint32_t from = lines[begin].line, to = lines[end - 1].line;
     std::size_t next = begin;
     for (std::uint32_t number = from; number <= to; ++number) {
       const AnnotatedSourceLine* line = nullptr;
       if (next < end && lines[next].line == number) line = &lines[next++];
       if (!line && !file.problem.empty()) continue;  // no text to fill the gaps with
-      std::string percent =
-          line && line->samples > 0 ? fmt::format("{:.2f}", line->percent) : std::string();
-      fmt::format_to(std::back_inserter(out), "{:>8} {:>8} {:>6}  {}\n", percent,
-                     line ? fmt::format("{}", line->samples) : std::string(), number,
+      std::string shares;
+      if (callees) {
+        shares = line ? callee_columns(line->samples, line->percent, line->callee_samples,
+                                       line->callee_percent)
+                      : callee_columns(0, 0, 0, 0);
+      } else {
+        shares = fmt::format(
+            "{:>8} {:>8}",
+            line && line->samples > 0 ? fmt::format("{:.2f}", line->percent) : std::string(),
+            line ? fmt::format("{}", line->samples) : std::string());
+      }
+      fmt::format_to(std::back_inserter(out), "{} {:>6}  {}\n", shares, number,
                      shown.source_line(sources.line(first.file, number)));
     }
     begin = end;
@@ -196,9 +236,10 @@ std::string render_annotation(const Annotation& annotation, AnnotateView view, b
     header(out, shown, annotation, function);
     out += "\n";
     if (view == AnnotateView::source && function.no_code_reason.empty()) {
-      render_source(out, sources, shown, function);
+      render_source(out, sources, shown, function, annotation.callees);
     } else {
-      render_instructions(out, sources, shown, function, view == AnnotateView::interleaved);
+      render_instructions(out, sources, shown, function, view == AnnotateView::interleaved,
+                          annotation.callees);
     }
   }
   return out;

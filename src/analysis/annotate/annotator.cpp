@@ -24,6 +24,11 @@ struct AddressHits {
 struct FunctionHits {
   std::map<std::uint64_t, AddressHits> by_address;
   std::uint64_t samples = 0, period = 0;
+  // With callees: by return address (the address after the call), as the call chains hold them.
+  std::map<std::uint64_t, AddressHits> callees_by_return;
+  std::uint64_t callee_samples = 0, callee_period = 0;
+  std::uint64_t total_period() const { return period + callee_period; }
+  bool sampled() const { return samples + callee_samples != 0; }
 };
 
 bool is_jit_map(std::string_view path) {
@@ -71,6 +76,8 @@ class Annotator {
     out.name = f.name;
     out.samples = hits.samples;
     out.period = hits.period;
+    out.callee_samples = hits.callee_samples;
+    out.callee_period = hits.callee_period;
     if (f.dso != no_index) {
       const ProfileDso& dso = profile_.dsos[f.dso];
       out.dso = dso.path;
@@ -117,22 +124,32 @@ class Annotator {
   }
 
   // Without code: one entry per sampled address, `base` added to make it an address.
+  // Without code: one entry per sampled address (and, with callees, per return address: the
+  // call is somewhere before it), `base` added to make it an address.
   void list_addresses(AnnotatedFunction& out, const FunctionHits& hits, std::uint64_t base) {
+    std::map<std::uint64_t, AnnotatedInstruction> entries;
     for (const auto& [address, hit] : hits.by_address) {
-      AnnotatedInstruction entry;
+      AnnotatedInstruction& entry = entries[address];
       entry.instruction.address = address + base;
       entry.samples = hit.samples;
       entry.period = hit.period;
-      out.instructions.push_back(std::move(entry));
     }
+    for (const auto& [address, hit] : hits.callees_by_return) {
+      AnnotatedInstruction& entry = entries[address];
+      entry.instruction.address = address + base;
+      entry.callee_samples = hit.samples;
+      entry.callee_period = hit.period;
+    }
+    for (auto& [address, entry] : entries) out.instructions.push_back(std::move(entry));
     set_percentages(out);
   }
 
   void set_percentages(AnnotatedFunction& out) {
+    double total = static_cast<double>(out.period + out.callee_period);
     for (AnnotatedInstruction& entry : out.instructions) {
-      entry.percent = out.period == 0 ? 0.0
-                                      : 100.0 * static_cast<double>(entry.period) /
-                                            static_cast<double>(out.period);
+      entry.percent = total == 0 ? 0.0 : 100.0 * static_cast<double>(entry.period) / total;
+      entry.callee_percent =
+          total == 0 ? 0.0 : 100.0 * static_cast<double>(entry.callee_period) / total;
     }
   }
 
@@ -201,6 +218,7 @@ class Annotator {
   void fill(AnnotatedFunction& out, std::vector<Instruction> instructions, const FunctionHits& hits,
             KeyOf key_of, Describe describe) {
     auto hit = hits.by_address.begin();
+    auto callee = hits.callees_by_return.begin();
     for (Instruction& instruction : instructions) {
       std::uint64_t key = key_of(instruction.address);
       AnnotatedInstruction entry;
@@ -213,6 +231,17 @@ class Annotator {
         entry.period = hit->second.period;
         ++hit;
       }
+      // A call's return address is where the call instruction ends; DWARF unwinders give the
+      // address before it (inside the call, for its line): both are past the call's start.
+      std::uint64_t end = key + instruction.size;
+      while (callee != hits.callees_by_return.end() && callee->first <= key) {
+        out.unplaced_callee_samples += callee->second.samples;
+        ++callee;
+      }
+      for (; callee != hits.callees_by_return.end() && callee->first <= end; ++callee) {
+        entry.callee_samples += callee->second.samples;
+        entry.callee_period += callee->second.period;
+      }
       describe(entry, key, instruction);
       entry.text = instruction.mnemonic;
       if (!instruction.operands.empty()) entry.text += " " + instruction.operands;
@@ -221,6 +250,9 @@ class Annotator {
       out.instructions.push_back(std::move(entry));
     }
     for (; hit != hits.by_address.end(); ++hit) out.unplaced_samples += hit->second.samples;
+    for (; callee != hits.callees_by_return.end(); ++callee) {
+      out.unplaced_callee_samples += callee->second.samples;
+    }
     set_percentages(out);
   }
 
@@ -313,7 +345,7 @@ std::vector<std::uint32_t> functions_named(const Profile& profile,
                                            const std::string& name) {
   std::vector<std::uint32_t> found;
   for (std::uint32_t i = 0; i < profile.functions.size(); ++i) {
-    if (hits[i].samples == 0 || !profile.functions[i].resolved) continue;
+    if (!hits[i].sampled() || !profile.functions[i].resolved) continue;
     if (symbol_names_match(profile.functions[i].name, name)) found.push_back(i);
   }
   return found;
@@ -323,8 +355,9 @@ std::vector<std::uint32_t> functions_named(const Profile& profile,
 
 Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options) {
   ProfileOptions profile_options = options.profile;
-  // The sampled instruction is all annotate counts: call chains are neither kept nor unwound.
-  profile_options.callchains = false;
+  // The sampled instruction is all annotate counts, unless callees are: only then are call
+  // chains kept (and unwound).
+  profile_options.callchains = options.callees;
   profile_options.keep_samples = false;
   profile_options.symbols.source_lines = false;
   profile_options.symbols.inline_frames = false;
@@ -332,20 +365,48 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
   Profile profile = build_profile(reader, profile_options);
 
   Annotation annotation;
+  annotation.callees = options.callees;
   std::uint32_t event = profile_options.filter.event.value_or(0);
   if (event < profile.events.size()) annotation.event = profile.events[event].name;
+  if (options.callees && event < profile.events.size() && !profile.events[event].has_callchains) {
+    throw AnnotateError(fmt::format(
+        "callees are counted from call chains, and the {} samples of this recording have none: "
+        "record with -g (or --call-graph dwarf), or annotate without --children",
+        annotation.event));
+  }
   std::vector<FunctionHits> hits(profile.functions.size());
+  // The functions met on the way up one stack: a recursive function's callees count once, at
+  // its innermost call.
+  std::vector<std::uint32_t> seen_in_stack;
   for (const ProfileSampleGroup& group : profile.sample_groups) {
     annotation.total_samples += group.samples;
     annotation.total_period += group.period;
     if (group.stack == no_index) continue;
-    const ProfileFrame& frame = profile.frames[profile.stacks[group.stack].frame];
+    const ProfileStack* stack = &profile.stacks[group.stack];
+    const ProfileFrame& frame = profile.frames[stack->frame];
     FunctionHits& function = hits[frame.function];
     AddressHits& at = function.by_address[frame.dso_address];
     at.samples += group.samples;
     at.period += group.period;
     function.samples += group.samples;
     function.period += group.period;
+    if (!options.callees) continue;
+    seen_in_stack.assign(1, frame.function);
+    for (std::uint32_t parent = stack->parent; parent != no_index; parent = stack->parent) {
+      stack = &profile.stacks[parent];
+      const ProfileFrame& caller = profile.frames[stack->frame];
+      if (caller.inlined || std::find(seen_in_stack.begin(), seen_in_stack.end(),
+                                      caller.function) != seen_in_stack.end()) {
+        continue;
+      }
+      seen_in_stack.push_back(caller.function);
+      FunctionHits& calling = hits[caller.function];
+      AddressHits& call = calling.callees_by_return[caller.dso_address];
+      call.samples += group.samples;
+      call.period += group.period;
+      calling.callee_samples += group.samples;
+      calling.callee_period += group.period;
+    }
   }
   if (annotation.total_samples == 0) {
     throw AnnotateError(profile.summary.samples_read == 0
@@ -358,9 +419,9 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
   std::vector<std::uint32_t> chosen;
   if (options.symbols.empty()) {
     for (std::uint32_t i = 0; i < profile.functions.size(); ++i) {
-      double percent = 100.0 * static_cast<double>(hits[i].period) /
+      double percent = 100.0 * static_cast<double>(hits[i].total_period()) /
                        static_cast<double>(std::max<std::uint64_t>(annotation.total_period, 1));
-      if (hits[i].samples > 0 && percent >= options.percent_limit) chosen.push_back(i);
+      if (hits[i].sampled() && percent >= options.percent_limit) chosen.push_back(i);
     }
     if (chosen.empty()) {
       throw AnnotateError(fmt::format(
@@ -381,14 +442,14 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
     }
   }
   std::stable_sort(chosen.begin(), chosen.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return hits[a].period > hits[b].period;
+    return hits[a].total_period() > hits[b].total_period();
   });
 
   Annotator annotator(options, profile);
   for (std::uint32_t index : chosen) {
     AnnotatedFunction& out = annotation.functions.emplace_back();
     annotator.annotate(out, index, hits[index]);
-    out.percent_of_total = 100.0 * static_cast<double>(out.period) /
+    out.percent_of_total = 100.0 * static_cast<double>(out.period + out.callee_period) /
                            static_cast<double>(std::max<std::uint64_t>(annotation.total_period, 1));
   }
   annotation.warnings = profile.summary.warnings;

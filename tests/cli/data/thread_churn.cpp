@@ -1,11 +1,13 @@
 // A program that keeps creating and ending threads, for the fault and load tests:
 //   thread_churn [--live N] [--churn-ms MS | --churn-until-signal] [--spinners M]
-//                [--spin-us US] [--tids FILE]
+//                [--spin-us US] [--tids FILE] [--gate]
 // It prints "ready" first. Churn phase: N threads alive at a time, each ending at once and
 // replaced by a new one, for MS milliseconds or until SIGUSR1 (tids come and go all the time).
 // Spinner phase: M threads, N alive at a time, each spinning exactly US microseconds of its own
 // CPU time; their tids go to FILE, one a line. Last it prints
 // "spinners=M spin_us=US churned=C cpu_us=T" (T: the process's user+system time, all threads).
+// --gate: every spinner waits, once all M exist ("spinners ready"), for SIGUSR2 before it spins
+// (M <= N: all alive at once), so that a recorder attached before the signal sees each one.
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -24,6 +26,10 @@ namespace {
 
 std::atomic<bool> stop_churn{false};
 void on_usr1(int) { stop_churn.store(true); }
+std::atomic<bool> gate_open{true};
+std::atomic<long> at_gate{0};
+long gated_spinners = 0;
+void on_usr2(int) { gate_open.store(true); }
 
 long long thread_cpu_us() {
   timespec now{};
@@ -45,6 +51,13 @@ struct Spinner {
 void* spin(void* arg) {
   auto* spinner = static_cast<Spinner*>(arg);
   spinner->tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  if (!gate_open.load()) {
+    if (at_gate.fetch_add(1) + 1 == gated_spinners) {
+      std::printf("spinners ready\n");
+      std::fflush(stdout);
+    }
+    while (!gate_open.load()) ::usleep(1000);
+  }
   long long until = thread_cpu_us() + spinner->spin_us;
   while (thread_cpu_us() < until) {
   }
@@ -79,7 +92,7 @@ long run_threads(long count, long live, void* (*body)(void*), Next next, KeepGoi
 
 int main(int argc, char** argv) {
   long live = 8, spinners = 0, churn_ms = 0, spin_us = 1000;
-  bool until_signal = false;
+  bool until_signal = false, gate = false;
   const char* tids_path = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -100,6 +113,8 @@ int main(int argc, char** argv) {
       spinners = std::atol(value());
     } else if (arg == "--spin-us") {
       spin_us = std::atol(value());
+    } else if (arg == "--gate") {
+      gate = true;
     } else if (arg == "--tids") {
       tids_path = value();
     } else {
@@ -113,6 +128,15 @@ int main(int argc, char** argv) {
     action.sa_handler = on_usr1;
     sigemptyset(&action.sa_mask);
     ::sigaction(SIGUSR1, &action, nullptr);
+  }
+  if (gate) {
+    if (live < spinners) live = spinners;
+    gated_spinners = spinners;
+    gate_open.store(false);
+    struct sigaction action {};
+    action.sa_handler = on_usr2;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGUSR2, &action, nullptr);
   }
   std::printf("ready\n");
   std::fflush(stdout);

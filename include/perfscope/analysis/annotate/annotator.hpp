@@ -26,6 +26,10 @@ struct AnnotateOptions {
   std::vector<std::string> symbols;
   double percent_limit = 5.0;
   std::string kcore_path = "/proc/kcore";  // where kernel code bytes are read
+  // Also count the samples taken in the functions each function called (from the call chains):
+  // each call instruction gets the samples of the calls it made, and the shares are of the
+  // function's total (its own samples plus its callees').
+  bool callees = false;
 };
 
 // One place in the source: a file and line, with the function its code belongs to.
@@ -47,7 +51,12 @@ struct AnnotatedInstruction {
   std::string text;  // mnemonic and operands, with branch targets named
   std::uint64_t samples = 0;
   std::uint64_t period = 0;
-  double percent = 0;  // of the function's period
+  double percent = 0;  // of the function's period (with callees: of its total period)
+  // With callees: the samples taken below the calls this instruction made (a call's return
+  // address is the next instruction's), and their share of the function's total period.
+  std::uint64_t callee_samples = 0;
+  std::uint64_t callee_period = 0;
+  double callee_percent = 0;
   // The innermost source line of the instruction (inside the innermost inlined function).
   AnnotatedSource source;
   std::vector<AnnotatedInline> inlined;  // innermost first; empty when nothing was inlined here
@@ -63,7 +72,10 @@ struct AnnotatedFunction {
   std::uint64_t start = 0;  // virtual address of its first byte
   std::uint64_t size = 0;
   std::uint64_t samples = 0, period = 0;
-  double percent_of_total = 0;  // of the event's period (after the filters)
+  // With callees: the samples whose call chain passes through this function to another (each
+  // sample once, also when it recurses); the function's total is these plus its own.
+  std::uint64_t callee_samples = 0, callee_period = 0;
+  double percent_of_total = 0;  // of the event's period (after the filters): own (+ callees)
   // Why the instructions have no code (JIT code, a file no longer there, no permission for
   // /proc/kcore); then `instructions` lists the sampled addresses alone.
   std::string no_code_reason;
@@ -71,11 +83,13 @@ struct AnnotatedFunction {
   // Samples at addresses the disassembly does not start an instruction at (a file that changed,
   // data in code): counted here, not lost.
   std::uint64_t unplaced_samples = 0;
+  std::uint64_t unplaced_callee_samples = 0;  // return addresses no instruction ends at
 };
 
 struct Annotation {
   std::string event;
   std::uint64_t total_samples = 0, total_period = 0;
+  bool callees = false;  // the functions' callee samples are counted (AnnotateOptions::callees)
   std::vector<AnnotatedFunction> functions;
   std::vector<std::string> warnings;  // the reader's and symbolizer's, each once
 };
@@ -97,7 +111,10 @@ struct AnnotatedSourceLine {
   std::string caller;         // empty for the annotated function's own lines
   AnnotatedSource call_site;  // in `caller`
   std::uint64_t samples = 0, period = 0;
-  double percent = 0;  // of the function's period
+  double percent = 0;  // of the function's period (with callees: of its total)
+  // With callees: the samples below the calls made from this line.
+  std::uint64_t callee_samples = 0, callee_period = 0;
+  double callee_percent = 0;
 };
 
 // The source lines of `function`, its own first (by file and line), then each inlined function's
