@@ -243,6 +243,15 @@ bool is_core_pmu(const std::string& name) {
   return sys::read_text_file(fmt::format("{}/{}/cpus", sys::pmu_devices_dir, name)).has_value();
 }
 
+}  // namespace
+
+bool is_aux_tracing_pmu(std::string_view name) noexcept {
+  return name == "intel_pt" || name == "intel_bts" || name == "cs_etm" ||
+         name.starts_with("arm_spe") || name.starts_with("hisi_ptt");
+}
+
+namespace {
+
 void check_pmus(MachineReport& report) {
   std::string dir(sys::pmu_devices_dir);
   std::vector<std::string> parts;
@@ -252,6 +261,7 @@ void check_pmus(MachineReport& report) {
     pmu.name = name;
     pmu.type = sys::read_integer_file(fmt::format("{}/{}/type", dir, name)).value_or(-1);
     pmu.core = is_core_pmu(name);
+    pmu.aux = is_aux_tracing_pmu(name);
     core_found = core_found || pmu.core;
     parts.push_back(fmt::format("{}={}{}", name, pmu.type, pmu.core ? " (core)" : ""));
     report.pmus.push_back(std::move(pmu));
@@ -842,6 +852,26 @@ void check_open_files(MachineReport& report) {
       "service), then ulimit -n 65536");
 }
 
+void check_aux_tracing(MachineReport& report) {
+  std::vector<std::string> found;
+  for (const PmuDevice& pmu : report.pmus) {
+    if (pmu.aux) found.push_back(fmt::format("{}={}", pmu.name, pmu.type));
+  }
+  if (found.empty()) {
+    add(report, "aux_tracing", "AUX tracing", CheckStatus::info, "no AUX-area PMU",
+        "No PMU here writes hardware traces to an AUX area (Intel PT or BTS, Arm SPE, CoreSight "
+        "ETM): instruction traces cannot be recorded on this machine. perfscope still reads the "
+        "AUXTRACE records of perf's files from other machines (their trace bytes are kept and "
+        "stepped over, not decoded).");
+    return;
+  }
+  add(report, "aux_tracing", "AUX tracing", CheckStatus::info,
+      fmt::format("{}", fmt::join(found, ", ")),
+      "These PMUs write hardware traces to an AUX area. perfscope reads the AUXTRACE records of "
+      "perf's files (the trace bytes are kept and stepped over, not decoded), but its record does "
+      "not map AUX areas: record the traces with perf (perf record -e intel_pt//u -- CMD).");
+}
+
 void check_cgroup(MachineReport& report) {
   auto root = sys::cgroup2_root();
   if (root) {
@@ -864,6 +894,7 @@ MachineReport check_machine() {
   check_privileges(report, privileges, paranoid);
   check_paranoid(report, privileges, paranoid);
   check_pmus(report);
+  check_aux_tracing(report);
   Event hardware_event = check_hardware_events(report);
   check_sampling(report, privileges);
   check_software_events(report);

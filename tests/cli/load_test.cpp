@@ -330,7 +330,10 @@ TEST(SystemWideLoad, MaxRateLosesNothingUnreported) {
   load.wait(20000);
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;
-  EXPECT_LT(seconds, 30.0);
+  // It ends: a 10 s recording plus its start (every process synthesized from /proc) and its end
+  // (build ids of every file hit). The sanitizer build's recorder, beside the churn on 2 CPUs and
+  // other tests, took 31 s in a CI run.
+  EXPECT_LT(seconds, pt::sanitized_build ? 60.0 : 30.0) << result.err;
 
   FileTotals file = read_totals(path);
   FileTotals reported = reported_totals(result.err);

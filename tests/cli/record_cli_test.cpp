@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -588,7 +589,11 @@ TEST(RecordCliTest, ScriptSymbolsAgreeWithPerfScript) {
     }
     EXPECT_FALSE(std::getline(our_lines, ours_line)) << "ours has more lines: " << ours_line;
     EXPECT_GT(chain, 1000u);
-    EXPECT_LE(function_ends, 2u);
+    // Return addresses at a function's end come from start-up code (ld.so's _dl_start_user):
+    // rare, and more of them when a busy machine slows the start-up (3 in a sanitizer run). A
+    // symbolizer that named every return address by the next function would differ on a fifth
+    // of the lines.
+    EXPECT_LE(function_ends, std::max<std::size_t>(2, lines / 1000)) << lines << " lines";
     if (fields.find("symoff") != std::string::npos) {
       EXPECT_NE(theirs.out.find("+0x"), std::string::npos);
     } else {

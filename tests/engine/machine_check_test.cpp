@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "perfscope/sys/kernel_files.hpp"
 #include "support/test_support.hpp"
@@ -84,6 +85,32 @@ TEST_F(MachineCheckTest, PmusAreTheSysfsDevicesWithTheirFixedTypes) {
     if (pmu.name == "software") {
       EXPECT_FALSE(pmu.core);
     }
+  }
+}
+
+TEST(AuxTracingPmus, KnownByTheirNamesAsPerfKnowsThem) {
+  for (const char* name : {"intel_pt", "intel_bts", "arm_spe_0", "cs_etm", "hisi_ptt0_2"}) {
+    EXPECT_TRUE(perfscope::is_aux_tracing_pmu(name)) << name;
+  }
+  for (const char* name : {"cpu", "software", "armv8_pmuv3_0", "uncore_imc_0", "intel_cqm"}) {
+    EXPECT_FALSE(perfscope::is_aux_tracing_pmu(name)) << name;
+  }
+}
+
+// The AUX check lists exactly the AUX PMUs sysfs has (none on most virtual machines).
+TEST_F(MachineCheckTest, AuxTracingListsTheAuxPmus) {
+  const auto* aux = report_->find("aux_tracing");
+  ASSERT_NE(aux, nullptr);
+  EXPECT_EQ(aux->status, perfscope::CheckStatus::info);
+  std::vector<std::string> expected;
+  for (const auto& pmu : report_->pmus) {
+    if (perfscope::is_aux_tracing_pmu(pmu.name)) expected.push_back(pmu.name);
+  }
+  if (expected.empty()) {
+    EXPECT_EQ(aux->value, "no AUX-area PMU");
+  }
+  for (const auto& name : expected) {
+    EXPECT_NE(aux->value.find(name + "="), std::string::npos) << aux->value;
   }
 }
 

@@ -34,7 +34,12 @@ struct PmuDevice {
   std::string name;        // directory under /sys/bus/event_source/devices
   std::int64_t type = -1;  // attr.type to use, -1 when unreadable
   bool core = false;       // a CPU's own PMU (cpu, cpu_core, cpu_atom, armv8_pmuv3_0, ...)
+  bool aux = false;        // writes hardware traces to an AUX area (is_aux_tracing_pmu)
 };
+
+// PMUs that write their data to an AUX area beside the ring buffer, as perf knows them by name:
+// intel_pt, intel_bts, arm_spe_N, cs_etm, hisi_ptt*.
+PERFSCOPE_EXPORT bool is_aux_tracing_pmu(std::string_view name) noexcept;
 
 // Where each probe of the user page (the first page of an event's mmap) ended up.
 struct UserPageCapabilities {
