@@ -19,6 +19,15 @@ struct AddressHits {
   std::uint64_t samples = 0, period = 0;
 };
 
+// Adds a sample group to an address's count and to the function's matching total.
+void count(AddressHits& at, std::uint64_t& samples, std::uint64_t& period,
+           const ProfileSampleGroup& group) {
+  at.samples += group.samples;
+  at.period += group.period;
+  samples += group.samples;
+  period += group.period;
+}
+
 // The samples of one function, by the address perf prints for them (the file offset for code in
 // files, the address itself for kernel and JIT code).
 struct FunctionHits {
@@ -385,11 +394,7 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
     const ProfileStack* stack = &profile.stacks[group.stack];
     const ProfileFrame& frame = profile.frames[stack->frame];
     FunctionHits& function = hits[frame.function];
-    AddressHits& at = function.by_address[frame.dso_address];
-    at.samples += group.samples;
-    at.period += group.period;
-    function.samples += group.samples;
-    function.period += group.period;
+    count(function.by_address[frame.dso_address], function.samples, function.period, group);
     if (!options.callees) continue;
     seen_in_stack.assign(1, frame.function);
     for (std::uint32_t parent = stack->parent; parent != no_index; parent = stack->parent) {
@@ -401,11 +406,8 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
       }
       seen_in_stack.push_back(caller.function);
       FunctionHits& calling = hits[caller.function];
-      AddressHits& call = calling.callees_by_return[caller.dso_address];
-      call.samples += group.samples;
-      call.period += group.period;
-      calling.callee_samples += group.samples;
-      calling.callee_period += group.period;
+      count(calling.callees_by_return[caller.dso_address], calling.callee_samples,
+            calling.callee_period, group);
     }
   }
   if (annotation.total_samples == 0) {
