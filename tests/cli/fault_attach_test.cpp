@@ -116,7 +116,7 @@ TEST(TargetExitsWhileAttaching, ZombieTargetEndsTheRunAtOnce) {
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     EXPECT_FALSE(run.timed_out()) << tool << " waited for the zombie to be reaped";
-    EXPECT_LT(seconds, 3.0);
+    EXPECT_LT(seconds, 8.0);
     expect_result_or_gone(result, tool == "stat" ? "task-clock" : "perfscope record:");
     std::filesystem::remove(path);
   }

@@ -793,7 +793,7 @@ TEST(StatCli, SigtermPrintsTheCountsSoFarAndEndsTheCommand) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
   BackgroundPerfscope perfscope(
-      dir, {"-v", "stat", "-e", "task-clock,page-faults", "--", "sleep", "30"});
+      dir, {"-v", "stat", "-e", "task-clock,page-faults", "--", "sleep", "60"});
   ASSERT_TRUE(perfscope.wait_for_stderr("event fds on")) << perfscope.err();
   // The command is perfscope's only child: find it to check that it was ended.
   pid_t command = 0;
@@ -816,11 +816,12 @@ TEST(StatCli, SigtermPrintsTheCountsSoFarAndEndsTheCommand) {
   ::kill(perfscope.pid(), SIGTERM);
   int status = perfscope.wait();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
-  EXPECT_LT(seconds, 2.0) << "perfscope waited for the command";
+  // Far from the command's 60 s and from what a CI host with every core busy takes to schedule.
+  EXPECT_LT(seconds, 15.0) << "perfscope waited for the command";
   ASSERT_TRUE(WIFSIGNALED(status)) << perfscope.err();
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   std::string report = perfscope.err();
-  EXPECT_TRUE(contains(report, "Performance counter stats for 'sleep 30'")) << report;
+  EXPECT_TRUE(contains(report, "Performance counter stats for 'sleep 60'")) << report;
   EXPECT_TRUE(total_in_text(report, "page-faults").has_value()) << report;
   EXPECT_NE(::kill(command, 0), 0) << "the command still runs";
 }
