@@ -18,6 +18,7 @@ namespace {
 namespace pt = perfscope::testing;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 const std::vector<std::string> subcommands = {"stat",   "doctor", "list",     "record", "script",
@@ -70,6 +71,28 @@ TEST(CliOptions, TheCommandStartsAtItsFirstWordOrAfterDoubleDash) {
   auto after = pt::run_perfscope({"stat", "-e", "task-clock", "--", "--bogus"});
   EXPECT_EQ(after.exit_status, 1);
   EXPECT_THAT(after.err, HasSubstr("cannot run '--bogus'"));
+}
+
+// -v goes before or after the subcommand, as perf takes it (`perf record -v`); what the
+// subcommand does not know is still its unknown option.
+TEST(CliOptions, VerboseGoesBeforeOrAfterTheSubcommand) {
+  pt::TempDir dir;
+  std::string path = dir.path() + "/verbose.data";
+  for (bool before : {true, false}) {
+    SCOPED_TRACE(before ? "before" : "after");
+    std::vector<std::string> words = {"record", "-e", "task-clock", "-o", path, "--", "true"};
+    words.insert(before ? words.begin() : words.begin() + 1, "-v");
+    auto run = pt::run_perfscope(words);
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_THAT(run.err, HasSubstr("perfscope: recording 1 event(s) of")) << run.err;
+  }
+  auto quiet = pt::run_perfscope({"record", "-e", "task-clock", "-o", path, "--", "true"});
+  EXPECT_EQ(quiet.exit_status, 0) << quiet.err;
+  EXPECT_THAT(quiet.err, Not(HasSubstr("perfscope: recording"))) << quiet.err;
+  auto report = pt::run_perfscope({"report", "-v", "--sortt", "comm", "-i", path});
+  EXPECT_EQ(report.exit_status, 2);
+  EXPECT_EQ(report.err, "perfscope report: unknown option --sortt; did you mean --sort?; " +
+                            help_hint("report"));
 }
 
 TEST(CliOptions, HelpStatesWhereTheCommandStarts) {

@@ -48,6 +48,10 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::TopCommand top(app);
   perfscope::cli::SchedCommand sched(app);
   perfscope::cli::PushCommand push(app);
+  // -v after the subcommand too, as perf takes it (`perfscope record -v`).
+  for (CLI::App* subcommand : app.get_subcommands({})) {
+    subcommand->add_flag("-v,--verbose", verbose, "Show more: the attrs of failed events and more");
+  }
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.
   perfscope::install_elf_symbol_resolver();

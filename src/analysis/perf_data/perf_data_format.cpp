@@ -1,6 +1,20 @@
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
+
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+
+namespace perfscope {
+
+// Here rather than with the reader: the feature codec throws it too, and the emulated PMU lab
+// cross-builds the writer side (format, codec, writer) without the reader and its zstd.
+PerfDataError::PerfDataError(std::uint64_t offset, const std::string& what)
+    : std::runtime_error(fmt::format("perf.data offset {:#x}: {}", offset, what)),
+      offset_(offset) {}
+
+}  // namespace perfscope
 
 namespace perfscope::perf_data {
 

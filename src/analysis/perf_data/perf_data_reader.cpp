@@ -119,10 +119,6 @@ std::vector<std::byte> read_stream(std::FILE* file, const std::string& path) {
 
 }  // namespace
 
-PerfDataError::PerfDataError(std::uint64_t offset, const std::string& what)
-    : std::runtime_error(fmt::format("perf.data offset {:#x}: {}", offset, what)),
-      offset_(offset) {}
-
 PerfDataReader PerfDataReader::open(const std::string& path) {
   if (path == "-") return from_bytes(read_stream(stdin, "standard input"));
   PerfDataReader reader;
