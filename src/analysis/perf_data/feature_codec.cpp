@@ -194,6 +194,8 @@ BuildIdEntry build_id_entry(const perf_data::BuildIdHead& head, std::span<const 
                             ? std::min<std::size_t>(head.build_id[20], 20)
                             : perf_data::build_id_max;
   entry.build_id.assign(head.build_id, head.build_id + id_size);
+  // An entry may end where its name would begin (a damaged or truncated section).
+  if (name.empty()) return entry;
   const char* text = reinterpret_cast<const char*>(name.data());
   entry.filename.assign(text, strnlen(text, name.size()));
   return entry;
