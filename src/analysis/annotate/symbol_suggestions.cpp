@@ -76,17 +76,33 @@ std::string explain_unknown_symbol(const Profile& profile, std::string_view aske
   for (const ProfileFunction& function : profile.functions) {
     if (function.resolved) candidates[std::string(short_function_name(function.name))] = true;
   }
+  // Every sampled file that defines it (_init and _fini are in each one), in the order the
+  // samples met them.
+  std::vector<std::string_view> defined_in;
   for (const ProfileDso& dso : profile.dsos) {
     if (dso.kernel || dso.path.empty() || dso.path.front() == '[') continue;
     for (std::string& name : file_function_names(dso.path, debug_root)) {
       if (symbol_names_match(name, asked)) {
-        return fmt::format(
-            "{} has no samples: it is defined in {}, but none of the samples that passed the "
-            "filters fell in it",
-            asked, dso.path);
+        if (defined_in.empty() || defined_in.back() != dso.path) defined_in.push_back(dso.path);
+        continue;
       }
       candidates.try_emplace(std::move(name), false);
     }
+  }
+  if (!defined_in.empty()) {
+    constexpr std::size_t listed = 4;
+    std::string files;
+    for (std::size_t i = 0; i < std::min(defined_in.size(), listed); ++i) {
+      files += i == 0 ? "" : ", ";
+      files += defined_in[i];
+    }
+    if (defined_in.size() > listed) {
+      files += fmt::format(" and {} more files", defined_in.size() - listed);
+    }
+    return fmt::format(
+        "{} has no samples: it is defined in {}, but none of the samples that passed the "
+        "filters fell in it",
+        asked, files);
   }
   std::string_view wanted = short_function_name(asked);
   std::size_t limit = std::max<std::size_t>(2, wanted.size() / 3);
