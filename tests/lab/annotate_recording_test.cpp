@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lab/lab_workload.hpp"
@@ -21,6 +22,7 @@
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
 #include "perfscope/analysis/perf_data/synthesized_records.hpp"
+#include "perfscope/core/base64.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/core/parse_config.hpp"
@@ -55,22 +57,6 @@ constexpr std::uint64_t period = 10'007;
 constexpr std::uint64_t rounds = 2'500'000;  // 10M cycles: about a thousand samples
 constexpr std::uint64_t loop_bytes = 4 * 4;
 constexpr std::size_t data_pages = 64;
-
-std::string base64(const std::vector<char>& bytes) {
-  static constexpr char digits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    std::uint32_t chunk = static_cast<std::uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) chunk |= static_cast<std::uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) chunk |= static_cast<std::uint8_t>(bytes[i + 2]);
-    out += digits[chunk >> 18 & 63];
-    out += digits[chunk >> 12 & 63];
-    out += i + 1 < bytes.size() ? digits[chunk >> 6 & 63] : '=';
-    out += i + 2 < bytes.size() ? digits[chunk & 63] : '=';
-  }
-  return out;
-}
 
 TEST(AnnotateRecording, CyclesOfAKnownLoopGoToAPerfDataFileForTheHost) {
   perfscope::lab::SecondCpuOffline single_cpu;
@@ -141,7 +127,7 @@ TEST(AnnotateRecording, CyclesOfAKnownLoopGoToAPerfDataFileForTheHost) {
   std::ifstream file(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   ASSERT_GT(bytes.size(), 0U);
-  std::string encoded = base64(bytes);
+  std::string encoded = perfscope::base64_encode(std::string_view(bytes.data(), bytes.size()));
   std::printf("pmu-lab-file: begin annotate.data\n");
   for (std::size_t at = 0; at < encoded.size(); at += 76) {
     std::printf("%s\n", encoded.substr(at, 76).c_str());

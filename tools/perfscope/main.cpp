@@ -33,7 +33,8 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(perfscope::version_banner));
   bool verbose = false;
-  app.add_flag("-v,--verbose", verbose, "Show the perf_event_attr of a failed event and more");
+  constexpr const char* verbose_help = "Show the perf_event_attr of a failed event and more";
+  app.add_flag("-v,--verbose", verbose, verbose_help);
 
   perfscope::cli::StatCommand stat(app);
   perfscope::cli::DoctorCommand doctor(app);
@@ -50,7 +51,7 @@ int run_cli(int argc, char** argv) {
   perfscope::cli::PushCommand push(app);
   // -v after the subcommand too, as perf takes it (`perfscope record -v`).
   for (CLI::App* subcommand : app.get_subcommands({})) {
-    subcommand->add_flag("-v,--verbose", verbose, "Show more: the attrs of failed events and more");
+    subcommand->add_flag("-v,--verbose", verbose, verbose_help);
   }
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "perfscope/analysis/push/push_request.hpp"
+#include "perfscope/core/base64.hpp"
 #include "support/test_support.hpp"
 
 namespace {

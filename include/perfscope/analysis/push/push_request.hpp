@@ -72,6 +72,4 @@ std::string push_label_value(std::string_view value);
 // and for a user without a password.
 std::optional<std::string> load_push_authorization(const std::string& auth_file);
 
-std::string base64_encode(std::string_view bytes);
-
 }  // namespace perfscope
