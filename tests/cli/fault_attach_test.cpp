@@ -152,9 +152,12 @@ TEST(ThreadChurnWhileAttached, StatCountsEveryThreadCreatedAfterTheAttach) {
   double process_cpu_ms = static_cast<double>(field(churned.out, "cpu_us")) / 1000.0;
   double spun_ms = spinners * spin_us / 1000.0;
   EXPECT_GT(field(churned.out, "churned"), 0);
-  // Every spinner thread's time, no more than the whole process used.
+  // Every spinner thread's time, no more than the whole process used. The process reads its
+  // rusage before it exits; task-clock also counts the exit (the threads' and the address
+  // space's teardown), which took 61 ms more on a busy 2-vCPU host. A thread counted twice
+  // would add at least its 10 ms per spinner, 1000 ms for all of them.
   EXPECT_GE(task_clock_ms, spun_ms) << result.err << churned.out;
-  EXPECT_LE(task_clock_ms, process_cpu_ms * 1.02 + 2) << result.err << churned.out;
+  EXPECT_LE(task_clock_ms, process_cpu_ms * 1.02 + 150) << result.err << churned.out;
 }
 
 // Many short attaches (SIGINT ends each) to a process whose threads come and go: every one gives
