@@ -154,8 +154,8 @@ TEST(ThreadChurnWhileAttached, StatCountsEveryThreadCreatedAfterTheAttach) {
   EXPECT_GT(field(churned.out, "churned"), 0);
   // Every spinner thread's time, no more than the whole process used. The process reads its
   // rusage before it exits; task-clock also counts the exit (the threads' and the address
-  // space's teardown), which took 61 ms more on a busy 2-vCPU host. A thread counted twice
-  // would add at least its 10 ms per spinner, 1000 ms for all of them.
+  // space's teardown): the likely cause of 61 ms more, seen once on a busy 2-vCPU host. A thread
+  // counted twice would add at least its 10 ms per spinner, 1000 ms for all of them.
   EXPECT_GE(task_clock_ms, spun_ms) << result.err << churned.out;
   EXPECT_LE(task_clock_ms, process_cpu_ms * 1.02 + 150) << result.err << churned.out;
 }
