@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <tuple>
 #include <unordered_map>
 
 namespace perfscope {
@@ -100,7 +99,6 @@ void KernelSymbols::parse(std::string_view text) {
     Entry entry;
     entry.start = address;
     entry.text = kind == 't' || kind == 'T' || kind == 'w' || kind == 'W';
-    entry.global = kind == 'T' || kind == 'W';
     if (module.size() > 2 && module.front() == '[' && module.back() == ']') {
       auto [where, inserted] =
           module_index.try_emplace(module, static_cast<std::uint32_t>(dsos_.size()));
@@ -152,18 +150,14 @@ bool KernelSymbols::find(std::uint64_t address, Hit& hit) const noexcept {
   auto covering =
       std::lower_bound(entries_.begin(), after, start,
                        [](const Entry& e, std::uint64_t value) { return e.start < value; });
-  // Of aliases at one address (__do_sys_getpid, __ia32_sys_getpid, __x64_sys_getpid) the name
-  // perf shows: a global one before a local one, then the fewest leading underscores, then the
-  // shortest name (measured against perf 6.1: __x64_sys_getpid).
-  auto rank = [this](const Entry& e) {
-    std::string_view name(names_.data() + e.name_offset, e.name_size);
-    std::size_t underscores = name.find_first_not_of('_');
-    if (underscores == std::string_view::npos) underscores = name.size();
-    return std::tuple(!e.global, underscores, name.size());
-  };
+  // Of aliases at one address, perf names it by the one listed last in kallsyms, whatever its
+  // binding or underscores: perf gives every alias but the last an end equal to its start
+  // (symbols__fixup_end runs before symbols__fixup_duplicate), and choose_best_symbol prefers a
+  // symbol with a length (memcpy, __pi_memcpy -> __pi_memcpy; T clkdev_hw_create,
+  // t __clk_register_clkdev -> __clk_register_clkdev). Sorting kept the file's order in a run.
   auto text = after;
   for (auto candidate = covering; candidate != after; ++candidate) {
-    if (candidate->text && (text == after || rank(*candidate) < rank(*text))) text = candidate;
+    if (candidate->text) text = candidate;
   }
   if (text == after) return false;
   std::uint64_t end =

@@ -41,7 +41,6 @@ class KernelSymbols {
     std::uint32_t name_offset = 0, name_size = 0;
     std::uint32_t dso = 0;  // index into dsos_
     bool text = false;
-    bool global = false;  // 'T' or 'W': perf names an address by its global alias
   };
   std::string names_;
   std::deque<std::string> dsos_;
