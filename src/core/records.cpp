@@ -128,10 +128,8 @@ class Cursor {
   bool ok_ = true;
 };
 
-constexpr std::size_t header_size = sizeof(abi::RecordHeader);
-
 bool check_view(const RecordView& view, DecodeError& error) noexcept {
-  if (view.bytes.size() < header_size || view.header.size < header_size ||
+  if (view.bytes.size() < abi::record_header_size || view.header.size < abi::record_header_size ||
       view.header.size > view.bytes.size()) {
     error = {0, "record size is smaller than its header or larger than the bytes given"};
     return false;
@@ -197,7 +195,8 @@ void read_sample_id(Cursor& cursor, std::uint64_t sample_type, SampleId& id) noe
 // Where the payload of a non-sample record ends and its sample_id trailer begins.
 std::size_t payload_end(const RecordView& view, const ParseConfig& config) noexcept {
   std::size_t trailer = config.sample_id_size();
-  return view.header.size >= header_size + trailer ? view.header.size - trailer : header_size;
+  return view.header.size >= abi::record_header_size + trailer ? view.header.size - trailer
+                                                               : abi::record_header_size;
 }
 
 bool finish(Cursor& cursor, const RecordView& view, const ParseConfig& config, SampleId& id,
@@ -208,7 +207,7 @@ bool finish(Cursor& cursor, const RecordView& view, const ParseConfig& config, S
   }
   std::size_t trailer = config.sample_id_size();
   if (trailer != 0) {
-    if (view.header.size < header_size + trailer ||
+    if (view.header.size < abi::record_header_size + trailer ||
         cursor.position() > view.header.size - trailer) {
       error = {cursor.position(), "sample_id trailer overlaps the record payload"};
       return false;
@@ -229,7 +228,7 @@ bool decode_sample_id(const RecordView& view, const ParseConfig& config, SampleI
   DecodeError error;
   if (!check_view(view, error)) return false;
   std::size_t trailer = config.sample_id_size();
-  if (trailer == 0 || view.header.size < header_size + trailer) return false;
+  if (trailer == 0 || view.header.size < abi::record_header_size + trailer) return false;
   Cursor tail(view.bytes, view.header.size - trailer, view.header.size);
   read_sample_id(tail, config.sample_type, out);
   return tail.ok();
@@ -239,7 +238,7 @@ namespace {
 
 bool decode_checked_sample(const RecordView& view, const ParseConfig& config, SampleRecord& s,
                            DecodeError& error) noexcept {
-  Cursor c(view.bytes, header_size, view.header.size);
+  Cursor c(view.bytes, abi::record_header_size, view.header.size);
   const std::uint64_t type = config.sample_type;
   // Fields outside s.fields hold their defaults, so a record decoded again with the same
   // sample_type (every sample of an event) needs no reset: zeroing the whole ~400-byte struct
@@ -348,7 +347,7 @@ bool decode_record(const RecordView& view, const ParseConfig& config, Record& ou
     return decode_checked_sample(view, config, *sample, error);
   }
   const std::size_t end = payload_end(view, config);
-  Cursor c(view.bytes, header_size, end);
+  Cursor c(view.bytes, abi::record_header_size, end);
   switch (static_cast<RecordType>(view.header.type)) {
     case RecordType::sample: break;  // decoded above, never reached
     case RecordType::mmap: {
@@ -504,17 +503,18 @@ bool decode_record(const RecordView& view, const ParseConfig& config, Record& ou
   }
   auto& unknown = out.emplace<UnknownRecord>();
   unknown.type = view.header.type;
-  unknown.payload = view.bytes.subspan(header_size, view.header.size - header_size);
+  unknown.payload =
+      view.bytes.subspan(abi::record_header_size, view.header.size - abi::record_header_size);
   return true;
 }
 
 std::optional<std::uint64_t> record_identifier(const RecordView& view) noexcept {
-  if (view.header.size < header_size + sizeof(std::uint64_t) ||
+  if (view.header.size < abi::record_header_size + sizeof(std::uint64_t) ||
       view.header.size > view.bytes.size()) {
     return std::nullopt;
   }
   std::size_t at = view.header.type == static_cast<std::uint32_t>(RecordType::sample)
-                       ? header_size
+                       ? abi::record_header_size
                        : view.header.size - sizeof(std::uint64_t);
   std::uint64_t id = 0;
   std::memcpy(&id, view.bytes.data() + at, sizeof id);

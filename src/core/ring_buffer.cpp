@@ -14,8 +14,6 @@ namespace perfscope {
 
 namespace {
 
-constexpr std::size_t header_size = sizeof(abi::RecordHeader);
-
 std::uint64_t load_acquire(const std::uint64_t& word) noexcept {
   return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(word))
       .load(std::memory_order_acquire);
@@ -96,20 +94,22 @@ bool RingBuffer::begin_batch() noexcept {
 }
 
 bool RingBuffer::view_at(std::uint64_t position, std::uint64_t limit, RecordView& view) noexcept {
-  if (limit - position < header_size) return false;
+  if (limit - position < abi::record_header_size) return false;
   const std::size_t mask = data_size_ - 1;
   const std::size_t offset = static_cast<std::size_t>(position & mask);
   // The header itself may straddle the end (its size is 8: only at an 8-aligned offset, never
   // in practice, but a corrupt stream must not make us read past the mapping).
   abi::RecordHeader header;
-  if (offset + header_size <= data_size_) {
-    std::memcpy(&header, data() + offset, header_size);
+  if (offset + abi::record_header_size <= data_size_) {
+    std::memcpy(&header, data() + offset, abi::record_header_size);
   } else {
     std::size_t first = data_size_ - offset;
     std::memcpy(&header, data() + offset, first);
-    std::memcpy(reinterpret_cast<std::byte*>(&header) + first, data(), header_size - first);
+    std::memcpy(reinterpret_cast<std::byte*>(&header) + first, data(),
+                abi::record_header_size - first);
   }
-  if (header.size < header_size || header.size > limit - position || header.size % 8 != 0) {
+  if (header.size < abi::record_header_size || header.size > limit - position ||
+      header.size % 8 != 0) {
     if (!overwrite_) ++stats_.corrupt;  // in overwrite mode the oldest record is cut: expected
     return false;
   }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "engine/busy_loop.hpp"
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/core/counter_instructions.hpp"
@@ -23,6 +24,7 @@
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/core/ring_buffer.hpp"
+#include "perfscope/core/trim_whitespace.hpp"
 #include "perfscope/core/user_page.hpp"
 #include "perfscope/engine/syscall_tracing_check.hpp"
 #include "perfscope/sys/kernel_files.hpp"
@@ -53,17 +55,6 @@ constexpr std::uint64_t unlimited = ~0ULL;
 // Hard limits on what one probe may take, so that a broken machine cannot hang the doctor.
 constexpr auto sampling_probe_time = std::chrono::milliseconds(50);
 constexpr std::size_t sampling_data_pages = 8;
-
-// Something the compiler cannot drop, for counters to see.
-void spin(std::uint64_t iterations) {
-  static volatile std::uint64_t sink = 0;
-  for (std::uint64_t i = 0; i < iterations; ++i) sink = sink + i;
-}
-
-std::string trim(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
-}
 
 std::string format_bytes(std::uint64_t bytes) {
   if (bytes == unlimited) return "unlimited";
@@ -164,8 +155,8 @@ void add(MachineReport& report, std::string id, std::string title, CheckStatus s
 void check_kernel(MachineReport& report) {
   auto release = sys::read_text_file("/proc/sys/kernel/osrelease");
   auto version = sys::read_text_file("/proc/sys/kernel/version");
-  std::string value = release ? trim(*release) : std::string("unknown");
-  if (version) value += " " + trim(*version);
+  std::string value = release ? trim_whitespace(*release) : std::string("unknown");
+  if (version) value += " " + trim_whitespace(*version);
   add(report, "kernel", "kernel release", CheckStatus::info, value,
       "The manual's features are tied to kernel versions: CAP_PERFMON needs 5.8, "
       "PERF_FORMAT_LOST 6.0, sigtrap 5.13, aux_action 6.13.");
@@ -295,7 +286,7 @@ Event check_hardware_events(MachineReport& report) {
         open_failure(errnum, attr, "instructions:u"), fix_for_open_failure(errnum));
     return event;
   }
-  spin(work_iterations);
+  detail::busy_loop(work_iterations);
   Reading reading;
   if (!event.read(reading)) {
     add(report, "hardware_events", "hardware events", CheckStatus::fail,
@@ -355,7 +346,7 @@ SamplingProbe probe_sampling(const EventAttr& attr) {
   auto deadline = start + sampling_probe_time;
   while (buffer.unread_bytes() < wanted_samples * sample_record_bytes &&
          std::chrono::steady_clock::now() < deadline) {
-    spin(work_iterations / 100);
+    detail::busy_loop(work_iterations / 100);
   }
   probe.bytes = buffer.unread_bytes();
   probe.milliseconds =
@@ -435,7 +426,7 @@ void check_software_events(MachineReport& report) {
         open_failure(errnum, attr, "task-clock"), fix_for_open_failure(errnum));
     return;
   }
-  spin(work_iterations);
+  detail::busy_loop(work_iterations);
   Reading reading;
   if (!event.read(reading) || reading.value == 0) {
     add(report, "software_events", "software events", CheckStatus::fail,
@@ -450,20 +441,6 @@ void check_software_events(MachineReport& report) {
       "Software events (task-clock, page-faults, context-switches...) work.");
 }
 
-// Where tracefs is mounted, whether or not this process may look inside.
-std::optional<std::string> tracefs_mount_point() {
-  auto mounts = sys::read_text_file("/proc/self/mounts");
-  if (!mounts) return std::nullopt;
-  std::istringstream lines(*mounts);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    std::string device, mount_point, type;
-    if (fields >> device >> mount_point >> type && type == "tracefs") return mount_point;
-  }
-  return std::nullopt;
-}
-
 std::string tracefs_access_fix(const std::string& mount_point) {
   return fmt::format(
       "run as root, or let a group read it: sudo groupadd -f tracing && sudo chgrp -R tracing "
@@ -474,7 +451,7 @@ std::string tracefs_access_fix(const std::string& mount_point) {
 void check_tracepoints(MachineReport& report) {
   auto root = sys::tracefs_root();
   if (!root) {
-    if (auto mount_point = tracefs_mount_point()) {
+    if (auto mount_point = sys::tracefs_mount_point()) {
       add(report, "tracepoints", "tracepoints", CheckStatus::fail,
           fmt::format("tracefs at {} is not readable by this process", *mount_point),
           "Tracepoint events are named by ids under tracefs, which is root-only by default.",
@@ -628,7 +605,7 @@ void check_user_page(MachineReport& report, const Event& hardware_event) {
     return;
   }
   // The counter index is published while the event is on the PMU: keep it busy a moment.
-  spin(work_iterations / 10);
+  detail::busy_loop(work_iterations / 10);
   auto page = user_page_capabilities(user_page, hardware_event.valid());
   report.user_page = page;
   bool counters = page.from_hardware_event && page.user_rdpmc && page.index != 0;
@@ -669,7 +646,7 @@ void check_user_page(MachineReport& report, const Event& hardware_event) {
   std::string value = fmt::format("cap_user_time {}, cap_user_time_zero {}, cap_user_time_short {}",
                                   yes_no(page.user_time), yes_no(page.user_time_zero),
                                   yes_no(page.user_time_short));
-  if (clocksource) value += fmt::format("; clocksource {}", trim(*clocksource));
+  if (clocksource) value += fmt::format("; clocksource {}", trim_whitespace(*clocksource));
   if (time) {
     add(report, "user_time", "user-space time", CheckStatus::ok, value,
         "Enabled/running times can be extrapolated and the cycle counter converted to "

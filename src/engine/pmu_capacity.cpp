@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/busy_loop.hpp"
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
@@ -81,11 +82,6 @@ std::vector<Event> open_probe_group(HardwareEvent event, std::size_t size, bool 
   return group;
 }
 
-void spin(std::uint64_t iterations) {
-  static volatile std::uint64_t sink = 0;
-  for (std::uint64_t i = 0; i < iterations; ++i) sink = sink + i;
-}
-
 // Enables a group of `size` probe events and spins until it gets on the PMU or `wait` passes.
 bool group_runs(HardwareEvent event, std::size_t size, std::chrono::milliseconds wait) {
   int refused = 0;
@@ -95,7 +91,7 @@ bool group_runs(HardwareEvent event, std::size_t size, std::chrono::milliseconds
   auto deadline = std::chrono::steady_clock::now() + wait;
   bool ran = false;
   do {
-    spin(10'000);
+    detail::busy_loop(10'000);
     Reading reading;
     ran = group[0].read(reading) && reading.running > 0;
   } while (!ran && std::chrono::steady_clock::now() < deadline);

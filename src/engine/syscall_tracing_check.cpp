@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <sstream>
 
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/core/error.hpp"
@@ -35,32 +34,19 @@ std::size_t count_syscall_formats(const std::string& tracefs) {
   return count;
 }
 
-// Where tracefs is mounted, readable or not (tracefs_root() only finds a readable one).
-std::string tracefs_mount_point() {
-  auto mounts = sys::read_text_file("/proc/self/mounts");
-  if (!mounts) return {};
-  std::istringstream lines(*mounts);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream fields(line);
-    std::string device, mount_point, type;
-    if (fields >> device >> mount_point >> type && type == "tracefs") return mount_point;
-  }
-  return {};
-}
-
 }  // namespace
 
 SyscallTracingSupport probe_syscall_tracing() {
   SyscallTracingSupport support;
   auto root = sys::tracefs_root();
   if (!root) {
-    if (std::string mounted = tracefs_mount_point(); !mounted.empty()) {
+    if (auto mounted = sys::tracefs_mount_point()) {
       support.error = EACCES;
-      support.problem = fmt::format("tracefs at {} is not readable by this user", mounted);
+      support.problem = fmt::format("tracefs at {} is not readable by this user", *mounted);
       support.fix = fmt::format(
           "{}; tracefs is root's by default (a group may read it: sudo chgrp -R tracing {} && "
           "sudo chmod -R g+rX {})",
-          permission_fix, mounted, mounted);
+          permission_fix, *mounted, *mounted);
       return support;
     }
     support.error = ENOENT;

@@ -219,6 +219,8 @@ std::optional<std::string> tracefs_root() {
   return std::nullopt;
 }
 
+std::optional<std::string> tracefs_mount_point() { return find_mount_of_type("tracefs"); }
+
 std::optional<std::string> cgroup2_root() { return find_mount_of_type("cgroup2"); }
 
 int open_directory(const std::string& path) noexcept {

@@ -15,18 +15,6 @@
 
 namespace perfscope::cli {
 
-namespace {
-// "a,b,,c" -> {"a", "b", "c"}: CLI11's own delimiter would read "[kernel.kallsyms]" as a list.
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::istringstream stream(text);
-  for (std::string item; std::getline(stream, item, ',');) {
-    if (!item.empty()) items.push_back(std::move(item));
-  }
-  return items;
-}
-}  // namespace
-
 AnnotateCommand::AnnotateCommand(CLI::App& app) {
   app_ = app.add_subcommand("annotate",
                             "Show the samples of functions per instruction and source line");
@@ -80,10 +68,10 @@ int AnnotateCommand::run() {
   if (!debug_root_.empty()) options.profile.symbols.debug_root = debug_root_;
   SymbolSources sources(symbol_sources_);  // archives stay unpacked until annotate is done
   options.profile.symbols.lookup = sources.roots();
-  options.profile.filter.comms = split_list(comm_list_);
+  options.profile.filter.comms = split_comma_list(comm_list_);
   options.profile.filter.pids = pids_;
   options.profile.filter.tids = tids_;
-  options.profile.filter.dsos = split_list(dso_list_);
+  options.profile.filter.dsos = split_comma_list(dso_list_);
 
   PerfDataReader reader = PerfDataReader::open(input_);
   Annotation annotation = annotate(reader, options);

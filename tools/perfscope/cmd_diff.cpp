@@ -41,19 +41,10 @@ constexpr std::string_view matching_rule =
     "confidence interval from Welch's t-test; --fail-if 'task-clock>+3%' exits 3 when a count "
     "changed significantly by more than the threshold.";
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::istringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) items.push_back(std::move(item));
-  }
-  return items;
-}
-
 // The file to write to, or stdout; created 0600 (recordings name commands and functions).
-class Output {
+class OutputFile {
  public:
-  explicit Output(const std::string& path) : path_(path) {
+  explicit OutputFile(const std::string& path) : path_(path) {
     if (path.empty()) return;
     int created = sys::create_private_file(path);
     if (created == 0) file_.open(path, std::ios::binary | std::ios::trunc);
@@ -162,7 +153,7 @@ int DiffCommand::run_counts() {
   options.resolve_percent = o.resolve_percent;
   for (const auto& text : o.fail_if) options.thresholds.push_back(parse_stat_threshold(text));
   StatDiff diff = diff_stat_files(read_stat_file(o.base), read_stat_file(o.current), options);
-  Output output(o.output);
+  OutputFile output(o.output);
   std::string text =
       o.format == "json" ? stat_diff_json(diff) : render_stat_diff(diff, o.raw_names);
   output.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -198,11 +189,11 @@ int DiffCommand::run_profiles() {
     if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
   }
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
-  options.filter.comms = split_list(o.comm_list);
+  options.filter.comms = split_comma_list(o.comm_list);
   options.filter.pids = o.pids;
   options.filter.tids = o.tids;
-  options.filter.dsos = split_list(o.dso_list);
-  options.filter.symbols = split_list(o.symbol_list);
+  options.filter.dsos = split_comma_list(o.dso_list);
+  options.filter.symbols = split_comma_list(o.symbol_list);
   // Every output here takes folded samples: memory bounded by the distinct stacks.
   options.keep_samples = false;
   auto load = [&](const std::string& path) {
@@ -231,7 +222,7 @@ int DiffCommand::run_profiles() {
   }
   ProfileDiff diff = diff_profiles(base, current, diff_options);
 
-  Output output(format == "pprof" ? std::string() : o.output);
+  OutputFile output(format == "pprof" ? std::string() : o.output);
   if (format == "text" || format == "json") {
     std::string text = format == "json" ? profile_diff_json(diff, o.base, o.current)
                                         : render_profile_diff(diff, o.base, o.current, o.raw_names);
@@ -263,7 +254,7 @@ int DiffCommand::run_profiles() {
     std::string base_path = prefix + ".base.pb.gz", current_path = prefix + ".new.pb.gz";
     for (auto [path, profile] :
          {std::pair{&base_path, &base}, std::pair{&current_path, &current}}) {
-      Output file(*path);
+      OutputFile file(*path);
       write_pprof(*profile, file.stream());
       file.finish();
     }

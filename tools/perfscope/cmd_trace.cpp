@@ -36,15 +36,6 @@ bool returns_address(std::string_view name) {
   return name == "mmap" || name == "brk" || name == "mremap" || name == "shmat";
 }
 
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> names;
-  std::stringstream in(text);
-  for (std::string name; std::getline(in, name, ',');) {
-    if (!name.empty()) names.push_back(name);
-  }
-  return names;
-}
-
 // Prints each call as it is handed out: a line like perf trace's, or a JSON object per line.
 class CallPrinter : public SyscallCallSink {
  public:
@@ -288,7 +279,7 @@ TraceCommand::TraceCommand(CLI::App& app) {
                                            "to leave out, not both");
               }
               options_.exclude_syscalls = exclude;
-              auto names = split_names(exclude ? text.substr(1) : text);
+              auto names = split_comma_list(exclude ? text.substr(1) : text);
               try {
                 // Checked now, so that a typo is an option error with a suggestion.
                 syscall_numbers(SyscallTable::for_this_machine(), names);

@@ -74,6 +74,19 @@ std::string option_in_message(const std::string& message) {
 
 }  // namespace
 
+std::vector<std::string> split_comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    std::size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    if (!item.empty()) items.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return items;
+}
+
 std::string command_rule_help(const std::string& verb) {
   return fmt::format(
       "COMMAND: perfscope {0} [options] [--] COMMAND [ARGS...]\n"

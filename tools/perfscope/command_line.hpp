@@ -20,6 +20,10 @@ namespace perfscope::cli {
 // The help footer that states the rule for where the command starts (stat, record).
 std::string command_rule_help(const std::string& verb);
 
+// "a,b,,c" -> {"a", "b", "c"}, for options that take a list: CLI11's own delimiter would split
+// "[kernel.kallsyms]" and similar names too.
+std::vector<std::string> split_comma_list(const std::string& text);
+
 // Splits `words` (argv without the program name) at the "--" that ends the options of a
 // subcommand that runs a command: only a "--" before the command's first word counts, so a "--"
 // that belongs to the command stays in it. Returns the words after that "--" (empty without one)

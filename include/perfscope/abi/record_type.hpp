@@ -2,6 +2,7 @@
 // record types perf.data files add.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace perfscope::abi {
@@ -62,6 +63,7 @@ struct RecordHeader {
   std::uint16_t size;
 };
 static_assert(sizeof(RecordHeader) == 8);
+inline constexpr std::size_t record_header_size = sizeof(RecordHeader);
 
 namespace record_misc {
 inline constexpr std::uint16_t cpumode_mask = 7 << 0;

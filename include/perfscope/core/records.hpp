@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -24,6 +25,14 @@ struct RecordView {
   std::span<const std::byte> bytes;
   std::uint32_t type() const noexcept { return header.type; }
 };
+
+// The view of one whole record held in `bytes` (the header is copied: `bytes` may be unaligned).
+inline RecordView record_view(std::span<const std::byte> bytes) noexcept {
+  RecordView view;
+  std::memcpy(&view.header, bytes.data(), sizeof view.header);
+  view.bytes = bytes;
+  return view;
+}
 
 // The identity fields of a record (sample_id_all trailer, or the matching fields of a sample).
 struct SampleId {

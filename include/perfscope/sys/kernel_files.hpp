@@ -61,6 +61,9 @@ PERFSCOPE_EXPORT bool process_exists(pid_t pid);
 
 // tracefs: the mount point, mounting it at /sys/kernel/tracing when it is not mounted and we may.
 PERFSCOPE_EXPORT std::optional<std::string> tracefs_root();
+// Where tracefs is mounted, whether or not this process may look inside (tracefs_root() finds
+// only a readable one).
+PERFSCOPE_EXPORT std::optional<std::string> tracefs_mount_point();
 // The mount point of the cgroup v2 hierarchy, if any.
 PERFSCOPE_EXPORT std::optional<std::string> cgroup2_root();
 // Opens a directory (cgroup) as an O_RDONLY|O_CLOEXEC fd; returns fd or -errno.

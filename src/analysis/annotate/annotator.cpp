@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "analysis/annotate/symbol_suggestions.hpp"
+#include "analysis/symbols/jit_symbol_map.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/symbols/elf_image.hpp"
@@ -39,11 +40,6 @@ struct FunctionHits {
   std::uint64_t total_period() const { return period + callee_period; }
   bool sampled() const { return samples + callee_samples != 0; }
 };
-
-bool is_jit_map(std::string_view path) {
-  std::string_view name = path.substr(path.rfind('/') + 1);
-  return name.starts_with("perf-") && name.ends_with(".map");
-}
 
 // Recorded build ids sit in 20-byte slots of wider fields: equal when one is the other padded
 // with zeros.
@@ -102,7 +98,7 @@ class Annotator {
     } else if (out.kernel) {
       annotate_kernel(out, f, hits);
       return;
-    } else if (is_jit_map(out.dso)) {
+    } else if (is_jit_map_path(out.dso)) {
       out.no_code_reason = fmt::format(
           "no code bytes available: JIT code, named by {}; the recording holds no copy of the "
           "code the runtime generated",

@@ -17,6 +17,8 @@
 #include <set>
 
 #include "analysis/symbols/debug_file_locator.hpp"
+#include "analysis/symbols/jit_symbol_map.hpp"
+#include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/analysis/archive/symbol_archive.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
@@ -27,16 +29,6 @@
 namespace perfscope {
 
 namespace {
-
-constexpr std::string_view kernel_name = "[kernel.kallsyms]";
-
-bool is_jit_map(std::string_view path) {
-  std::size_t slash = path.rfind('/');
-  std::string_view name = path.substr(slash == std::string_view::npos ? 0 : slash + 1);
-  if (!name.starts_with("perf-") || !name.ends_with(".map")) return false;
-  std::string_view pid = name.substr(5, name.size() - 9);
-  return !pid.empty() && pid.find_first_not_of("0123456789") == std::string_view::npos;
-}
 
 std::optional<std::uint64_t> size_of(const std::string& path) {
   struct stat st;
@@ -51,11 +43,11 @@ class Planner {
 
   SymbolArchivePlan plan(const Profile& profile) {
     for (const ProfileDso& dso : profile.dsos) {
-      if (dso.path == kernel_name) {
+      if (dso.path == kernel_dso_name) {
         add_kernel(dso);
       } else if (dso.path.empty() || dso.path.front() != '/') {
         continue;  // kernel modules (named by kallsyms), [vdso], //anon without a map
-      } else if (is_jit_map(dso.path)) {
+      } else if (is_jit_map_path(dso.path)) {
         add_jit_map(dso.path);
       } else {
         add_elf(dso);
@@ -152,17 +144,17 @@ class Planner {
     std::vector<std::uint8_t> id = build_id_from_hex(dso.build_id);
     if (id.empty()) {
       for (const auto& entry : reader_.features().build_ids) {
-        if (entry.filename.starts_with(kernel_name)) id = entry.build_id;
+        if (entry.filename.starts_with(kernel_dso_name)) id = entry.build_id;
       }
     }
     while (!id.empty() && id.back() == 0) id.pop_back();
     if (id.empty()) {
-      missing(std::string(kernel_name), "", "no build id",
+      missing(std::string(kernel_dso_name), "", "no build id",
               "the recording has no build id for the kernel, so its kallsyms cannot be keyed");
       return;
     }
     std::string hex = build_id_hex(id);
-    std::string directory = fmt::format("{}/{}", kernel_name, hex);
+    std::string directory = fmt::format("{}/{}", kernel_dso_name, hex);
     std::vector<std::string> candidates = locator_.kallsyms_candidates(id);
     candidates.push_back(kallsyms_cache_path(options_.build_id_cache_dir.empty()
                                                  ? default_build_id_cache_dir()
@@ -170,7 +162,7 @@ class Planner {
                                              id));
     for (const std::string& candidate : candidates) {
       if (auto size = size_of(candidate); size && *size > 0) {
-        add_file(directory + "/kallsyms", candidate, std::string(kernel_name), *size);
+        add_file(directory + "/kallsyms", candidate, std::string(kernel_dso_name), *size);
         add_link(hex, directory);
         return;
       }
@@ -187,17 +179,17 @@ class Planner {
         if (members_.insert(member).second) {
           auto size = static_cast<std::uint64_t>(text->size());
           plan_.files.push_back(SymbolArchiveFile{
-              member, "/proc/kallsyms", std::string(kernel_name), size, std::move(*text)});
+              member, "/proc/kallsyms", std::string(kernel_dso_name), size, std::move(*text)});
         }
         add_link(hex, directory);
         return;
       }
-      missing(std::string(kernel_name), hex, "not found",
+      missing(std::string(kernel_dso_name), hex, "not found",
               "no kallsyms copy in the build-id cache, and kptr_restrict hides the addresses "
               "of /proc/kallsyms (run as root)");
       return;
     }
-    missing(std::string(kernel_name), hex, "not found",
+    missing(std::string(kernel_dso_name), hex, "not found",
             fmt::format("no kallsyms copy of that kernel in the build-id cache ({}), and the "
                         "running kernel is another one",
                         candidates.back()));

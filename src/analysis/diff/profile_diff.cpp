@@ -9,14 +9,13 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "analysis/path_names.hpp"
+
 namespace perfscope {
 
 namespace {
 
-std::string_view file_name_of(std::string_view path) {
-  auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
+using detail::file_name_of;
 
 // One profile's table of one event, with what the explanations need to know about it.
 struct SideTable {

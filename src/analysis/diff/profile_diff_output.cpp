@@ -11,7 +11,7 @@ namespace perfscope {
 
 namespace {
 
-std::string scaled_count(std::uint64_t count) {
+std::string compact_count(std::uint64_t count) {
   if (count < 1000) return fmt::format("{}", count);
   if (count < 1000000) return fmt::format("{:.1f}K", static_cast<double>(count) / 1e3);
   return fmt::format("{:.1f}M", static_cast<double>(count) / 1e6);
@@ -80,8 +80,8 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
     fmt::format_to(std::back_inserter(out), "# Event '{}'\n", shown(event.name));
     fmt::format_to(std::back_inserter(out),
                    "# BASE: {} samples, event count {}; NEW: {} samples, event count {}\n",
-                   scaled_count(event.base_samples), event.base_period,
-                   scaled_count(event.current_samples), event.current_period);
+                   compact_count(event.base_samples), event.base_period,
+                   compact_count(event.current_samples), event.current_period);
     if (!event.rate_note.empty())
       fmt::format_to(std::back_inserter(out), "# {}\n", event.rate_note);
     line("#");

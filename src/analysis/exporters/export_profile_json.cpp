@@ -64,21 +64,21 @@ void write_summary(const ProfileSummary& summary, TextSink& sink) {
   sink.append("]}");
 }
 
-struct SampleKey {
+struct JsonSampleKey {
   std::uint32_t stack, thread, event;
-  bool operator==(const SampleKey&) const = default;
-  bool operator<(const SampleKey& other) const {
+  bool operator==(const JsonSampleKey&) const = default;
+  bool operator<(const JsonSampleKey& other) const {
     return std::tie(stack, thread, event) < std::tie(other.stack, other.thread, other.event);
   }
 };
-struct SampleKeyHash {
-  std::size_t operator()(const SampleKey& key) const noexcept {
+struct JsonSampleKeyHash {
+  std::size_t operator()(const JsonSampleKey& key) const noexcept {
     std::uint64_t h =
         (std::uint64_t{key.stack} << 32) ^ (std::uint64_t{key.thread} << 8) ^ key.event;
     return std::hash<std::uint64_t>{}(h * 0x9e3779b97f4a7c15ull);
   }
 };
-struct SampleTotals {
+struct JsonSampleTotals {
   std::uint64_t count = 0, period = 0;
 };
 
@@ -169,13 +169,13 @@ void write_threads(const Profile& profile, TextSink& sink) {
 
 // Samples aggregated per (stack, thread, event), in that order.
 void write_samples(const Profile& profile, TextSink& sink) {
-  std::unordered_map<SampleKey, SampleTotals, SampleKeyHash> totals;
+  std::unordered_map<JsonSampleKey, JsonSampleTotals, JsonSampleKeyHash> totals;
   export_detail::for_each_sample_group(profile, [&](const ProfileSampleGroup& group) {
-    SampleTotals& entry = totals[SampleKey{group.stack, group.thread, group.event}];
+    JsonSampleTotals& entry = totals[JsonSampleKey{group.stack, group.thread, group.event}];
     entry.count += group.samples;
     entry.period += group.period;
   });
-  std::vector<std::pair<SampleKey, SampleTotals>> rows(totals.begin(), totals.end());
+  std::vector<std::pair<JsonSampleKey, JsonSampleTotals>> rows(totals.begin(), totals.end());
   std::sort(rows.begin(), rows.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t i = 0; i < rows.size(); ++i) {

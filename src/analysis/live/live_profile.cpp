@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "analysis/path_names.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/core/safe_text.hpp"
@@ -45,10 +46,7 @@ std::uint64_t node_key(std::uint32_t parent, std::uint32_t function) noexcept {
   return std::uint64_t{parent} << 32 | function;
 }
 
-std::string_view file_name_of(std::string_view path) {
-  auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
+using detail::file_name_of;
 
 }  // namespace
 

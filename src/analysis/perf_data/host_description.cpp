@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "perfscope/core/cpu_list.hpp"
+#include "perfscope/core/trim_whitespace.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/version.hpp"
 
@@ -21,20 +22,14 @@ std::optional<std::uint64_t> clock_ns(clockid_t clock) {
          static_cast<std::uint64_t>(now.tv_nsec);
 }
 
-std::string trim(std::string text) {
-  auto begin = text.find_first_not_of(" \t\n");
-  if (begin == std::string::npos) return {};
-  auto end = text.find_last_not_of(" \t\n");
-  return text.substr(begin, end - begin + 1);
-}
-
 // The value of the first "key : value" line of /proc/cpuinfo.
 std::optional<std::string> cpuinfo_value(const std::string& cpuinfo, std::string_view key) {
   std::istringstream lines(cpuinfo);
   for (std::string line; std::getline(lines, line);) {
     auto colon = line.find(':');
     if (colon == std::string::npos) continue;
-    if (trim(line.substr(0, colon)) == key) return trim(line.substr(colon + 1));
+    if (trim_whitespace(line.substr(0, colon)) == key)
+      return trim_whitespace(line.substr(colon + 1));
   }
   return std::nullopt;
 }
@@ -53,7 +48,7 @@ std::optional<std::string> topology_file(int cpu, const char* name) {
   auto text = sys::read_text_file("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
                                   "/topology/" + name);
   if (!text) return std::nullopt;
-  return trim(*text);
+  return trim_whitespace(*text);
 }
 
 void add_unique(std::vector<std::string>& list, const std::optional<std::string>& value) {
@@ -74,10 +69,10 @@ PerfDataFeatures describe_host(std::vector<std::string> cmdline) {
   features.cmdline = std::move(cmdline);
 
   std::vector<int> online;
-  if (auto list = sys::online_cpu_list()) online = parse_cpu_list(trim(*list));
+  if (auto list = sys::online_cpu_list()) online = parse_cpu_list(trim_whitespace(*list));
   int max_present = online.empty() ? 0 : *std::max_element(online.begin(), online.end());
   if (auto present = sys::read_text_file("/sys/devices/system/cpu/present")) {
-    auto cpus = parse_cpu_list(trim(*present));
+    auto cpus = parse_cpu_list(trim_whitespace(*present));
     if (!cpus.empty())
       max_present = std::max(max_present, *std::max_element(cpus.begin(), cpus.end()));
   }

@@ -29,7 +29,6 @@ namespace {
 
 namespace sf = abi::sample_format;
 
-constexpr std::size_t record_header_size = sizeof(abi::RecordHeader);
 // The largest record: its size is a u16.
 constexpr std::size_t record_size_max = 0xffff;
 // How much of a mapped file a walk reads before giving the pages behind it back.
@@ -370,13 +369,13 @@ void PerfDataReader::parse_pipe() {
     }
     auto type = static_cast<abi::UserRecordType>(view.header.type);
     if (type == abi::UserRecordType::header_attr) {
-      std::uint64_t payload = offset + record_header_size;
+      std::uint64_t payload = offset + abi::record_header_size;
       std::uint32_t attr_size = 0;
-      if (view.header.size >= record_header_size + 8) {
+      if (view.header.size >= abi::record_header_size + 8) {
         std::memcpy(&attr_size, bytes_.data() + payload + 4, sizeof attr_size);
       }
       if (attr_size == 0) attr_size = abi::attr_size::ver0;
-      if (attr_size > view.header.size - record_header_size) {
+      if (attr_size > view.header.size - abi::record_header_size) {
         data_error_ = PerfDataError(offset, fmt::format("HEADER_ATTR record of {} bytes holds an "
                                                         "attr of {} bytes",
                                                         view.header.size, attr_size));
@@ -387,7 +386,7 @@ void PerfDataReader::parse_pipe() {
       std::memcpy(&info.attr, bytes_.data() + payload,
                   std::min<std::size_t>(attr_size, sizeof(abi::PerfEventAttr)));
       info.file_attr_size = attr_size;
-      std::uint64_t id_bytes = view.header.size - record_header_size - attr_size;
+      std::uint64_t id_bytes = view.header.size - abi::record_header_size - attr_size;
       info.ids.resize(id_bytes / sizeof(std::uint64_t));
       if (!info.ids.empty()) {
         std::memcpy(info.ids.data(), bytes_.data() + payload + attr_size,
@@ -396,7 +395,7 @@ void PerfDataReader::parse_pipe() {
       events_.push_back(std::move(info));
     } else if (type == abi::UserRecordType::header_feature && view.header.size > 16) {
       // (A record with no contents is the end-of-features mark.)
-      std::uint64_t feature = load_u64(bytes_.data() + offset + record_header_size);
+      std::uint64_t feature = load_u64(bytes_.data() + offset + abi::record_header_size);
       if (feature < perf_data::feature_bits) {
         features_.present.push_back(static_cast<unsigned>(feature));
         try {
@@ -409,7 +408,7 @@ void PerfDataReader::parse_pipe() {
       }
     } else if (type == abi::UserRecordType::header_tracing_data) {
       std::uint32_t size = 0;
-      std::memcpy(&size, bytes_.data() + offset + record_header_size, sizeof size);
+      std::memcpy(&size, bytes_.data() + offset + abi::record_header_size, sizeof size);
       auto begin = bytes_.begin() + static_cast<std::ptrdiff_t>(offset + view.header.size);
       features_.tracing_data.emplace(begin, begin + size);
     }
@@ -577,12 +576,12 @@ std::optional<PerfDataError> PerfDataReader::record_at(std::uint64_t offset, std
                                                        RecordView& view,
                                                        std::uint64_t& next) const noexcept {
   try {
-    if (end - offset < record_header_size) {
+    if (end - offset < abi::record_header_size) {
       return PerfDataError(offset,
                            fmt::format("{} bytes left: too few for a record header", end - offset));
     }
-    std::memcpy(&view.header, bytes_.data() + offset, record_header_size);
-    if (view.header.size < record_header_size) {
+    std::memcpy(&view.header, bytes_.data() + offset, abi::record_header_size);
+    if (view.header.size < abi::record_header_size) {
       return PerfDataError(
           offset, fmt::format("record size {} is smaller than its header", view.header.size));
     }
@@ -595,11 +594,11 @@ std::optional<PerfDataError> PerfDataReader::record_at(std::uint64_t offset, std
     next = offset + view.header.size;
     if (view.header.type == type_of(abi::UserRecordType::auxtrace)) {
       // The trace data follows the record, `size` bytes that header.size does not count.
-      if (view.header.size < record_header_size + 8) {
+      if (view.header.size < abi::record_header_size + 8) {
         return PerfDataError(
             offset, fmt::format("AUXTRACE record of {} bytes has no data size", view.header.size));
       }
-      std::uint64_t size = load_u64(bytes_.data() + offset + record_header_size);
+      std::uint64_t size = load_u64(bytes_.data() + offset + abi::record_header_size);
       if (size > end - next) {
         return PerfDataError(offset, fmt::format("the {} bytes of AUX trace data after the "
                                                  "AUXTRACE record run past the end of the data "
@@ -611,11 +610,11 @@ std::optional<PerfDataError> PerfDataReader::record_at(std::uint64_t offset, std
     if (pipe_mode_ &&
         view.header.type == static_cast<std::uint32_t>(abi::UserRecordType::header_tracing_data)) {
       // The tracing data follows its record, padded to 8 bytes.
-      if (view.header.size < record_header_size + 4) {
+      if (view.header.size < abi::record_header_size + 4) {
         return PerfDataError(offset, "HEADER_TRACING_DATA record too short");
       }
       std::uint32_t size = 0;
-      std::memcpy(&size, bytes_.data() + offset + record_header_size, sizeof size);
+      std::memcpy(&size, bytes_.data() + offset + abi::record_header_size, sizeof size);
       std::uint64_t padded = (std::uint64_t{size} + 7) & ~std::uint64_t{7};
       if (padded > end - next) {
         return PerfDataError(offset,
@@ -643,7 +642,7 @@ std::size_t PerfDataReader::event_of(const RecordView& view) const noexcept {
     if (!config.has(sf::id)) return 0;
     std::size_t offset;
     if (sample) {
-      offset = record_header_size +
+      offset = abi::record_header_size +
                8 * ((config.has(sf::identifier) ? 1 : 0) + (config.has(sf::ip) ? 1 : 0) +
                     (config.has(sf::tid) ? 1 : 0) + (config.has(sf::time) ? 1 : 0) +
                     (config.has(sf::addr) ? 1 : 0));
@@ -652,7 +651,7 @@ std::size_t PerfDataReader::event_of(const RecordView& view) const noexcept {
       std::size_t from_end =
           8 * (1 + (config.has(sf::stream_id) ? 1 : 0) + (config.has(sf::cpu) ? 1 : 0) +
                (config.has(sf::identifier) ? 1 : 0));
-      if (view.header.size < from_end + record_header_size) return 0;
+      if (view.header.size < from_end + abi::record_header_size) return 0;
       offset = view.header.size - from_end;
     }
     if (offset + 8 > view.bytes.size()) return 0;
@@ -671,15 +670,15 @@ std::uint64_t PerfDataReader::time_of(const RecordView& view, std::size_t event)
   if (!config.has(sf::time)) return 0;
   std::size_t offset;
   if (view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
-    offset =
-        record_header_size + 8 * ((config.has(sf::identifier) ? 1 : 0) +
-                                  (config.has(sf::ip) ? 1 : 0) + (config.has(sf::tid) ? 1 : 0));
+    offset = abi::record_header_size +
+             8 * ((config.has(sf::identifier) ? 1 : 0) + (config.has(sf::ip) ? 1 : 0) +
+                  (config.has(sf::tid) ? 1 : 0));
   } else {
     if (!config.sample_id_all) return 0;
     std::size_t from_end =
         8 * (1 + (config.has(sf::id) ? 1 : 0) + (config.has(sf::stream_id) ? 1 : 0) +
              (config.has(sf::cpu) ? 1 : 0) + (config.has(sf::identifier) ? 1 : 0));
-    if (view.header.size < from_end + record_header_size) return 0;
+    if (view.header.size < from_end + abi::record_header_size) return 0;
     offset = view.header.size - from_end;
   }
   if (offset + 8 > view.bytes.size()) return 0;
@@ -695,7 +694,7 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) co
   std::optional<perf_data::ZstdRecordStream> zstd;
   std::uint64_t last_compressed = 0;
   auto deliver = [&](std::span<const std::byte> bytes, std::uint64_t offset, bool stable) {
-    std::memcpy(&record.view.header, bytes.data(), record_header_size);
+    std::memcpy(&record.view.header, bytes.data(), abi::record_header_size);
     if (reinterpret_cast<std::uintptr_t>(bytes.data()) % 8 != 0) {
       if (realigned.empty()) realigned.resize(record_size_max + 1);
       std::memcpy(realigned.data(), bytes.data(), bytes.size());
@@ -737,7 +736,7 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) co
     std::uint32_t type = view.header.type;
     if (type == type_of(abi::UserRecordType::compressed) ||
         type == type_of(abi::UserRecordType::compressed2)) {
-      std::span<const std::byte> payload = view.bytes.subspan(record_header_size);
+      std::span<const std::byte> payload = view.bytes.subspan(abi::record_header_size);
       if (type == type_of(abi::UserRecordType::compressed2)) {
         // A data size, then the data padded to 8 bytes.
         std::uint64_t size = payload.size() >= 8 ? load_u64(payload.data()) : ~0ULL;

@@ -51,7 +51,8 @@ class RecordBuilder {
   std::vector<std::byte> bytes_;
 };
 
-std::string trim(std::string text) {
+// Only the end: a comm or a mapped file's name may begin with a space.
+std::string without_line_end(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return text;
 }
@@ -112,7 +113,7 @@ bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink&
     RecordBuilder record(RecordType::comm, 0);
     record.value<std::uint32_t>(static_cast<std::uint32_t>(pid));
     record.value<std::uint32_t>(static_cast<std::uint32_t>(tid));
-    record.text(trim(*comm));
+    record.text(without_line_end(*comm));
     record.emit(sample_id_size, sink);
   }
   std::istringstream lines(*maps);
@@ -127,7 +128,8 @@ bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink&
       continue;
     }
     if (perms[2] != 'x') continue;  // code only, as perf record synthesizes by default
-    std::string path = consumed > 0 ? trim(line.substr(static_cast<std::size_t>(consumed))) : "";
+    std::string path =
+        consumed > 0 ? without_line_end(line.substr(static_cast<std::size_t>(consumed))) : "";
     if (path.empty()) path = "//anon";
     std::uint32_t prot =
         (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;

@@ -8,7 +8,9 @@
 #include <unordered_map>
 #include <variant>
 
+#include "analysis/path_names.hpp"
 #include "analysis/profile/flat_index_map.hpp"
+#include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
@@ -28,12 +30,7 @@ namespace cc = abi::callchain_context;
 namespace misc = abi::record_misc;
 using detail::FlatIndexMap;
 
-constexpr std::string_view kernel_dso = "[kernel.kallsyms]";
-
-std::string_view file_name_of(std::string_view path) {
-  auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
+using detail::file_name_of;
 
 }  // namespace
 
@@ -522,7 +519,7 @@ struct ProfileBuilder::State {
     std::string filename(name, strnlen(name, name_bytes.size()));
     if (filename.empty() || size == 0) return;
     bool kernel = (head.header.misc & misc::cpumode_mask) == misc::kernel;
-    if (kernel && filename.starts_with(kernel_dso)) filename = std::string(kernel_dso);
+    if (kernel && filename.starts_with(kernel_dso_name)) filename = std::string(kernel_dso_name);
     resolver.add_recorded_build_id(filename, std::span(head.build_id, size));
   }
 

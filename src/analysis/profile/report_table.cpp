@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "analysis/path_names.hpp"
 #include "analysis/profile/flat_index_map.hpp"
 
 namespace perfscope {
@@ -14,10 +15,7 @@ namespace {
 
 using detail::FlatIndexMap;
 
-std::string_view file_name_of(std::string_view path) {
-  auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
+using detail::file_name_of;
 
 std::string_view sort_key_name(ReportSortKey key) {
   switch (key) {

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "analysis/profile/flat_index_map.hpp"
+#include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 
@@ -17,8 +18,6 @@ namespace sf = abi::sample_format;
 namespace cc = abi::callchain_context;
 namespace misc = abi::record_misc;
 using detail::FlatIndexMap;
-
-constexpr std::string_view kernel_dso = "[kernel.kallsyms]";
 
 // The mode a context marker switches to; a marker that names no mode (PERF_CONTEXT_GUEST, which
 // perf emits before GUEST_KERNEL or GUEST_USER) leaves it.
@@ -99,10 +98,10 @@ struct StackResolver::State {
     // [unknown] and names nothing. Naming it from this machine's kallsyms would be a guess.
     if (!out.mapping) return;
     out.symbol = symbolizer.resolve_kernel(out.address.lookup());
-    if (out.mapping && *out.mapping->filename != kernel_dso) {
+    if (out.mapping && *out.mapping->filename != kernel_dso_name) {
       out.dso = *out.mapping->filename;  // a kernel module's map, "[ath9k]"
     } else {
-      out.dso = out.symbol.dso.empty() ? kernel_dso : out.symbol.dso;
+      out.dso = out.symbol.dso.empty() ? kernel_dso_name : out.symbol.dso;
     }
   }
 
@@ -120,7 +119,7 @@ struct StackResolver::State {
     if (out.kernel) {
       // The kernel's MMAP record carries its _text address as pgoff: the symbolizer checks the
       // kallsyms it reads against it.
-      if (out.mapping && *out.mapping->filename == kernel_dso) {
+      if (out.mapping && *out.mapping->filename == kernel_dso_name) {
         symbolizer.set_kernel_reference_address(out.mapping->pgoff);
       }
       if (name_kernel_now) {
@@ -266,7 +265,7 @@ void StackResolver::observe(const RecordView& view, const ParseConfig& config) {
 void StackResolver::add_recorded_build_id(std::string_view filename,
                                           std::span<const std::uint8_t> build_id) {
   State& state = *state_;
-  if (filename == kernel_dso) state.symbolizer.set_kernel_build_id(build_id);
+  if (filename == kernel_dso_name) state.symbolizer.set_kernel_build_id(build_id);
   state.recorded_build_ids[std::string(filename)].assign(build_id.begin(), build_id.end());
 }
 

@@ -13,6 +13,7 @@
 
 #include "perfscope/core/base64.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "perfscope/core/trim_whitespace.hpp"
 
 namespace perfscope {
 
@@ -116,15 +117,6 @@ HttpRequest parca_request(const PushTarget& target, const PushProfile& profile) 
   return request;
 }
 
-std::string trim(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' ||
-                           text.back() == '\t')) {
-    text.pop_back();
-  }
-  std::size_t start = text.find_first_not_of(" \t");
-  return start == std::string::npos ? std::string() : text.substr(start);
-}
-
 }  // namespace
 
 std::optional<PushFormat> parse_push_format(std::string_view name) noexcept {
@@ -218,16 +210,16 @@ std::optional<std::string> load_push_authorization(const std::string& auth_file)
     }
     std::ifstream in(auth_file);
     std::string line;
-    if (!in || !std::getline(in, line) || trim(line).empty()) {
+    if (!in || !std::getline(in, line) || trim_whitespace(line).empty()) {
       throw std::invalid_argument(fmt::format(
           "--push-auth-file {}: its first line is empty or unreadable; write \"Bearer TOKEN\", "
           "\"Basic USER:PASSWORD\" or the token alone",
           auth_file));
     }
-    line = trim(line);
-    if (line.rfind("Bearer ", 0) == 0) return "Bearer " + trim(line.substr(7));
+    line = trim_whitespace(line);
+    if (line.rfind("Bearer ", 0) == 0) return "Bearer " + trim_whitespace(line.substr(7));
     if (line.rfind("Basic ", 0) == 0) {
-      std::string pair = trim(line.substr(6));
+      std::string pair = trim_whitespace(line.substr(6));
       if (pair.find(':') == std::string::npos) {
         throw std::invalid_argument(
             fmt::format("--push-auth-file {}: \"Basic\" takes USER:PASSWORD (a colon between them)",
@@ -242,7 +234,7 @@ std::optional<std::string> load_push_authorization(const std::string& auth_file)
     return value ? std::string(value) : std::string();
   };
   std::string token = env("PERFSCOPE_PUSH_TOKEN");
-  if (!token.empty()) return "Bearer " + trim(token);
+  if (!token.empty()) return "Bearer " + trim_whitespace(token);
   std::string user = env("PERFSCOPE_PUSH_USER");
   if (!user.empty()) {
     std::string password = env("PERFSCOPE_PUSH_PASSWORD");

@@ -40,13 +40,6 @@ void put_bytes(std::vector<std::byte>& out, const void* bytes, std::size_t size)
   if (size != 0) std::memcpy(out.data() + at, bytes, size);
 }
 
-RecordView view_of(std::span<const std::byte> bytes) {
-  RecordView view;
-  std::memcpy(&view.header, bytes.data(), sizeof view.header);
-  view.bytes = bytes;
-  return view;
-}
-
 std::int64_t read_prev_state(std::span<const std::byte> payload, std::size_t offset,
                              std::size_t size) {
   if (size != 4 && size != 8) return 0;
@@ -263,7 +256,7 @@ void OffCpuRecorder::write_sample(std::uint32_t tid, const Pending& pending, std
   std::uint64_t ip = 0;
   if (pending.copy != no_copy && source_.switch_event) {
     DecodeError error;
-    RecordView view = view_of(copies_[pending.copy]);
+    RecordView view = record_view(copies_[pending.copy]);
     from_sample = decode_sample(view, model_config_, decoded_, error);
     if (from_sample) {
       cpumode = view.header.misc & misc::cpumode_mask;
@@ -319,7 +312,7 @@ void OffCpuRecorder::write_sample(std::uint32_t tid, const Pending& pending, std
   std::memcpy(out_.data(), &header, sizeof header);
   ++stats_.written;
   stats_.written_ns += period;
-  next_.record(view_of(out_), 0, config_);
+  next_.record(record_view(out_), 0, config_);
 }
 
 void OffCpuRecorder::finish() {

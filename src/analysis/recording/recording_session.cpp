@@ -24,13 +24,6 @@ namespace misc = abi::record_misc;
 // does), so that the buffers do not fill between wake-ups.
 constexpr std::uint64_t streaming_bytes = 64 * 1024;
 
-RecordView view_of(std::span<const std::byte> bytes) {
-  RecordView view;
-  std::memcpy(&view.header, bytes.data(), sizeof view.header);
-  view.bytes = bytes;
-  return view;
-}
-
 }  // namespace
 
 // Between the sampling session and the sink: leaves out the samples of user-only events in
@@ -86,7 +79,9 @@ std::optional<ClockData> RecordingSession::clock_data() const {
 void RecordingSession::synthesize(RecordingSink& sink) {
   const ParseConfig& config = sampling_.config(0);
   std::size_t trailer = config.sample_id_size();
-  auto to_sink = [&](std::span<const std::byte> bytes) { sink.record(view_of(bytes), 0, config); };
+  auto to_sink = [&](std::span<const std::byte> bytes) {
+    sink.record(record_view(bytes), 0, config);
+  };
   // False when /proc/kallsyms shows us zeros: kernel addresses are not ours to know. The kernel
   // still samples user-only events when the counter overflows on the way into the kernel
   // (skid), with a kernel address as the IP: those samples could only be "[unknown]".
@@ -144,7 +139,7 @@ void RecordingSession::stop(RecordingSink& sink) {
     auto ids = sampling_.event_ids(0);
     synthesize_lost(
         ids.empty() ? 0 : ids.front(), unreported_lost_, config.sample_id_size(),
-        [&](std::span<const std::byte> bytes) { sink.record(view_of(bytes), 0, config); });
+        [&](std::span<const std::byte> bytes) { sink.record(record_view(bytes), 0, config); });
     sink.end_round();
   }
 }

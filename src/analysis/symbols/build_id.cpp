@@ -53,7 +53,7 @@ std::optional<std::vector<std::uint8_t>> kernel_build_id() {
   return find_build_id_note(std::as_bytes(std::span(notes->data(), notes->size())));
 }
 
-std::string build_id_hex(const std::vector<std::uint8_t>& build_id) {
+std::string build_id_hex(std::span<const std::uint8_t> build_id) {
   static constexpr char digits[] = "0123456789abcdef";
   std::string out;
   for (auto byte : build_id) {

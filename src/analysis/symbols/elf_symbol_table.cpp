@@ -36,7 +36,7 @@ std::string demangle_symbol(const char* name) {
   if (name[0] != '_' || name[1] != 'Z') return {};
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> out(
-      abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
+      ::abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
   return status == 0 && out ? std::string(out.get()) : std::string();
 }
 

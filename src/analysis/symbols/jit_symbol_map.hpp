@@ -9,6 +9,9 @@
 
 namespace perfscope {
 
+// Whether a path names such a map: "perf-PID.map" with a numeric PID, in any directory.
+bool is_jit_map_path(std::string_view path) noexcept;
+
 class JitSymbolMap {
  public:
   void parse(std::string_view text);

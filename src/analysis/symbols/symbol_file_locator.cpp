@@ -22,10 +22,6 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::string hex_of(std::span<const std::uint8_t> id) {
-  return build_id_hex(std::vector<std::uint8_t>(id.begin(), id.end()));
-}
-
 // perf writes build ids into 20-byte slots: trailing zero bytes are padding, not the id.
 std::span<const std::uint8_t> without_padding(std::span<const std::uint8_t> id) {
   while (!id.empty() && id.back() == 0) id = id.first(id.size() - 1);
@@ -93,7 +89,8 @@ LocatedFile SymbolFileLocator::locate(std::string_view recorded_path,
       if (!actual || !same_build_id(*actual, build_id)) {
         located.rejected.push_back(fmt::format(
             "not using {} for {}: it has build id {}, the recording {} (another build)", candidate,
-            recorded_path, actual ? hex_of(*actual) : std::string("none"), hex_of(build_id)));
+            recorded_path, actual ? build_id_hex(*actual) : std::string("none"),
+            build_id_hex(build_id)));
         return false;
       }
     }
@@ -102,7 +99,7 @@ LocatedFile SymbolFileLocator::locate(std::string_view recorded_path,
     return true;
   };
   if (!build_id.empty()) {
-    std::string hex = hex_of(build_id);
+    std::string hex = build_id_hex(build_id);
     for (const std::string& root : roots_.build_id_dirs) {
       for (const std::string& directory : member_directories(root, recorded_path, hex)) {
         // perf's layout since 4.x: a directory with `elf`; before, the file itself.
@@ -137,7 +134,7 @@ std::optional<std::string> SymbolFileLocator::locate_debug(
     std::string_view recorded_path, std::span<const std::uint8_t> build_id) const {
   build_id = without_padding(build_id);
   if (build_id.empty()) return std::nullopt;
-  std::string hex = hex_of(build_id);
+  std::string hex = build_id_hex(build_id);
   for (const std::string& root : roots_.build_id_dirs) {
     for (const std::string& directory : member_directories(root, recorded_path, hex)) {
       std::string candidate = directory + "/debug";
@@ -152,7 +149,7 @@ std::vector<std::string> SymbolFileLocator::kallsyms_candidates(
   std::vector<std::string> out;
   build_id = without_padding(build_id);
   if (build_id.empty()) return out;
-  std::string hex = hex_of(build_id);
+  std::string hex = build_id_hex(build_id);
   for (const std::string& root : roots_.build_id_dirs) {
     for (const std::string& directory : member_directories(root, "[kernel.kallsyms]", hex)) {
       out.push_back(directory + "/kallsyms");

@@ -183,10 +183,6 @@ struct JitState {
   std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
 };
 
-std::string hex_of(std::span<const std::uint8_t> bytes) {
-  return build_id_hex(std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-}
-
 // The vDSO is the same image in every process of this kernel: read this process's copy.
 std::optional<ElfImage> vdso_image() {
   auto base = reinterpret_cast<const unsigned char*>(getauxval(AT_SYSINFO_EHDR));
@@ -218,7 +214,8 @@ struct Symbolizer::State {
 
   void add_missing(std::string_view path, std::span<const std::uint8_t> build_id,
                    std::string_view reason, std::string detail) {
-    missing.push_back(MissingSymbolFile{std::string(path), build_id.empty() ? "" : hex_of(build_id),
+    missing.push_back(MissingSymbolFile{std::string(path),
+                                        build_id.empty() ? "" : build_id_hex(build_id),
                                         std::string(reason), std::move(detail)});
   }
 
@@ -281,8 +278,8 @@ struct Symbolizer::State {
           file.path,
           file.build_id.empty()
               ? std::string()
-              : fmt::format(" (.build-id/{}/{}.debug)", hex_of(file.build_id).substr(0, 2),
-                            hex_of(file.build_id).substr(2))));
+              : fmt::format(" (.build-id/{}/{}.debug)", build_id_hex(file.build_id).substr(0, 2),
+                            build_id_hex(file.build_id).substr(2))));
     }
   }
 
@@ -356,8 +353,8 @@ struct Symbolizer::State {
     std::string text = fmt::format(
         "build id mismatch for {}: recorded {}, the file has {}; it changed since the "
         "recording and its symbols may be wrong",
-        file.path, hex_of(recorded),
-        file.build_id.empty() ? std::string("none") : hex_of(file.build_id));
+        file.path, build_id_hex(recorded),
+        file.build_id.empty() ? std::string("none") : build_id_hex(file.build_id));
     add_missing(file.path, recorded, "build id mismatch", text);
     warn(std::move(text));
   }

@@ -3,6 +3,7 @@
 #include <string>
 #include <variant>
 
+#include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
 
@@ -15,13 +16,12 @@ bool kernel_mode(std::uint16_t cpumode) {
 }
 
 // perf's name for the kernel, whatever suffix ("_text", "_stext") says where it was anchored.
-constexpr std::string_view kernel_name = "[kernel.kallsyms]";
 
 // A kernel map's name as perf shows it: the kernel, or a module's "[name]" from its file
 // (/lib/modules/.../ath9k.ko -> [ath9k]; perf writes dashes as underscores, as the kernel
 // names modules); other names as recorded.
 std::string kernel_map_name(std::string_view filename) {
-  if (filename.starts_with(kernel_name)) return std::string(kernel_name);
+  if (filename.starts_with(kernel_dso_name)) return std::string(kernel_dso_name);
   std::string_view base = filename.substr(filename.rfind('/') + 1);
   for (std::string_view suffix : {".ko", ".ko.gz", ".ko.xz", ".ko.zst"}) {
     if (base.size() > suffix.size() && base.ends_with(suffix) && filename.starts_with('/')) {

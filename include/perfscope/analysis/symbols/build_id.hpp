@@ -17,7 +17,7 @@ std::optional<std::vector<std::uint8_t>> kernel_build_id();
 // The NT_GNU_BUILD_ID descriptor in a buffer of ELF notes.
 std::optional<std::vector<std::uint8_t>> find_build_id_note(std::span<const std::byte> notes);
 // Lowercase hex, as perf and `file` print it.
-std::string build_id_hex(const std::vector<std::uint8_t>& build_id);
+std::string build_id_hex(std::span<const std::uint8_t> build_id);
 // The bytes of a hex build id; empty when `hex` is not an even number of hex digits.
 std::vector<std::uint8_t> build_id_from_hex(std::string_view hex);
 // Whether two build ids are the same: one may be the other padded with zeros (perf.data stores
