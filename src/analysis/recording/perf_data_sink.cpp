@@ -14,7 +14,7 @@ namespace {
 namespace sf = abi::sample_format;
 namespace misc = abi::record_misc;
 
-constexpr auto sample_type = static_cast<std::uint32_t>(abi::RecordType::sample);
+constexpr auto sample_record_type = static_cast<std::uint32_t>(abi::RecordType::sample);
 
 bool changes_mappings(std::uint32_t type) noexcept {
   switch (static_cast<abi::RecordType>(type)) {
@@ -30,7 +30,7 @@ bool changes_mappings(std::uint32_t type) noexcept {
 
 void PerfDataSink::record(const RecordView& view, std::size_t, const ParseConfig& config) {
   writer_.append(view.bytes);
-  if (view.header.type == sample_type) {
+  if (view.header.type == sample_record_type) {
     note_hit(view, config);
   } else if (changes_mappings(view.header.type)) {
     maps_.observe(view, config);
