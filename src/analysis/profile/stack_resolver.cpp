@@ -98,6 +98,14 @@ struct StackResolver::State {
     // [unknown] and names nothing. Naming it from this machine's kallsyms would be a guess.
     if (!out.mapping) return;
     out.symbol = symbolizer.resolve_kernel(out.address.lookup());
+    // The kernel's __pfx_ symbols are the padding before each function (CONFIG_FUNCTION_PADDING):
+    // nothing there calls. A chain entry at a function's first byte is then an exact ip, the
+    // interrupted one of an exception or interrupt frame inside the chain: named at itself, as
+    // perf names every entry (x64_sys_call, not __pfx_x64_sys_call+0xf).
+    if (out.address.return_address && out.symbol.symbol.starts_with("__pfx_")) {
+      out.address.return_address = false;
+      out.symbol = symbolizer.resolve_kernel(out.address.ip);
+    }
     if (out.mapping && *out.mapping->filename != kernel_dso_name) {
       out.dso = *out.mapping->filename;  // a kernel module's map, "[ath9k]"
     } else {

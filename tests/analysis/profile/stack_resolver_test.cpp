@@ -226,6 +226,8 @@ struct Fixture {
                         "ffffffff81000000 T _text\n"
                         "ffffffff81000100 t helper_function\n"
                         "ffffffff81000200 T caller_function\n"
+                        "ffffffff81000300 T __pfx_padded_function\n"
+                        "ffffffff81000310 T padded_function\n"
                         "ffffffffc0001000 t module_function\t[fakemod]\n");
     options.symbols.jit_map_dir = directory.path();
     directory.write(fmt_map_name(), "7f0000001000 40 jitted_loop\n");
@@ -259,6 +261,11 @@ TEST(StackResolverTest, IpsAreNamedByKallsymsTheProgramsSymbolsAndThePerfMap) {
   const ResolvedAddress& back = resolver.resolve(pid, {0xffffffff81000200, misc::kernel, true});
   EXPECT_EQ(back.symbol.symbol, "helper_function");
   EXPECT_EQ(back.function_offset(), 0x100u);
+  // Unless one back is the padding before a function, where nothing calls: then the entry is an
+  // exact ip (an interrupted frame's) and names the function it starts, as perf names it.
+  const ResolvedAddress& padded = resolver.resolve(pid, {0xffffffff81000310, misc::kernel, true});
+  EXPECT_EQ(padded.symbol.symbol, "padded_function");
+  EXPECT_EQ(padded.function_offset(), 0u);
   // Guest kernel ips are named by kallsyms too; modules name their module.
   const ResolvedAddress& module =
       resolver.resolve(pid, {0xffffffffc0001010, misc::guest_kernel, false});
