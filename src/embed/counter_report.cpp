@@ -4,14 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "perfscope/core/event_names.hpp"
+
 namespace perfscope {
 
 namespace {
-
-std::string_view base_name(std::string_view name) {
-  auto colon = name.find(':');
-  return colon == std::string_view::npos ? name : name.substr(0, colon);
-}
 
 // Text cells that may hold commas or quotes (event names such as "{cycles,instructions}").
 std::string csv_cell(std::string_view text) {
@@ -70,7 +67,7 @@ const EventCount* CounterReport::find(std::string_view name) const noexcept {
     if (count.name == name) return &count;
   }
   for (const auto& count : counts) {
-    if (base_name(count.name) == name) return &count;
+    if (event_name_without_modifiers(count.name) == name) return &count;
   }
   return nullptr;
 }

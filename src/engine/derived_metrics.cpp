@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <string_view>
 
+#include "perfscope/core/event_names.hpp"
+
 namespace perfscope {
 
 namespace {
-
-std::string_view base_name(std::string_view name) {
-  auto colon = name.find(':');
-  return colon == std::string_view::npos ? name : name.substr(0, colon);
-}
 
 // "u" of "cycles:u": a ratio pairs only events counted in the same modes (instructions:u over
 // cycles:k, or over cycles of user and kernel, would be meaningless).
@@ -22,7 +19,7 @@ std::string_view modifiers_of(std::string_view name) {
 const EventCount* find_counted(std::span<const EventCount> counts, std::string_view a,
                                std::string_view b = {}) {
   for (const auto& count : counts) {
-    auto name = base_name(count.name);
+    auto name = event_name_without_modifiers(count.name);
     if ((name == a || (!b.empty() && name == b)) && count.supported &&
         count.scaled.status != CountStatus::not_counted) {
       return &count;
@@ -34,7 +31,7 @@ const EventCount* find_counted(std::span<const EventCount> counts, std::string_v
 const EventCount* find_counted_alike(std::span<const EventCount> counts, std::string_view modifiers,
                                      std::string_view a, std::string_view b = {}) {
   for (const auto& count : counts) {
-    auto name = base_name(count.name);
+    auto name = event_name_without_modifiers(count.name);
     if ((name == a || (!b.empty() && name == b)) && modifiers_of(count.name) == modifiers &&
         count.supported && count.scaled.status != CountStatus::not_counted) {
       return &count;
@@ -46,7 +43,7 @@ const EventCount* find_counted_alike(std::span<const EventCount> counts, std::st
 }  // namespace
 
 bool is_time_event(const EventCount& count) {
-  auto name = base_name(count.name);
+  auto name = event_name_without_modifiers(count.name);
   return name == "task-clock" || name == "cpu-clock";
 }
 
@@ -54,7 +51,7 @@ std::optional<DerivedMetric> derived_metric(std::span<const EventCount> counts, 
                                             double elapsed_ns) {
   const EventCount& count = counts[index];
   if (!count.supported || count.scaled.status == CountStatus::not_counted) return std::nullopt;
-  auto name = base_name(count.name);
+  auto name = event_name_without_modifiers(count.name);
   auto modifiers = modifiers_of(count.name);
   double value = count.scaled.value;
   const EventCount* clock = find_counted(counts, "task-clock");

@@ -38,4 +38,9 @@ PERFSCOPE_EXPORT std::string generic_event_name(const abi::PerfEventAttr& attr);
 // Levenshtein distance, for "did you mean" suggestions.
 PERFSCOPE_EXPORT std::size_t edit_distance(std::string_view a, std::string_view b);
 
+// An event's name without its modifiers: "cycles" of "cycles:u".
+inline std::string_view event_name_without_modifiers(std::string_view name) noexcept {
+  return name.substr(0, name.find(':'));
+}
+
 }  // namespace perfscope

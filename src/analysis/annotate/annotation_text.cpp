@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/path_names.hpp"
 #include "perfscope/analysis/annotate/annotation_output.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "perfscope/sys/kernel_files.hpp"
@@ -55,7 +56,7 @@ class SourceFiles {
   std::map<std::string, File> files_;
 };
 
-std::string_view base_name(std::string_view path) { return path.substr(path.rfind('/') + 1); }
+using detail::file_name_of;
 
 // What the text shows of a name: escaped for a terminal unless the user asked for raw names.
 class Shown {
@@ -74,7 +75,7 @@ class Shown {
 };
 
 std::string location_text(const Shown& shown, const AnnotatedSource& source) {
-  return fmt::format("{}:{}", shown(base_name(source.file)), source.line);
+  return fmt::format("{}:{}", shown(file_name_of(source.file)), source.line);
 }
 
 void header(std::string& out, const Shown& shown, const Annotation& annotation,
