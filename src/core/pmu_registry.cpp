@@ -309,4 +309,9 @@ std::vector<const Pmu*> PmuRegistry::core_pmus() const {
   return result;
 }
 
+bool is_aux_tracing_pmu(std::string_view name) noexcept {
+  return name == "intel_pt" || name == "intel_bts" || name == "cs_etm" ||
+         name.starts_with("arm_spe") || name.starts_with("hisi_ptt");
+}
+
 }  // namespace perfscope

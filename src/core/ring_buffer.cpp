@@ -196,7 +196,32 @@ void RingBuffer::map_aux(std::size_t bytes, bool overwrite) {
   }
 }
 
+AuxChunk aux_chunk(std::span<const std::byte> area, std::uint64_t tail,
+                   std::uint64_t head) noexcept {
+  AuxChunk chunk;
+  chunk.offset = tail;
+  if (area.empty() || head <= tail) return chunk;
+  std::uint64_t size = head - tail;
+  if (size > area.size()) {
+    chunk.overwritten = size - area.size();
+    chunk.offset = head - area.size();
+    size = area.size();
+  }
+  std::size_t start = static_cast<std::size_t>(chunk.offset & (area.size() - 1));
+  std::size_t first = std::min<std::size_t>(static_cast<std::size_t>(size), area.size() - start);
+  chunk.first = area.subspan(start, first);
+  chunk.second = area.first(static_cast<std::size_t>(size) - first);
+  return chunk;
+}
+
 std::uint64_t RingBuffer::aux_head() const noexcept { return load_acquire(page()->aux_head); }
+
+bool RingBuffer::read_aux(AuxChunk& chunk) const noexcept {
+  if (aux_map_.bytes().empty()) return false;
+  // The tail is ours: only this reader writes it.
+  chunk = aux_chunk(aux_map_.bytes(), page()->aux_tail, aux_head());
+  return chunk.size() != 0;
+}
 
 void RingBuffer::set_aux_tail(std::uint64_t tail) noexcept {
   store_release(page()->aux_tail, tail);

@@ -133,7 +133,10 @@ PageCapabilities UserPage::capabilities() const noexcept {
 
 std::optional<PageClock> UserPage::clock() const noexcept {
   if (!mapped()) return std::nullopt;
-  const auto& p = page();
+  return page_clock(page());
+}
+
+std::optional<PageClock> page_clock(const abi::PerfEventMmapPage& p) noexcept {
   for (std::uint32_t attempt = 0; attempt < max_seqlock_retries; ++attempt) {
     std::uint32_t sequence = detail::load_once(p.lock);
     detail::compiler_barrier();

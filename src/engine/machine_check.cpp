@@ -23,6 +23,7 @@
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/core/pmu_registry.hpp"
 #include "perfscope/core/ring_buffer.hpp"
 #include "perfscope/core/trim_whitespace.hpp"
 #include "perfscope/core/user_page.hpp"
@@ -233,15 +234,6 @@ bool is_core_pmu(const std::string& name) {
   if (name == "cpu" || name == "cpum_cf") return true;
   return sys::read_text_file(fmt::format("{}/{}/cpus", sys::pmu_devices_dir, name)).has_value();
 }
-
-}  // namespace
-
-bool is_aux_tracing_pmu(std::string_view name) noexcept {
-  return name == "intel_pt" || name == "intel_bts" || name == "cs_etm" ||
-         name.starts_with("arm_spe") || name.starts_with("hisi_ptt");
-}
-
-namespace {
 
 void check_pmus(MachineReport& report) {
   std::string dir(sys::pmu_devices_dir);
@@ -844,9 +836,10 @@ void check_aux_tracing(MachineReport& report) {
   }
   add(report, "aux_tracing", "AUX tracing", CheckStatus::info,
       fmt::format("{}", fmt::join(found, ", ")),
-      "These PMUs write hardware traces to an AUX area. perfscope reads the AUXTRACE records of "
-      "perf's files (the trace bytes are kept and stepped over, not decoded), but its record does "
-      "not map AUX areas: record the traces with perf (perf record -e intel_pt//u -- CMD).");
+      "These PMUs write hardware traces to an AUX area. 'perfscope record -e intel_pt//u -- CMD' "
+      "(or arm_spe_0//, intel_bts//) records the trace into AUXTRACE records that perf decodes "
+      "(perf script --itrace); cs_etm traces need perf record. perfscope itself keeps the trace "
+      "bytes, it does not decode them.");
 }
 
 void check_cgroup(MachineReport& report) {

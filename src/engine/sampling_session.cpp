@@ -11,6 +11,7 @@
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/core/error.hpp"
+#include "perfscope/core/pmu_registry.hpp"
 #include "perfscope/core/sample_size.hpp"
 #include "perfscope/engine/target_units.hpp"
 #include "perfscope/sys/child_process.hpp"
@@ -67,6 +68,9 @@ BufferStats& BufferStats::operator+=(const BufferStats& other) noexcept {
   throttles += other.throttles;
   unthrottles += other.unthrottles;
   corrupt += other.corrupt;
+  aux_bytes += other.aux_bytes;
+  aux_overwritten += other.aux_overwritten;
+  aux_truncated += other.aux_truncated;
   return *this;
 }
 
@@ -172,6 +176,7 @@ void SamplingSession::open() {
                     misfit->pages_advised, misfit->pages_needed,
                     misfit->sample.stack_dump != 0 ? ", or a smaller user stack dump" : ""));
   }
+  check_aux_events();
   if (target_.has_command()) {
     child_ = std::make_unique<sys::GatedChild>(target_.argv());
     if (child_->pid() < 0) {
@@ -242,6 +247,10 @@ void SamplingSession::open() {
           if (first_in_buffer) {
             Buffer buffer;
             buffer.ring = RingBuffer::map(event, data_pages);
+            if (event_index == 0 && aux_event_) {
+              buffer.ring.map_aux(options_.aux_pages * sys::page_size());
+              buffer.aux = true;
+            }
             buffer.fd = event.fd();
             buffer.stats.cpu = unit.cpu;
             buffer.stats.tid = unit.cpu >= 0 ? -1 : unit.pid;
@@ -347,6 +356,13 @@ void SamplingSession::account(Buffer& buffer, const RecordView& view) noexcept {
       break;
     case RecordType::throttle: ++stats.throttles; break;
     case RecordType::unthrottle: ++stats.unthrottles; break;
+    case RecordType::aux:
+      // aux_offset, aux_size, flags: a full area made the PMU drop trace data.
+      if (read_u64(view, sizeof(abi::RecordHeader) + 2 * sizeof(std::uint64_t)) &
+          abi::aux_flag::truncated) {
+        ++stats.aux_truncated;
+      }
+      break;
     default: break;
   }
 }
@@ -377,7 +393,10 @@ std::size_t SamplingSession::drain_passes(RecordConsumer& consumer, std::size_t 
         buffer.has_record = false;
       }
     }
-    if (!more) break;
+    if (!more) {
+      drain_aux(consumer);
+      break;
+    }
     if (!options_.time_ordered) {
       // Buffer by buffer: no merge to pick the earliest record, each buffer's records delivered
       // as they lie (a reader orders them by round, as perf's files).
@@ -416,8 +435,55 @@ std::size_t SamplingSession::drain_passes(RecordConsumer& consumer, std::size_t 
       buffer.ring.end_batch();
       buffer.stats.corrupt = buffer.ring.stats().corrupt;
     }
+    // After the records: the AUX records among them announced this data.
+    drain_aux(consumer);
   }
   return delivered;
+}
+
+bool SamplingSession::drain_aux(RecordConsumer& consumer) {
+  if (!aux_event_) return false;
+  bool any = false;
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    Buffer& buffer = buffers_[i];
+    AuxChunk chunk;
+    if (!buffer.aux || !buffer.ring.read_aux(chunk)) continue;
+    consumer.consume_aux(SessionAuxData{chunk, i, buffer.stats.cpu, buffer.stats.tid});
+    buffer.ring.release_aux(chunk);
+    buffer.stats.aux_bytes += chunk.size();
+    buffer.stats.aux_overwritten += chunk.overwritten;
+    any = true;
+  }
+  return any;
+}
+
+void SamplingSession::check_aux_events() {
+  aux_event_ = false;
+  if (options_.aux_pages == 0) return;
+  if (!std::has_single_bit(options_.aux_pages)) {
+    throw Error(EINVAL,
+                fmt::format("an AUX area of {} pages: the number must be a power of two",
+                            options_.aux_pages),
+                fmt::format("use {} pages", std::bit_ceil(options_.aux_pages)));
+  }
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    if (!is_aux_tracing_pmu(events_[i].pmu)) continue;
+    if (i != 0) {
+      throw Error(
+          EINVAL,
+          fmt::format("'{}' traces into an AUX area but is not the first event", events_[i].name),
+          "the AUX area belongs to the buffers of the first event: give the AUX-tracing "
+          "event first, and only one of them (as perf requires)");
+    }
+    aux_event_ = true;
+  }
+}
+
+std::optional<AuxTracing> SamplingSession::aux_tracing() const noexcept {
+  for (const auto& buffer : buffers_) {
+    if (buffer.aux) return AuxTracing{0, &buffer.ring.user_page(), buffer.stats.cpu >= 0};
+  }
+  return std::nullopt;
 }
 
 std::size_t SamplingSession::poll(RecordConsumer& consumer, int timeout_ms) {

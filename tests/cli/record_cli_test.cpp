@@ -749,4 +749,37 @@ TEST(RecordCliTest, DamagedPerfRecordingsGiveErrorsNotCrashes) {
   }
 }
 
+// An AUX-tracing event goes through the whole recorder up to the kernel: here intel_pt is a
+// sysfs tree whose type is the software PMU's (no machine here has a tracing PMU), so the kernel
+// opens the event and refuses its AUX area, and the user is told why, not about memory limits.
+TEST(RecordCliTest, AuxTracingEventsReachTheKernelsAuxArea) {
+  pt::TempDir root;
+  std::filesystem::create_directories(root.path() + "/intel_pt/format");
+  root.write("intel_pt/type", "1\n");
+  root.write("intel_pt/format/tsc", "config:10\n");
+  std::string output = pt::temp_path("aux.data");
+  auto result =
+      pt::run_command({"env", "PERFSCOPE_PMU_ROOT=" + root.path(), PERFSCOPE_CLI_PATH, "record",
+                       "-e", "intel_pt//u", "-m", "16,8", "-o", output, "--", "true"});
+  pt::expect_no_crash(result);
+  EXPECT_EQ(result.exit_status, 1) << result.err;
+  EXPECT_NE(result.err.find("cannot map a 32 KiB AUX area: Operation not supported"),
+            std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("the event's PMU has no AUX area"), std::string::npos) << result.err;
+  std::filesystem::remove(output);
+  std::filesystem::remove(output + ".old");
+}
+
+TEST(RecordCliTest, AuxPagesNeedAnAuxTracingEventAndANumber) {
+  auto no_aux = pt::run_perfscope({"record", "-e", "cpu-clock", "-m", "16,8", "--", "true"});
+  EXPECT_EQ(no_aux.exit_status, 2);
+  EXPECT_NE(no_aux.err.find("-m 16,8: no event traces into an AUX area"), std::string::npos)
+      << no_aux.err;
+  auto bad = pt::run_perfscope({"record", "-m", "16,x", "--", "true"});
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_NE(bad.err.find("'x' is not a number of pages; give DATA or DATA,AUX"), std::string::npos)
+      << bad.err;
+}
+
 }  // namespace

@@ -29,6 +29,8 @@
 
 namespace pabi = perfscope::abi;
 namespace sf = pabi::sample_format;
+using perfscope::aux_chunk;
+using perfscope::AuxChunk;
 using perfscope::Event;
 using perfscope::EventAttr;
 using perfscope::RingBuffer;
@@ -325,6 +327,52 @@ TEST(RingBufferSize, ANonPowerOfTwoPageCountIsRefusedBeforeMapping) {
 }
 
 // --- AUX area ------------------------------------------------------------------------------
+
+std::vector<std::byte> numbered_area(std::size_t size) {
+  std::vector<std::byte> area(size);
+  for (std::size_t i = 0; i < size; ++i) area[i] = static_cast<std::byte>(i);
+  return area;
+}
+
+TEST(AuxChunk, NothingNewIsAnEmptyChunk) {
+  auto area = numbered_area(64);
+  AuxChunk chunk = aux_chunk(area, 100, 100);
+  EXPECT_EQ(chunk.size(), 0u);
+  EXPECT_EQ(chunk.end(), 100u);
+}
+
+TEST(AuxChunk, DataBeforeTheEndIsOneSpan) {
+  auto area = numbered_area(64);
+  AuxChunk chunk = aux_chunk(area, 64 + 8, 64 + 40);  // second lap, bytes 8..40
+  EXPECT_EQ(chunk.offset, 72u);
+  ASSERT_EQ(chunk.first.size(), 32u);
+  EXPECT_EQ(chunk.first[0], std::byte{8});
+  EXPECT_TRUE(chunk.second.empty());
+  EXPECT_EQ(chunk.end(), 104u);
+  EXPECT_EQ(chunk.overwritten, 0u);
+}
+
+TEST(AuxChunk, DataAcrossTheEndWrapsToTheStart) {
+  auto area = numbered_area(64);
+  AuxChunk chunk = aux_chunk(area, 56, 56 + 20);
+  ASSERT_EQ(chunk.first.size(), 8u);
+  EXPECT_EQ(chunk.first[0], std::byte{56});
+  ASSERT_EQ(chunk.second.size(), 12u);
+  EXPECT_EQ(chunk.second[0], std::byte{0});
+  EXPECT_EQ(chunk.second[11], std::byte{11});
+  EXPECT_EQ(chunk.end(), 76u);
+}
+
+// More than the area holds: only the newest area-size bytes are there, the rest is counted.
+TEST(AuxChunk, AnOverrunKeepsTheNewestBytesAndCountsTheRest) {
+  auto area = numbered_area(64);
+  AuxChunk chunk = aux_chunk(area, 10, 10 + 100);
+  EXPECT_EQ(chunk.overwritten, 36u);
+  EXPECT_EQ(chunk.offset, 46u);
+  EXPECT_EQ(chunk.size(), 64u);
+  EXPECT_EQ(chunk.first[0], std::byte{46});
+  EXPECT_EQ(chunk.end(), 110u);
+}
 
 // An event of a PMU without an AUX area (any software event): the kernel refuses the mapping,
 // and the error says exactly that, not something about locked-memory limits.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/core/pmu_registry.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "support/test_support.hpp"
 

@@ -23,6 +23,7 @@
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
 #include "perfscope/analysis/perf_data/tracing_data.hpp"
 #include "perfscope/analysis/profile/off_cpu_profile.hpp"
+#include "perfscope/analysis/recording/aux_recording.hpp"
 #include "perfscope/analysis/recording/off_cpu_recorder.hpp"
 #include "perfscope/analysis/recording/perf_data_sink.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
@@ -31,6 +32,7 @@
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
 #include "perfscope/core/event_spec.hpp"
+#include "perfscope/core/pmu_registry.hpp"
 #include "perfscope/core/ring_buffer.hpp"
 #include "perfscope/engine/sampling_session.hpp"
 #include "perfscope/sys/child_process.hpp"
@@ -191,6 +193,32 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+// -m DATA[,AUX] as perf takes it: either may be left out ("-m ,64").
+std::pair<std::size_t, std::size_t> parse_mmap_pages(const std::string& text) {
+  auto number = [&](std::string_view part) -> std::size_t {
+    if (part.empty()) return 0;
+    std::size_t value = 0;
+    auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (error != std::errc() || end != part.data() + part.size()) {
+      throw CLI::ValidationError(
+          "-m", fmt::format("'{}' is not a number of pages; give DATA or DATA,AUX (e.g. -m "
+                            "128 or -m 128,1024)",
+                            part));
+    }
+    return value;
+  };
+  std::string_view whole = text;
+  std::size_t comma = whole.find(',');
+  if (comma == std::string_view::npos) return {number(whole), 0};
+  return {number(whole.substr(0, comma)), number(whole.substr(comma + 1))};
+}
+
+// Whether perf would take the larger AUX area by default: locked memory is not limited for
+// root, nor at perf_event_paranoid -1.
+bool privileged_for_locked_memory() {
+  return ::geteuid() == 0 || sys::read_sysctl("perf_event_paranoid").value_or(2) < 0;
+}
+
 // One recording from its options to its file: prepare() opens the events, creates the file and
 // writes what exists before sampling; record() samples until a stop signal or the target's end;
 // finish() stops, drains, ends the command and completes the file.
@@ -208,6 +236,8 @@ struct Recording {
   OffCpuCapability off_cpu_capability;
   // --push: the interval profiles (their sink passes records on to the file's, if any).
   std::unique_ptr<RecordPush> push;
+  // An AUX-tracing event (intel_pt//, ...): its PMU and areas.
+  std::optional<AuxRecordingPlan> aux;
   RecordingSink& active_sink() { return push ? push->sink() : *sink; }
   // What the session feeds: with --off-cpu the switch matcher, in front of the file.
   RecordingSink& session_sink() {
@@ -320,6 +350,17 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
       if (options.off_cpu) spec.attr.set_sample_type(spec.attr.raw().sample_type | sf::identifier);
     }
   }
+  std::optional<AuxRecordingPlan> aux =
+      plan_aux_recording(groups,
+                         AuxRecordingRequest{options.mmap_pages, options.aux_pages, options.period,
+                                             privileged_for_locked_memory()},
+                         PmuRegistry::system());
+  if (!aux && options.aux_pages != 0) {
+    throw std::invalid_argument(fmt::format(
+        "-m {},{}: no event traces into an AUX area; the second number is for events such as "
+        "intel_pt//, intel_bts//, arm_spe_0// ('perfscope doctor' lists this machine's)",
+        options.mmap_pages, options.aux_pages));
+  }
   if (options.off_cpu) add_off_cpu_events(groups, options, graph, capability);
   bool dwarf_graph = false;
   for (const auto& group : groups) {
@@ -338,14 +379,19 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
       capability.method != OffCpuMethod::switch_records) {
     sampling.data_pages = 4 * RingBuffer::default_data_pages();
   }
+  if (aux) {
+    sampling.aux_pages = aux->aux_pages;
+    if (aux->data_pages != 0) sampling.data_pages = aux->data_pages;
+  }
   // As perf record does for --call-graph dwarf, so that perf can unwind our files too.
   sampling.data_mmaps = dwarf_graph;
   // Each buffer's records go to the file as they lie, a round at a time, as perf record writes
   // them: readers order them by round (a merge here would cost a comparison per buffer and
   // record while the buffers fill).
   sampling.time_ordered = false;
-  // Off-CPU intervals end at the thread's switch-in: the SWITCH records say when.
-  sampling.context_switches = options.off_cpu;
+  // Off-CPU intervals end at the thread's switch-in: the SWITCH records say when. A trace's
+  // decoder follows which thread ran by them too.
+  sampling.context_switches = options.off_cpu || aux.has_value();
   // --push builds profiles from the live records: a sample must come after the MMAP of its code,
   // which another CPU's buffer may hold (a file's reader orders them itself).
   if (!options.push.url.empty()) sampling.time_ordered = true;
@@ -359,7 +405,8 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
                                                          std::chrono::steady_clock::now(),
                                                          {},
                                                          capability,
-                                                         {}});
+                                                         {},
+                                                         aux});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
   RecordingSession& session = *recording->session;
   session.check_fit([](const SampleMisfit& misfit) {
@@ -420,6 +467,11 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
       features.tracing_data = recording->tracing_data;
       features.clock_data = recording->clock_data;
       writer.begin_pipe(features);
+    }
+    // First, as perf writes it: readers set up the trace's decoder before any record.
+    if (aux) {
+      writer.append(auxtrace_info_of(session.sampling(), aux->pmu, sampling.context_switches,
+                                     PmuRegistry::system()));
     }
   }
   if (!options.push.url.empty()) {
@@ -576,6 +628,17 @@ int finish(Recording& recording) {
     print_off_cpu_summary(*recording.off_cpu, recording.off_cpu_capability,
                           std::max(stats.lost, stats.lost_samples));
   }
+  if (recording.aux) {
+    fmt::print(stderr, "[ perfscope record: {} trace: {:.3f} MB in AUXTRACE records ]\n",
+               recording.aux->pmu, static_cast<double>(stats.aux_bytes) / 1e6);
+    if (stats.aux_truncated != 0 || stats.aux_overwritten != 0) {
+      fmt::print(stderr,
+                 "perfscope: warning: trace data lost: {} AUX records say the area was full "
+                 "(truncated), {} bytes were overwritten before they were read. Fix: a larger "
+                 "AUX area (-m DATA,AUX), or trace less (a filter, user space only with :u)\n",
+                 stats.aux_truncated, stats.aux_overwritten);
+    }
+  }
   if (auto warning =
           lost_samples_warning(stats.samples, std::max(stats.lost, stats.lost_samples))) {
     fmt::print(stderr, "perfscope: warning: {}\n", *warning);
@@ -616,8 +679,16 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_->add_flag("--per-thread,-i,--no-inherit", options_.per_thread,
                  "One ring buffer per thread (-p, -t, or the command's first thread) instead of "
                  "per CPU; threads created later are not followed (perf's --per-thread)");
-  app_->add_option("-m,--mmap-pages", options_.mmap_pages,
-                   "Ring buffer data pages per CPU or thread (a power of two)");
+  app_->add_option_function<std::string>(
+          "-m,--mmap-pages",
+          [this](const std::string& text) {
+            auto [data, aux] = parse_mmap_pages(text);
+            options_.mmap_pages = data;
+            options_.aux_pages = aux;
+          },
+          "Ring buffer data pages per CPU or thread (a power of two), and after a comma the AUX "
+          "area's pages for an AUX-tracing event (intel_pt//, arm_spe_0//, ...)")
+      ->type_name("DATA[,AUX]");
   app_->add_flag("--off-cpu", options_.off_cpu,
                  "Also record where threads wait: one offcpu-time sample per blocking interval "
                  "(stack at the switch-out, state, blocked ns)");

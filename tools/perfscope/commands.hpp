@@ -89,6 +89,7 @@ struct RecordOptions {
   std::string cgroup;
   std::string output = "perf.data";
   std::size_t mmap_pages = 0;
+  std::size_t aux_pages = 0;  // -m DATA,AUX: the AUX area of an AUX-tracing event
   bool sample_cpu = false;
   bool strict_frequency = false;  // --strict-freq: refuse -F above the kernel's maximum
   // --per-thread / --no-inherit: one event and ring buffer per thread that exists at the start,

@@ -77,6 +77,10 @@ struct PERFSCOPE_EXPORT Pmu {
   const PmuAlias* find_alias(std::string_view alias) const noexcept;
 };
 
+// PMUs that write their data to an AUX area beside the ring buffer, as perf knows them by name:
+// intel_pt, intel_bts, arm_spe_N, cs_etm, hisi_ptt*.
+PERFSCOPE_EXPORT bool is_aux_tracing_pmu(std::string_view name) noexcept;
+
 class PERFSCOPE_EXPORT PmuRegistry {
  public:
   // Reads the PMUs under `root` (a directory of PMU directories); nothing is read until asked.

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "perfscope/abi/perf_event_mmap_page.hpp"
@@ -23,6 +24,24 @@ struct RingBufferStats {
   std::uint64_t wrapped_records = 0;  // copied to scratch because they crossed the end
   std::uint64_t corrupt = 0;          // batches abandoned at an impossible header
 };
+
+// AUX data the kernel wrote and the reader has not released: [tail, head) of the stream, which
+// lies in the AUX area at offset % size and may wrap to the area's start.
+struct PERFSCOPE_EXPORT AuxChunk {
+  std::uint64_t offset = 0;  // of `first`'s first byte in the stream
+  std::span<const std::byte> first;
+  std::span<const std::byte> second;  // what wrapped to the area's start; empty if none
+  // Bytes before `offset` that the kernel overwrote before they were read (an area that holds
+  // less than head - tail): only the newest area-size bytes are still there.
+  std::uint64_t overwritten = 0;
+  std::uint64_t size() const noexcept { return first.size() + second.size(); }
+  // The tail to release: everything up to head.
+  std::uint64_t end() const noexcept { return offset + size(); }
+};
+
+// The chunk [tail, head) of `area` (a power-of-two size, as the kernel maps it).
+PERFSCOPE_EXPORT AuxChunk aux_chunk(std::span<const std::byte> area, std::uint64_t tail,
+                                    std::uint64_t head) noexcept;
 
 class PERFSCOPE_EXPORT RingBuffer {
  public:
@@ -96,6 +115,10 @@ class PERFSCOPE_EXPORT RingBuffer {
   std::span<const std::byte> aux_area() const noexcept { return aux_map_.bytes(); }
   std::uint64_t aux_head() const noexcept;
   void set_aux_tail(std::uint64_t tail) noexcept;
+  // The AUX data written since the last release (aux_head read with acquire); false when none.
+  // The chunk's bytes stay valid, the kernel not writing over them, until release_aux(chunk).
+  bool read_aux(AuxChunk& chunk) const noexcept;
+  void release_aux(const AuxChunk& chunk) noexcept { set_aux_tail(chunk.end()); }
 
  private:
   abi::PerfEventMmapPage* page() const noexcept {

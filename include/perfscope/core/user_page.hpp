@@ -181,6 +181,10 @@ struct PageCapabilities {
   std::uint16_t pmc_width = 0;
 };
 
+// The clock conversion of any event's first page (a ring buffer's too), read under its seqlock;
+// nullopt without cap_user_time or when the page kept changing.
+PERFSCOPE_EXPORT std::optional<PageClock> page_clock(const abi::PerfEventMmapPage& page) noexcept;
+
 class PERFSCOPE_EXPORT UserPage {
  public:
   UserPage() = default;

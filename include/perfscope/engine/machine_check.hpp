@@ -37,10 +37,6 @@ struct PmuDevice {
   bool aux = false;        // writes hardware traces to an AUX area (is_aux_tracing_pmu)
 };
 
-// PMUs that write their data to an AUX area beside the ring buffer, as perf knows them by name:
-// intel_pt, intel_bts, arm_spe_N, cs_etm, hisi_ptt*.
-PERFSCOPE_EXPORT bool is_aux_tracing_pmu(std::string_view name) noexcept;
-
 // Where each probe of the user page (the first page of an event's mmap) ended up.
 struct UserPageCapabilities {
   bool mapped = false;

@@ -43,6 +43,10 @@ struct SamplingOptions {
   // MMAP2 for data mappings too (perf's mmap_data): perf's dwarf unwinder reads .eh_frame_hdr
   // through the read-only segment that holds it, which an executable-only map lacks.
   bool data_mmaps = false;
+  // AUX area pages (a power of two) per buffer of an event of a PMU that traces into one
+  // (is_aux_tracing_pmu: intel_pt, arm_spe_N, ...). Such an event must own its buffers: the
+  // first event of the first group. 0: no AUX area.
+  std::size_t aux_pages = 0;
 };
 
 struct PERFSCOPE_EXPORT BufferStats {
@@ -57,6 +61,9 @@ struct PERFSCOPE_EXPORT BufferStats {
   std::uint64_t throttles = 0;
   std::uint64_t unthrottles = 0;
   std::uint64_t corrupt = 0;
+  std::uint64_t aux_bytes = 0;        // AUX data read from the buffer's AUX area
+  std::uint64_t aux_overwritten = 0;  // AUX data the kernel wrote over before it was read
+  std::uint64_t aux_truncated = 0;    // AUX records saying the full area made the PMU drop data
   BufferStats& operator+=(const BufferStats& other) noexcept;
 };
 
@@ -85,10 +92,28 @@ struct PERFSCOPE_EXPORT SessionRecord {
   int cpu;                    // the CPU of a per-CPU buffer (even when samples lack CPU); -1 else
 };
 
+// AUX data of one buffer, as a session delivers it after the buffer's records of the same pass.
+struct PERFSCOPE_EXPORT SessionAuxData {
+  const AuxChunk& chunk;
+  std::size_t buffer;  // which buffer's AUX area
+  int cpu;             // of a per-CPU buffer; -1 else
+  pid_t tid;           // of a per-thread buffer; -1 else
+};
+
 class PERFSCOPE_EXPORT RecordConsumer {
  public:
   virtual ~RecordConsumer() = default;
   virtual void consume(const SessionRecord& record) = 0;
+  // Sessions without an AUX area never call it.
+  virtual void consume_aux(const SessionAuxData&) {}
+};
+
+// The AUX area a session traces into: which event owns it, and the user page of its first buffer
+// (the kernel's time conversion, which decoders of the trace's timestamps need).
+struct PERFSCOPE_EXPORT AuxTracing {
+  std::size_t event = 0;
+  const abi::PerfEventMmapPage* user_page = nullptr;
+  bool per_cpu = true;  // one buffer per CPU (else per thread)
 };
 
 class PERFSCOPE_EXPORT SamplingSession {
@@ -146,6 +171,9 @@ class PERFSCOPE_EXPORT SamplingSession {
   // The first event whose smallest sample cannot fit the buffers, if any (see SampleMisfit):
   // callers that can name their own options for the fix check this before open().
   std::optional<SampleMisfit> sample_that_cannot_fit() const;
+  // The AUX area the session maps (SamplingOptions::aux_pages and an AUX-tracing event), after
+  // open(); nullopt when none.
+  std::optional<AuxTracing> aux_tracing() const noexcept;
   // Events this machine could not open (with skip_unsupported), with why.
   const std::vector<std::string>& unsupported() const noexcept { return unsupported_; }
   // What open() changed that the user should know: a raised open-files limit, user space only
@@ -161,7 +189,13 @@ class PERFSCOPE_EXPORT SamplingSession {
     RecordView current;
     std::size_t current_event = 0;
     std::uint64_t current_time = 0;
+    bool aux = false;  // has an AUX area
   };
+  // Hands `consumer` each AUX area's new data and releases it; true when there was some.
+  bool drain_aux(RecordConsumer& consumer);
+  // Whether the first event traces into an AUX area (with aux_pages); refuses an AUX-tracing
+  // event elsewhere.
+  void check_aux_events();
   EventAttr prepare_attr(const EventSpec& spec, bool leader, bool tracks_tasks) const;
   bool load_next(Buffer& buffer) noexcept;
   // Up to `passes` rounds of taking each buffer's new records (each round to the head it had).
@@ -187,6 +221,7 @@ class PERFSCOPE_EXPORT SamplingSession {
   bool command_exited_ = false;
   bool opened_ = false;
   bool identified_ = false;  // IDENTIFIER is sampled: there are several events
+  bool aux_event_ = false;   // the first event maps an AUX area
 };
 
 // True when this machine can sample the CPU's cycles counter at `frequency` (a refusal for the

@@ -181,6 +181,15 @@ std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& feat
       if (features.tracing_data)
         out.put(features.tracing_data->data(), features.tracing_data->size());
       break;
+    case Feature::auxtrace:
+      if (!features.auxtrace_index.empty()) {
+        out.u64(features.auxtrace_index.size());
+        for (const auto& entry : features.auxtrace_index) {
+          out.u64(entry.file_offset);
+          out.u64(entry.size);
+        }
+      }
+      break;
     default: break;
   }
   return std::move(out.bytes);
@@ -316,6 +325,20 @@ void decode_feature(unsigned bit, std::span<const std::byte> file, std::uint64_t
       clock.wall_clock_ns = in.u64();
       clock.clockid_time_ns = in.u64();
       if (in.ok()) features.clock_data = clock;
+      break;
+    }
+    case Feature::auxtrace: {
+      // A count, then that many entries (perf writes one table; a second would follow).
+      while (in.ok() && in.position() < offset + size) {
+        std::uint64_t count = in.u64();
+        if (count > size / 16) fail("AUXTRACE index has more entries than its size holds");
+        for (std::uint64_t i = 0; i < count && in.ok(); ++i) {
+          AuxtraceIndexEntry entry;
+          entry.file_offset = in.u64();
+          entry.size = in.u64();
+          if (in.ok()) features.auxtrace_index.push_back(entry);
+        }
+      }
       break;
     }
     case Feature::tracing_data: {

@@ -190,14 +190,18 @@ void PerfDataWriter::append(std::span<const std::byte> record) {
 }
 
 void PerfDataWriter::append_auxtrace(perf_data::AuxtraceRecord record,
-                                     std::span<const std::byte> data) {
+                                     std::span<const std::byte> data,
+                                     std::span<const std::byte> more) {
   static constexpr std::byte zeros[8] = {};
-  std::size_t padding = (8 - data.size() % 8) % 8;
+  std::size_t total = data.size() + more.size();
+  std::size_t padding = (8 - total % 8) % 8;
   record.header = {static_cast<std::uint32_t>(abi::UserRecordType::auxtrace), 0,
                    sizeof(perf_data::AuxtraceRecord)};
-  record.size = data.size() + padding;
+  record.size = total + padding;
+  if (!pipe_) auxtrace_index_.push_back({file_size(), sizeof record + record.size});
   append(std::as_bytes(std::span(&record, 1)));
   append(data);
+  append(more);
   append(std::span(zeros, padding));
 }
 
@@ -283,8 +287,16 @@ void PerfDataWriter::finish(const PerfDataFeatures& features) {
   header.attrs = {sizeof header, events_.size() * header.attr_size};
   header.data = {data_offset_, data_size_};
   std::vector<std::pair<unsigned, std::vector<std::byte>>> sections;
+  // The index is of this file's offsets: one read from another file would point elsewhere.
+  PerfDataFeatures with_index;
+  const PerfDataFeatures* described = &features;
+  if (auxtrace_index_ != features.auxtrace_index) {
+    with_index = features;
+    with_index.auxtrace_index = auxtrace_index_;
+    described = &with_index;
+  }
   for (unsigned bit = 1; bit <= perf_data::feature_last_known; ++bit) {
-    auto contents = encode_feature(bit, features, events_, attr_size_);
+    auto contents = encode_feature(bit, *described, events_, attr_size_);
     if (contents.empty()) continue;
     header.set_feature(bit);
     sections.emplace_back(bit, std::move(contents));

@@ -1,5 +1,7 @@
 #include "perfscope/analysis/recording/perf_data_sink.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -36,6 +38,21 @@ void PerfDataSink::record(const RecordView& view, std::size_t, const ParseConfig
     maps_.observe(view, config);
     last_hits_.fill(LastHit{});
   }
+}
+
+void PerfDataSink::aux_data(const SessionAuxData& data) {
+  perf_data::AuxtraceRecord record{};
+  record.offset = data.chunk.offset;
+  // perf's reference tells apart buffers of one area read at different times (snapshots): a
+  // raw monotonic timestamp does that.
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+  record.reference = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u +
+                     static_cast<std::uint64_t>(now.tv_nsec);
+  record.idx = static_cast<std::uint32_t>(data.buffer);
+  record.tid = static_cast<std::uint32_t>(data.tid);
+  record.cpu = static_cast<std::uint32_t>(data.cpu);
+  writer_.append_auxtrace(record, data.chunk.first, data.chunk.second);
 }
 
 // Reads the three fields it needs where the sample layout puts them: [IDENTIFIER] IP PID/TID TIME

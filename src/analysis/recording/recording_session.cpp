@@ -43,6 +43,7 @@ class RecordingSession::Filter final : public RecordConsumer {
     }
     sink_.record(view, record.event, record.config);
   }
+  void consume_aux(const SessionAuxData& data) override { sink_.aux_data(data); }
 
  private:
   RecordingSession& session_;

@@ -92,6 +92,12 @@ struct CpuTopology {
   std::vector<std::string> die_siblings;  // empty in files without die information
 };
 
+struct AuxtraceIndexEntry {
+  std::uint64_t file_offset = 0;
+  std::uint64_t size = 0;
+  bool operator==(const AuxtraceIndexEntry&) const = default;
+};
+
 struct PerfDataFeatures {
   std::optional<std::string> hostname, osrelease, version, arch, cpudesc, cpuid;
   std::optional<std::uint32_t> nr_cpus_available, nr_cpus_online;
@@ -104,6 +110,9 @@ struct PerfDataFeatures {
   std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
   std::optional<CompressionInfo> compression;
   std::optional<ClockData> clock_data;
+  // AUXTRACE: where each AUXTRACE record lies in the file (its header's offset) and its size
+  // with its trace data, perf's index for reading the traces without a pass over the records.
+  std::vector<AuxtraceIndexEntry> auxtrace_index;
   std::vector<unsigned> present;  // every feature bit the file has, decoded or not
   // simpleperf's META_INFO feature (bit 129): key/value pairs ("simpleperf_version",
   // "event_type_info", ...). Empty in files perf wrote.

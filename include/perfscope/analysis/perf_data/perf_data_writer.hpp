@@ -45,11 +45,13 @@ class PerfDataWriter {
   // An AUXTRACE record and its trace data (the record's size field is set here: the data's size
   // padded to 8 bytes, the padding written as zeros, as perf writes it). Copying a record read
   // from a file is append(record.view) then append(record.trailing).
-  void append_auxtrace(perf_data::AuxtraceRecord record, std::span<const std::byte> data);
+  void append_auxtrace(perf_data::AuxtraceRecord record, std::span<const std::byte> data,
+                       std::span<const std::byte> more = {});
   // Ends a round: a FINISHED_ROUND record, the buffered bytes written out, and the header's
   // data size moved past them.
   void end_round();
-  // Writes the feature sections (those `features` has) and the final header.
+  // Writes the feature sections (those `features` has; AUXTRACE: the index of the records
+  // append_auxtrace wrote, whatever `features` says) and the final header.
   void finish(const PerfDataFeatures& features);
 
   const std::string& path() const noexcept { return path_; }
@@ -71,6 +73,7 @@ class PerfDataWriter {
   std::uint64_t data_offset_ = 0;
   std::uint64_t data_size_ = 0;  // written to the file
   std::vector<std::byte> buffer_;
+  std::vector<AuxtraceIndexEntry> auxtrace_index_;
   bool finished_ = false;
 };
 

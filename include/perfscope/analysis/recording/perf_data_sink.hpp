@@ -21,6 +21,8 @@ class PerfDataSink final : public RecordingSink {
   explicit PerfDataSink(PerfDataWriter& writer) : writer_(writer) {}
   void record(const RecordView& view, std::size_t event, const ParseConfig& config) override;
   void end_round() override { writer_.end_round(); }
+  // An AUXTRACE record with the data, as perf record writes it.
+  void aux_data(const SessionAuxData& data) override;
 
   // The files the samples hit, with their build ids where one can be read (the kernel's from
   // /sys/kernel/notes).
