@@ -74,13 +74,14 @@ class Cursor {
   std::size_t position() const noexcept { return position_; }
   std::size_t remaining() const noexcept { return ok_ ? end_ - position_ : 0; }
 
-  std::uint64_t u64() noexcept {
+  // Inlined into the decoders: a call per field was a sixth of a report's sample decoding.
+  [[gnu::always_inline]] std::uint64_t u64() noexcept {
     std::uint64_t value = 0;
     if (take(sizeof value))
       std::memcpy(&value, bytes_.data() + position_ - sizeof value, sizeof value);
     return value;
   }
-  void u32_pair(std::uint32_t& first, std::uint32_t& second) noexcept {
+  [[gnu::always_inline]] void u32_pair(std::uint32_t& first, std::uint32_t& second) noexcept {
     std::uint64_t word = u64();
     first = static_cast<std::uint32_t>(word);
     second = static_cast<std::uint32_t>(word >> 32);
@@ -113,7 +114,7 @@ class Cursor {
   void fail() noexcept { ok_ = false; }
 
  private:
-  bool take(std::size_t count) noexcept {
+  [[gnu::always_inline]] bool take(std::size_t count) noexcept {
     if (!ok_ || count > end_ - position_) {
       ok_ = false;
       return false;

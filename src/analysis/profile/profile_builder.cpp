@@ -723,7 +723,7 @@ Profile build_profile(const PerfDataReader& reader, const ProfileOptions& option
     view.bytes = bytes;
     builder.observe(view, 0);
   }
-  auto error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
+  auto error = reader.for_each_record_ordered_pipelined([&](const PerfDataRecord& record) {
     builder.observe(record.view, static_cast<std::uint32_t>(record.event));
   });
   Profile profile = builder.finish();

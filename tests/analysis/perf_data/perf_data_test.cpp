@@ -8,12 +8,15 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
+#include <tuple>
 
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/host_description.hpp"
@@ -253,6 +256,22 @@ class PerfCompressor {
   std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> context_;
 };
 
+// Each record of an ordered walk: its offset, time, event and bytes; `pipelined`: the walk on a
+// second thread (forced, whatever the file's size).
+std::vector<std::tuple<std::uint64_t, std::uint64_t, std::size_t, std::vector<std::byte>>>
+walked_records(const PerfDataReader& reader, bool pipelined) {
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::size_t, std::vector<std::byte>>> out;
+  auto visit = [&](const PerfDataRecord& record) {
+    EXPECT_EQ(record.view.bytes.size(), record.view.header.size);
+    out.emplace_back(record.offset, record.time, record.event,
+                     std::vector<std::byte>(record.view.bytes.begin(), record.view.bytes.end()));
+  };
+  auto error = pipelined ? reader.for_each_record_ordered_pipelined(visit, 0)
+                         : reader.for_each_record_ordered(visit);
+  EXPECT_FALSE(error) << error->what();
+  return out;
+}
+
 std::uint16_t record_type_at(const std::vector<std::byte>& file, std::uint64_t offset) {
   abi::RecordHeader header;
   std::memcpy(&header, file.data() + offset, sizeof header);
@@ -335,6 +354,9 @@ TEST(PerfDataTest, CompressedRecordsAreDecompressedInPlace) {
   ASSERT_EQ(times.size(), 21u);
   EXPECT_EQ(ordered_ips[6], 0xaaaau);  // time 155, between 150 and 160
   EXPECT_EQ(ordered_ips[20], 0x1013u);
+  // The walk on a thread of its own hands over the same records, the decompressed and the
+  // realigned ones as copies of their bytes.
+  EXPECT_EQ(walked_records(reader, true), walked_records(reader, false));
 
   // The last COMPRESSED record lost: the stream ends inside the 11th sample.
   std::filesystem::remove(path);
@@ -593,6 +615,47 @@ TEST(PerfDataTest, ClockDataRoundTripsInPerfsLayout) {
   EXPECT_EQ(reader.features().clock_data->wall_clock_ns, clock->wall_clock_ns);
   EXPECT_EQ(reader.features().clock_data->clockid_time_ns, clock->clockid_time_ns);
   EXPECT_TRUE(reader.notes().empty());
+  std::filesystem::remove(path);
+}
+
+// Two CPUs' records interleaved in rounds, as perf writes a large recording: the pipelined walk
+// (its default size threshold passed) hands over every record in the same time order.
+TEST(PerfDataTest, PipelinedWalkOfALargeFileEqualsTheOrderedWalk) {
+  std::string path = temp_path("pipelined");
+  constexpr std::uint64_t rounds = 120, per_cpu = 1000;
+  {
+    PerfDataWriter writer(path, {make_event("a", 5), make_event("b", 16)});
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+      std::uint64_t base = round * 2 * per_cpu * 10;
+      for (int cpu = 0; cpu < 2; ++cpu) {
+        for (std::uint64_t i = 0; i < per_cpu; ++i) {
+          writer.append(
+              make_sample(cpu == 0 ? 5 : 16, 0x1000 + i, 7 + cpu, 1 + base + i * 20 + cpu));
+        }
+      }
+      writer.end_round();
+    }
+    writer.finish({});
+  }
+  PerfDataReader reader = PerfDataReader::open(path);
+  ASSERT_GT(reader.data_end() - reader.data_offset(), PerfDataReader::pipelined_min_bytes);
+  std::vector<std::uint64_t> times;
+  std::size_t records = 0;
+  auto error = reader.for_each_record_ordered_pipelined([&](const PerfDataRecord& record) {
+    ++records;
+    if (record.time != 0) times.push_back(record.time);
+  });
+  ASSERT_FALSE(error) << error->what();
+  EXPECT_EQ(times.size(), rounds * 2 * per_cpu);
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  EXPECT_EQ(walked_records(reader, true), walked_records(reader, false));
+  // An exception in the visitor stops the walk and reaches the caller.
+  std::size_t visited = 0;
+  EXPECT_THROW(reader.for_each_record_ordered_pipelined([&](const PerfDataRecord&) {
+    if (++visited == 50000) throw std::runtime_error("stop");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(visited, 50000u);
   std::filesystem::remove(path);
 }
 

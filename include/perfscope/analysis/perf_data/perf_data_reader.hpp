@@ -169,6 +169,16 @@ class PerfDataReader {
   // delivered up to the latest time of the round before; records without one (user-space types,
   // synthesized records) go out as they are met.
   std::optional<PerfDataError> for_each_record_ordered(const Visitor& visit) const;
+  // The same records in the same order, with the walk (record headers, timestamps, the round
+  // queue, the mapped file's page faults) on a thread of its own: `visit` runs on the calling
+  // thread, on batches the walk hands over, so that a caller's work on each record overlaps the
+  // reading on a second CPU. A record's bytes are the file's or a copy, valid during the visit;
+  // `trailing` is empty (a caller that needs AUXTRACE data takes the plain walk). Small files and
+  // machines with one CPU get the plain walk: below `min_bytes` of data the second thread's start
+  // costs more than it saves. An exception from `visit` stops the walk and is rethrown.
+  static constexpr std::uint64_t pipelined_min_bytes = 8 << 20;
+  std::optional<PerfDataError> for_each_record_ordered_pipelined(
+      const Visitor& visit, std::uint64_t min_bytes = pipelined_min_bytes) const;
 
   // The event of a record (by its IDENTIFIER or ID field; the first event when there is none).
   std::size_t event_of(const RecordView& view) const noexcept;
