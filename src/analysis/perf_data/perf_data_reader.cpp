@@ -780,6 +780,11 @@ std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visi
 }
 
 std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visitor& visit) const {
+  return ordered_walk(visit, [] { return std::numeric_limits<std::uint64_t>::max(); });
+}
+
+std::optional<PerfDataError> PerfDataReader::ordered_walk(
+    const Visitor& visit, const std::function<std::uint64_t()>& also_held) const {
   perf_data::RoundQueue queue(bytes_);
   auto error = walk(
       [&](const PerfDataRecord& record, bool stable) {
@@ -794,7 +799,7 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visit
         }
         queue.push(record, stable);
       },
-      [&] { return queue.held(); });
+      [&] { return std::min(queue.held(), also_held()); });
   queue.flush_all(visit);
   return error;
 }

@@ -1,10 +1,12 @@
 // PerfDataReader::for_each_record_ordered_pipelined: the ordered walk on a second thread, its
 // records handed to the caller's thread in batches.
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -33,6 +35,9 @@ struct Batch {
   std::vector<BatchedRecord> records;
   // Bytes of the records that are not the file's (decompressed, realigned, queued copies).
   std::vector<std::byte> copies;
+  // The lowest file offset a record of the batch points at: the walk gives back no mapped page
+  // from there on until the batch has been visited (visiting it again would fault them in).
+  std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
 };
 
 // The batches between the walking thread and the visiting one.
@@ -68,12 +73,22 @@ class BatchChannel {
     if (full_.empty()) return nullptr;
     auto batch = std::move(full_.front());
     full_.pop_front();
+    visiting_lowest_ = batch->lowest;
     return batch;
+  }
+  // The lowest file offset of the batches handed over and not yet visited to the end.
+  std::uint64_t held() {
+    std::lock_guard lock(mutex_);
+    std::uint64_t lowest = visiting_lowest_;
+    for (const auto& batch : full_) lowest = std::min(lowest, batch->lowest);
+    return lowest;
   }
   void give_back(std::unique_ptr<Batch> batch) {
     batch->records.clear();
     batch->copies.clear();
+    batch->lowest = std::numeric_limits<std::uint64_t>::max();
     std::lock_guard lock(mutex_);
+    visiting_lowest_ = std::numeric_limits<std::uint64_t>::max();
     free_.push_back(std::move(batch));
     free_ready_.notify_one();
   }
@@ -91,6 +106,7 @@ class BatchChannel {
   std::mutex mutex_;
   std::condition_variable free_ready_, full_ready_;
   std::deque<std::unique_ptr<Batch>> free_, full_;
+  std::uint64_t visiting_lowest_ = std::numeric_limits<std::uint64_t>::max();
   bool done_ = false, stopped_ = false;
   std::exception_ptr failure_;
 };
@@ -113,7 +129,7 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_pipelined(
       if (!batch) throw WalkStopped{};
       const std::byte* file_begin = bytes_.data();
       const std::byte* file_end = bytes_.data() + bytes_.size();
-      error = for_each_record_ordered([&](const PerfDataRecord& record) {
+      auto visit_in_batches = [&](const PerfDataRecord& record) {
         const std::byte* at = record.view.bytes.data();
         BatchedRecord entry{reinterpret_cast<std::uintptr_t>(at), record.offset, record.time,
                             static_cast<std::uint32_t>(record.event), 0};
@@ -122,6 +138,8 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_pipelined(
           entry.copied = 1;
           batch->copies.insert(batch->copies.end(), record.view.bytes.begin(),
                                record.view.bytes.end());
+        } else {
+          batch->lowest = std::min(batch->lowest, static_cast<std::uint64_t>(at - file_begin));
         }
         batch->records.push_back(entry);
         if (batch->records.size() == batch_records) {
@@ -129,7 +147,10 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_pipelined(
           batch = channel.take_free();
           if (!batch) throw WalkStopped{};
         }
-      });
+      };
+      // Called by the walk on this thread, so this batch's lowest is read without a lock.
+      error =
+          ordered_walk(visit_in_batches, [&] { return std::min(batch->lowest, channel.held()); });
       channel.send_full(std::move(batch));
     } catch (const WalkStopped&) {
     } catch (...) {

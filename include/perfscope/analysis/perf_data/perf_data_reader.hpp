@@ -203,6 +203,10 @@ class PerfDataReader {
   // the mapped pages before it and before the walk's position are given back as the walk goes.
   template <class Visit, class Held>
   std::optional<PerfDataError> walk(Visit&& visit, Held&& held) const;
+  // for_each_record_ordered, where the visitor also holds the file's bytes from `also_held()`
+  // on (the pipelined walk's batches in flight): pages from there on are not given back.
+  std::optional<PerfDataError> ordered_walk(const Visitor& visit,
+                                            const std::function<std::uint64_t()>& also_held) const;
   // The record at `offset` (checked against `end`), or an error.
   std::optional<PerfDataError> record_at(std::uint64_t offset, std::uint64_t end, RecordView& view,
                                          std::uint64_t& next) const noexcept;
