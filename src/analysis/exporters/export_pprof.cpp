@@ -238,7 +238,7 @@ std::uint32_t executable_range(const Profile& profile, const MappingRanges& mapp
   auto names_comm = [&](std::uint32_t dso) {
     std::string_view path = profile.dsos[dso].path;
     if (profile.dsos[dso].kernel || comm.empty() || !path.starts_with('/')) return false;
-    std::string_view name = path.substr(path.rfind('/') + 1);
+    std::string_view name = detail::file_name_of(path);
     return name.substr(0, 15) == comm;
   };
   std::uint32_t executable = no_index;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/path_names.hpp"
 #include "perfscope/analysis/profile/off_cpu_profile.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/core/safe_text.hpp"
@@ -140,10 +141,7 @@ class TextSink {
   std::string text_;
 };
 
-inline std::string_view file_name_of(std::string_view path) noexcept {
-  auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
+using detail::file_name_of;
 
 // A frame's name for people: the function, or for an unresolved address its DSO and the
 // address in it ("[libc.so.6]+0x1139"), or "[unknown]".

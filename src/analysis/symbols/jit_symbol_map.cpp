@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "analysis/path_names.hpp"
+
 namespace perfscope {
 
 namespace {
@@ -25,8 +27,7 @@ bool parse_hex(std::string_view& line, std::uint64_t& value) {
 }  // namespace
 
 bool is_jit_map_path(std::string_view path) noexcept {
-  std::size_t slash = path.rfind('/');
-  std::string_view name = path.substr(slash == std::string_view::npos ? 0 : slash + 1);
+  std::string_view name = detail::file_name_of(path);
   if (!name.starts_with("perf-") || !name.ends_with(".map")) return false;
   std::string_view pid = name.substr(5, name.size() - 9);
   return !pid.empty() && pid.find_first_not_of("0123456789") == std::string_view::npos;

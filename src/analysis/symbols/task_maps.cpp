@@ -3,6 +3,7 @@
 #include <string>
 #include <variant>
 
+#include "analysis/path_names.hpp"
 #include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
@@ -22,7 +23,7 @@ bool kernel_mode(std::uint16_t cpumode) {
 // names modules); other names as recorded.
 std::string kernel_map_name(std::string_view filename) {
   if (filename.starts_with(kernel_dso_name)) return std::string(kernel_dso_name);
-  std::string_view base = filename.substr(filename.rfind('/') + 1);
+  std::string_view base = detail::file_name_of(filename);
   for (std::string_view suffix : {".ko", ".ko.gz", ".ko.xz", ".ko.zst"}) {
     if (base.size() > suffix.size() && base.ends_with(suffix) && filename.starts_with('/')) {
       std::string name(base.substr(0, base.size() - suffix.size()));
