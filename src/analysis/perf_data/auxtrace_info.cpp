@@ -86,7 +86,28 @@ AuxtraceType auxtrace_type_of(const std::string& pmu_name) noexcept {
   return AuxtraceType::unknown;
 }
 
+void require_auxtrace_metadata(const std::string& pmu_name) {
+  AuxtraceType type = auxtrace_type_of(pmu_name);
+  switch (type) {
+    case AuxtraceType::intel_pt:
+    case AuxtraceType::intel_bts:
+    case AuxtraceType::arm_spe:
+    case AuxtraceType::hisi_ptt: return;
+    default:
+      throw Error(
+          EOPNOTSUPP,
+          fmt::format("perfscope cannot describe a {} trace for its decoders", pmu_name),
+          type == AuxtraceType::cs_etm
+              ? "CoreSight decoding needs each CPU's ETM configuration registers in the file, "
+                "which perfscope does not write: record it with 'perf record -e cs_etm//'; "
+                "perfscope reads such files."
+              : "perfscope knows the metadata of intel_pt, intel_bts, arm_spe and hisi_ptt "
+                "traces only.");
+  }
+}
+
 std::vector<std::byte> encode_auxtrace_info(const Pmu& pmu, const AuxtraceSetup& setup) {
+  require_auxtrace_metadata(pmu.name);
   AuxtraceType type = auxtrace_type_of(pmu.name);
   std::vector<std::uint64_t> words;
   switch (type) {
@@ -99,16 +120,7 @@ std::vector<std::byte> encode_auxtrace_info(const Pmu& pmu, const AuxtraceSetup&
     // perf's first layout (perf 5.x-6.1), which later versions still read.
     case AuxtraceType::arm_spe: words = {pmu.type, setup.per_cpu_mmaps ? 1u : 0u}; break;
     case AuxtraceType::hisi_ptt: words = {pmu.type}; break;
-    default:
-      throw Error(
-          EOPNOTSUPP,
-          fmt::format("perfscope cannot describe a {} trace for its decoders", pmu.name),
-          type == AuxtraceType::cs_etm
-              ? "CoreSight decoding needs each CPU's ETM configuration registers in the file, "
-                "which perfscope does not write: record it with 'perf record -e cs_etm//'; "
-                "perfscope reads such files."
-              : "perfscope knows the metadata of intel_pt, intel_bts, arm_spe and hisi_ptt "
-                "traces only.");
+    default: break;  // refused above
   }
   struct {
     abi::RecordHeader header;

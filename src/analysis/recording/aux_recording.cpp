@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
@@ -65,11 +64,6 @@ std::optional<AuxRecordingPlan> plan_aux_recording(std::vector<EventGroupSpec>& 
     }
   }
   if (group_index == groups.size()) return std::nullopt;
-  if (request.aux_pages != 0 && !std::has_single_bit(request.aux_pages)) {
-    throw std::invalid_argument(
-        fmt::format("-m ...,{}: the AUX area needs a power of two pages (e.g. {})",
-                    request.aux_pages, std::bit_ceil(request.aux_pages)));
-  }
   std::rotate(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(group_index),
               groups.begin() + static_cast<std::ptrdiff_t>(group_index) + 1);
   EventSpec& aux = groups.front().events.front();
@@ -79,7 +73,7 @@ std::optional<AuxRecordingPlan> plan_aux_recording(std::vector<EventGroupSpec>& 
   }
   // Refuses a PMU whose trace perf could not decode from our file, before anything is opened.
   try {
-    encode_auxtrace_info(*pmu, AuxtraceSetup{});
+    require_auxtrace_metadata(pmu->name);
   } catch (const Error& error) {
     throw std::invalid_argument(fmt::format("{}: {}", error.summary(), error.diagnosis()));
   }

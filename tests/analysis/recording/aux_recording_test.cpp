@@ -166,11 +166,25 @@ TEST(AuxRecordingPlan, WhatCannotBeRecordedIsRefusedWithTheReason) {
       message({{{spec_of("cpu-clock", "", 1), spec_of("intel_pt//", "intel_pt", 8)}, true}}, {}),
       "'intel_pt//' traces into an AUX area and must lead its group: write it first inside the "
       "braces");
-  EXPECT_EQ(message({{{spec_of("intel_pt//", "intel_pt", 8)}, false}}, {0, 48, 0, false}),
-            "-m ...,48: the AUX area needs a power of two pages (e.g. 64)");
   std::string etm = message({{{spec_of("cs_etm//", "cs_etm", 11)}, false}}, {});
   EXPECT_NE(etm.find("perfscope cannot describe a cs_etm trace"), std::string::npos) << etm;
   EXPECT_NE(etm.find("record it with 'perf record -e cs_etm//'"), std::string::npos) << etm;
+}
+
+// The session checks the AUX area's size before it opens anything.
+TEST(AuxRecordingPlan, TheSessionRefusesAnAuxAreaThatIsNotAPowerOfTwo) {
+  SamplingOptions options;
+  options.aux_pages = 48;
+  SamplingSession session({{{spec_of("intel_pt//", "intel_pt", 8)}, false}},
+                          Target::calling_thread(), options);
+  try {
+    session.open();
+    FAIL() << "48 AUX pages were accepted";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.errnum(), EINVAL);
+    EXPECT_EQ(error.summary(), "an AUX area of 48 pages: the number must be a power of two");
+    EXPECT_EQ(error.diagnosis(), "use 64 pages");
+  }
 }
 
 TEST(AuxtraceInfo, IntelPtHasPerfsWordsInPerfsOrder) {

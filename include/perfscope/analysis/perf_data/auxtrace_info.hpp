@@ -38,8 +38,11 @@ struct AuxtraceSetup {
 // The auxtrace type of a PMU by name (intel_pt, arm_spe_0, ...); unknown for others.
 AuxtraceType auxtrace_type_of(const std::string& pmu_name) noexcept;
 
-// The whole record. Throws Error(EOPNOTSUPP) for an AUX-tracing PMU whose metadata perfscope does
-// not write (cs_etm: per-CPU ETM register dumps), saying to record with perf instead.
+// Throws Error(EOPNOTSUPP) for a PMU whose trace metadata perfscope does not write (cs_etm:
+// per-CPU ETM register dumps; PMUs that do not trace), saying to record with perf instead.
+void require_auxtrace_metadata(const std::string& pmu_name);
+
+// The whole record (require_auxtrace_metadata's refusal for the PMUs it does not know).
 std::vector<std::byte> encode_auxtrace_info(const Pmu& pmu, const AuxtraceSetup& setup);
 
 }  // namespace perfscope

@@ -33,8 +33,9 @@ struct AuxRecordingRequest {
 
 // nullopt when no event of `groups` traces into an AUX area. Otherwise moves that event's group
 // first and sets the events up as the header says. Throws std::invalid_argument for what cannot
-// be recorded: two AUX-tracing events, one that is not the first of its group, AUX pages that
-// are not a power of two, or a PMU whose metadata perfscope does not write (cs_etm).
+// be recorded: two AUX-tracing events, one that is not the first of its group, or a PMU whose
+// metadata perfscope does not write (cs_etm). (SamplingSession refuses AUX pages that are not a
+// power of two.)
 std::optional<AuxRecordingPlan> plan_aux_recording(std::vector<EventGroupSpec>& groups,
                                                    const AuxRecordingRequest& request,
                                                    const PmuRegistry& registry);
