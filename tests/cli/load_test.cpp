@@ -122,6 +122,13 @@ CpuTicks cpu_ticks() {
   return ticks;
 }
 
+// The fraction of the machine's CPU time the host took between two readings.
+double steal_fraction(const CpuTicks& before, const CpuTicks& after) {
+  return after.total > before.total ? static_cast<double>(after.steal - before.steal) /
+                                          static_cast<double>(after.total - before.total)
+                                    : 0.0;
+}
+
 std::vector<std::uint32_t> read_tids(const std::string& path) {
   std::vector<std::uint32_t> tids;
   std::ifstream in(path);
@@ -175,9 +182,7 @@ TEST(ThreadChurnLoad, RecordSamplesEveryThreadByItsCpuTime) {
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;
   EXPECT_LT(seconds, 30.0);
-  double steal = after.total > before.total ? static_cast<double>(after.steal - before.steal) /
-                                                  static_cast<double>(after.total - before.total)
-                                            : 0.0;
+  double steal = steal_fraction(before, after);
 
   FileTotals file = read_totals(path);
   FileTotals reported = reported_totals(result.err);
@@ -226,9 +231,12 @@ TEST(ThreadChurnLoad, StatTaskClockCoversEveryThread) {
   std::vector<std::string> args{PERFSCOPE_CLI_PATH, "stat", "-x", ",", "-e", "task-clock", "--"};
   auto command = churn_command(tids_path);
   args.insert(args.end(), command.begin(), command.end());
+  CpuTicks before = cpu_ticks();
   auto result = pt::run_command(args);
+  CpuTicks after = cpu_ticks();
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;
+  double steal = steal_fraction(before, after);
   double task_clock_ms = -1;  // stat -x: "task-clock,VALUE,msec,..."
   auto at = result.err.find("\ntask-clock,");
   if (at != std::string::npos) task_clock_ms = std::strtod(result.err.c_str() + at + 12, nullptr);
@@ -236,7 +244,9 @@ TEST(ThreadChurnLoad, StatTaskClockCoversEveryThread) {
   EXPECT_GE(task_clock_ms, spinners * spin_us / 1000.0) << result.err << result.out;
   // The process's own figure is taken before it exits and after its start-up, both of which
   // task-clock counts (1.3 % more was seen with 4487 threads churned on a busy machine).
-  EXPECT_LE(task_clock_ms, process_ms * 1.05 + 5) << result.err << result.out;
+  // task-clock also runs while the host steals the vCPU, which the rusage figure leaves out.
+  EXPECT_LE(task_clock_ms, process_ms * (1.05 + 2.0 * steal) + 5)
+      << "steal " << steal * 100 << " % of the CPU time; " << result.err << result.out;
   std::filesystem::remove(tids_path);
 }
 

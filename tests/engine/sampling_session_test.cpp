@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -365,9 +366,12 @@ TEST(SamplingSessionTest, CpuClockAtOneKilohertzGivesAThousandSamplesPerCpuSecon
   attr.set_sample_type(sf::ip);
   SamplingSession session(one_event(attr, "cpu-clock"), Target::calling_thread(),
                           per_thread_options());
+  auto wall_start = std::chrono::steady_clock::now();
   session.start();
   burn_cpu(1.0);
   session.stop();
+  double wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   std::uint64_t samples = 0;
   Recorder recorder([&](const SessionRecord&, const Record& record) {
     if (std::holds_alternative<perfscope::SampleRecord>(record)) ++samples;
@@ -377,7 +381,9 @@ TEST(SamplingSessionTest, CpuClockAtOneKilohertzGivesAThousandSamplesPerCpuSecon
   std::printf("cpu-clock at %llu Hz over 1 s of CPU: %llu samples\n",
               static_cast<unsigned long long>(frequency), static_cast<unsigned long long>(samples));
   EXPECT_GE(samples, frequency * 85 / 100);
-  EXPECT_LE(samples, frequency * 115 / 100);
+  // cpu-clock also counts time the hypervisor stole, which the thread CPU clock leaves out:
+  // the wall time around the burn bounds it.
+  EXPECT_LE(static_cast<double>(samples), static_cast<double>(frequency) * wall_seconds * 1.15);
   EXPECT_EQ(session.total_stats().lost, 0u);
 }
 
