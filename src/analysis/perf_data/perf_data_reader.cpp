@@ -33,6 +33,11 @@ namespace sf = abi::sample_format;
 constexpr std::size_t record_size_max = 0xffff;
 // How much of a mapped file a walk reads before giving the pages behind it back.
 constexpr std::uint64_t drop_step = 8 << 20;
+// How far ahead of the record being read the walk asks for the file's cache lines: the hardware
+// prefetcher stops at each 4 KiB page, and a walk that waited for every line spent a fifth of a
+// report's time in the first load of a record.
+constexpr std::uint64_t prefetch_distance = 2048;
+constexpr std::uint64_t cache_line = 64;
 
 constexpr std::uint32_t type_of(abi::UserRecordType type) {
   return static_cast<std::uint32_t>(type);
@@ -722,7 +727,14 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) co
     if (populate && map_.populate_pages(from, drop_step) != 0) populate = false;
   };
   populate_step(offset);
+  std::uint64_t prefetched = offset & ~(cache_line - 1);
   while (offset < data_end_) {
+    // (Data a record skips, as AUX trace data, is not read.)
+    prefetched = std::max(prefetched, offset & ~(cache_line - 1));
+    for (std::uint64_t ahead = std::min(offset + prefetch_distance, data_end_); prefetched < ahead;
+         prefetched += cache_line) {
+      __builtin_prefetch(bytes_.data() + prefetched);
+    }
     if (offset >= next_drop && map_.mapped()) {
       std::uint64_t until = std::min(offset, held());
       if (until > dropped) {

@@ -20,6 +20,7 @@ constexpr std::size_t batch_records = 8192;
 // Batches in flight: enough that neither side waits on the other's bursts, few enough that the
 // records' pages are still in the cache when they are visited.
 constexpr std::size_t batches_in_flight = 4;
+constexpr std::size_t prefetch_ahead = 8;
 
 // A record as it waits in a batch: half the size of a PerfDataRecord, whose header and span the
 // visiting side rebuilds from the bytes (the batches then stay in the CPUs' caches).
@@ -161,9 +162,18 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_pipelined(
   try {
     PerfDataRecord record;
     while (auto batch = channel.take_full()) {
-      for (const BatchedRecord& entry : batch->records) {
-        const std::byte* at = entry.copied ? batch->copies.data() + entry.where
-                                           : reinterpret_cast<const std::byte*>(entry.where);
+      auto address_of = [&](const BatchedRecord& entry) {
+        return entry.copied ? batch->copies.data() + entry.where
+                            : reinterpret_cast<const std::byte*>(entry.where);
+      };
+      const std::vector<BatchedRecord>& records = batch->records;
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        // The walking thread read these bytes on another core: asked for a few records ahead,
+        // they are here when the visitor reads them.
+        if (i + prefetch_ahead < records.size())
+          __builtin_prefetch(address_of(records[i + prefetch_ahead]));
+        const BatchedRecord& entry = records[i];
+        const std::byte* at = address_of(entry);
         std::memcpy(&record.view.header, at, sizeof record.view.header);
         record.view.bytes = std::span<const std::byte>(at, record.view.header.size);
         record.offset = entry.offset;

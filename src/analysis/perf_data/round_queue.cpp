@@ -7,6 +7,10 @@
 
 namespace perfscope::perf_data {
 
+namespace {
+constexpr std::size_t prefetch_ahead = 8;
+}  // namespace
+
 void RoundQueue::push(const PerfDataRecord& record, bool stable) {
   max_time_ = std::max(max_time_, record.time);
   auto event = static_cast<std::uint32_t>(record.event);
@@ -72,6 +76,12 @@ void RoundQueue::flush(bool everything, const Visitor& visit) {
   sort_queue();
   std::size_t delivered = 0;
   for (; delivered < queue_.size(); ++delivered) {
+    // The records of a round lie in several runs of the file: the one visited a few records on
+    // is asked for now (its line left the cache since it was queued, in a large round).
+    if (delivered + prefetch_ahead < queue_.size()) {
+      const Queued& ahead = queue_[delivered + prefetch_ahead];
+      __builtin_prefetch(ahead.in_arena ? arena_.data() + ahead.where : file_.data() + ahead.where);
+    }
     const Queued& entry = queue_[delivered];
     if (!everything && (!limit_set_ || entry.time > round_limit_)) break;
     const std::byte* at = entry.in_arena ? arena_.data() + entry.where : file_.data() + entry.where;
