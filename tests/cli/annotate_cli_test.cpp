@@ -193,14 +193,16 @@ TEST_F(AnnotateCli, SourceViewGivesTheLoopLineTheSamplesAndTheInlinedStepItsOwnL
                                   (*loop)["line"].get<int>()));
   EXPECT_TRUE(std::regex_search(text.out, loop_row)) << text.out;
 
-  // step() was inlined into leaf_60 at the loop's line: its lines are its own.
+  // step() was inlined into leaf_60 at the loop's line: its lines are its own. (Whether a sample
+  // lands on step's two instructions is chance: a CI run saw a leaf of 700 samples with none
+  // there. The lines are listed with or without samples.)
   bool step_seen = false;
   for (const json& line : lines) {
     if (!line.contains("inlined_into")) continue;
     EXPECT_TRUE(line["function"].get<std::string>().ends_with("step")) << line.dump();
     EXPECT_EQ(line["inlined_into"]["function"], "leaf_60");
     EXPECT_EQ(line["inlined_into"]["call_site"]["line"], (*loop)["line"]);
-    step_seen = step_seen || line["samples"].get<std::uint64_t>() > 0;
+    step_seen = true;
   }
   EXPECT_TRUE(step_seen) << lines.dump(1);
   EXPECT_NE(text.out.find("step, inlined into leaf_60 at known_answer.cpp:"), std::string::npos)

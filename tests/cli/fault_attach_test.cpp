@@ -128,6 +128,7 @@ TEST(TargetExitsWhileAttaching, ZombieTargetEndsTheRunAtOnce) {
 TEST(ThreadChurnWhileAttached, StatCountsEveryThreadCreatedAfterTheAttach) {
   constexpr int spinners = 100;
   constexpr int spin_us = 10000;
+  pt::CpuTicks before = pt::cpu_ticks();
   pt::BackgroundCommand churn({thread_churn, "--live", "16", "--churn-until-signal", "--spinners",
                                std::to_string(spinners), "--spin-us", std::to_string(spin_us)});
   ASSERT_TRUE(churn.wait_for_output("ready", 10000));
@@ -145,6 +146,7 @@ TEST(ThreadChurnWhileAttached, StatCountsEveryThreadCreatedAfterTheAttach) {
   auto churned = churn.wait(60000);
   ASSERT_EQ(churned.exit_status, 0) << churned.err;
   auto result = stat.wait(10000);  // ends when the process exits
+  double steal = pt::steal_fraction(before, pt::cpu_ticks());
   ASSERT_FALSE(stat.timed_out());
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;
@@ -155,9 +157,12 @@ TEST(ThreadChurnWhileAttached, StatCountsEveryThreadCreatedAfterTheAttach) {
   // Every spinner thread's time, no more than the whole process used. The process reads its
   // rusage before it exits; task-clock also counts the exit (the threads' and the address
   // space's teardown): the likely cause of 61 ms more, seen once on a busy 2-vCPU host. A thread
-  // counted twice would add at least its 10 ms per spinner, 1000 ms for all of them.
+  // counted twice would add at least its 10 ms per spinner, 1000 ms for all of them. task-clock
+  // also runs while the host steals the vCPU, which rusage leaves out (twice the machine-wide
+  // share: the steal may fall on the busy vCPU).
   EXPECT_GE(task_clock_ms, spun_ms) << result.err << churned.out;
-  EXPECT_LE(task_clock_ms, process_cpu_ms * 1.02 + 150) << result.err << churned.out;
+  EXPECT_LE(task_clock_ms, process_cpu_ms * (1.02 + 2.0 * steal) + 150)
+      << "steal " << steal * 100 << " % of the CPU time; " << result.err << churned.out;
 }
 
 // Many short attaches (SIGINT ends each) to a process whose threads come and go: every one gives

@@ -104,31 +104,6 @@ FileTotals reported_totals(const std::string& err) {
   return totals;
 }
 
-// The machine's CPU time in /proc/stat ticks: all of it and what the host took (steal).
-struct CpuTicks {
-  std::uint64_t total = 0, steal = 0;
-};
-
-CpuTicks cpu_ticks() {
-  CpuTicks ticks;
-  std::ifstream in("/proc/stat");
-  std::string label;
-  in >> label;  // "cpu": user nice system idle iowait irq softirq steal ...
-  std::uint64_t value = 0;
-  for (int column = 0; column < 8 && in >> value; ++column) {
-    ticks.total += value;
-    if (column == 7) ticks.steal = value;
-  }
-  return ticks;
-}
-
-// The fraction of the machine's CPU time the host took between two readings.
-double steal_fraction(const CpuTicks& before, const CpuTicks& after) {
-  return after.total > before.total ? static_cast<double>(after.steal - before.steal) /
-                                          static_cast<double>(after.total - before.total)
-                                    : 0.0;
-}
-
 std::vector<std::uint32_t> read_tids(const std::string& path) {
   std::vector<std::uint32_t> tids;
   std::ifstream in(path);
@@ -174,15 +149,15 @@ TEST(ThreadChurnLoad, RecordSamplesEveryThreadByItsCpuTime) {
   auto command = churn_command(tids_path);
   args.insert(args.end(), command.begin(), command.end());
   auto started = std::chrono::steady_clock::now();
-  CpuTicks before = cpu_ticks();
+  pt::CpuTicks before = pt::cpu_ticks();
   auto result = pt::run_command(args);
-  CpuTicks after = cpu_ticks();
+  pt::CpuTicks after = pt::cpu_ticks();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;
   EXPECT_LT(seconds, 30.0);
-  double steal = steal_fraction(before, after);
+  double steal = pt::steal_fraction(before, after);
 
   FileTotals file = read_totals(path);
   FileTotals reported = reported_totals(result.err);
@@ -231,12 +206,12 @@ TEST(ThreadChurnLoad, StatTaskClockCoversEveryThread) {
   std::vector<std::string> args{PERFSCOPE_CLI_PATH, "stat", "-x", ",", "-e", "task-clock", "--"};
   auto command = churn_command(tids_path);
   args.insert(args.end(), command.begin(), command.end());
-  CpuTicks before = cpu_ticks();
+  pt::CpuTicks before = pt::cpu_ticks();
   auto result = pt::run_command(args);
-  CpuTicks after = cpu_ticks();
+  pt::CpuTicks after = pt::cpu_ticks();
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;
-  double steal = steal_fraction(before, after);
+  double steal = pt::steal_fraction(before, after);
   double task_clock_ms = -1;  // stat -x: "task-clock,VALUE,msec,..."
   auto at = result.err.find("\ntask-clock,");
   if (at != std::string::npos) task_clock_ms = std::strtod(result.err.c_str() + at + 12, nullptr);

@@ -124,14 +124,14 @@ Shares read_pprof(const std::string& path) {
 }
 
 // The known answer within five standard deviations of a binomial share over `total` samples
-// (and never tighter than 4 points: the workload's own timing is not exact, 63.0 % for the 60 %
-// leaf was seen on a busy machine).
+// (and never tighter than 6 points: the workload's own timing is not exact; the 60 % leaf measured
+// 60.6-63.4 % over 16 runs on one machine, 63.0 % on a busy one).
 void expect_known_shares(const Shares& shares) {
   ASSERT_GT(shares.total, 100) << "too few samples to judge the shares";
   for (auto [name, expected] :
        {std::pair{"leaf_60", 60.0}, std::pair{"leaf_30", 30.0}, std::pair{"leaf_10", 10.0}}) {
     double p = expected / 100;
-    double tolerance = std::max(4.0, 500 * std::sqrt(p * (1 - p) / shares.total));
+    double tolerance = std::max(6.0, 500 * std::sqrt(p * (1 - p) / shares.total));
     EXPECT_NEAR(shares.percent(name), expected, tolerance) << name << " of " << shares.total;
   }
 }

@@ -369,16 +369,18 @@ TEST(TraceCli, AttachedProcessThatExitsEndsTheTraceWithItsSummary) {
   pt::BackgroundCommand target({workload, "--wait-stdin"}, /*stdin_pipe=*/true);
   ASSERT_TRUE(target.started());
   std::string output = pt::temp_path("trace_attached");
-  pt::BackgroundCommand tracer({PERFSCOPE_CLI_PATH, "trace", "-s", "--json", "-o", output, "-p",
-                                std::to_string(target.pid())});
+  pt::BackgroundCommand tracer({PERFSCOPE_CLI_PATH, "-v", "trace", "-s", "--json", "-o", output,
+                                "-p", std::to_string(target.pid())});
   ASSERT_TRUE(tracer.started());
+  // -v says when the events are enabled (after they open and the process's names are read).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (perf_event_fds(tracer.pid()) < 2 && std::chrono::steady_clock::now() < deadline) {
+  while (tracer.err().find("perfscope: tracing the system calls of") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  ASSERT_NE(tracer.err().find("perfscope: tracing the system calls of"), std::string::npos)
+      << tracer.err();
   ASSERT_GE(perf_event_fds(tracer.pid()), 2) << tracer.err();
-  // Opened, then enabled once the process's names are read: give it that moment.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   target.write_stdin("g");
   auto target_result = target.wait(20000);
   EXPECT_EQ(target_result.exit_status, 0);

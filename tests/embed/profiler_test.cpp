@@ -214,6 +214,9 @@ void expect_known_answer(const Attribution& a, std::uint64_t lost, const char* w
 ProfilerOptions cpu_clock_options() {
   ProfilerOptions options;
   options.events = "cpu-clock";
+  // The tests expect no loss: 2 MiB holds the whole run's samples, should a sanitizer-built drain
+  // thread fall behind on a busy machine (the default 256 KiB holds about a third of a second).
+  options.buffer_pages = 512;
   return options;
 }
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <future>
@@ -187,16 +188,22 @@ TEST(CountingSessionCallingThread, PageFaultsOnFreshPagesAreExact) {
 TEST(CountingSessionCallingThread, ContextSwitchesOfSleepsAreAtLeastOneEach) {
   constexpr int sleeps = 20;
   CountingSession session(parse_event_list("context-switches"), Target::calling_thread());
+  rusage before{}, after{};
+  ASSERT_EQ(::getrusage(RUSAGE_THREAD, &before), 0);
   session.start();
   for (int i = 0; i < sleeps; ++i) {
     timespec one_ms{0, 1'000'000};
     ::nanosleep(&one_ms, nullptr);
   }
   session.stop();
+  ASSERT_EQ(::getrusage(RUSAGE_THREAD, &after), 0);
   std::uint64_t switches = raw_value(session.read());
   EXPECT_GE(switches, static_cast<std::uint64_t>(sleeps));
-  // Preemption by other load on the machine may add a few, never many.
-  EXPECT_LE(switches, static_cast<std::uint64_t>(sleeps + 10));
+  // Preemption by other load on the machine adds some: the kernel's own count of this thread's
+  // switches around the session bounds them (plus the start and stop calls' own).
+  auto kernel_switches = static_cast<std::uint64_t>(after.ru_nvcsw - before.ru_nvcsw +
+                                                    after.ru_nivcsw - before.ru_nivcsw);
+  EXPECT_LE(switches, kernel_switches + 2) << kernel_switches << " in the thread's rusage";
 }
 
 double thread_cpu_seconds() {
@@ -217,15 +224,20 @@ double spin_cpu(double seconds) {
 
 TEST(CountingSessionCallingThread, TaskClockOfA50msBusyLoopIsAbout50ms) {
   CountingSession session(parse_event_list("task-clock"), Target::calling_thread());
+  auto wall_start = std::chrono::steady_clock::now();
   session.start();
   volatile double sink = spin_cpu(0.050);
   (void)sink;
   session.stop();
+  double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+          .count();
   const auto& counts = session.read();
   ASSERT_TRUE(counts[0].supported);
   double milliseconds = static_cast<double>(counts[0].reading.value) / 1e6;
   EXPECT_GE(milliseconds, 45.0);
-  EXPECT_LE(milliseconds, 100.0);
+  // task-clock also runs while the host steals the vCPU: the wall time bounds it.
+  EXPECT_LE(milliseconds, std::max(100.0, wall_ms));
   // A software event is never multiplexed: it runs whenever it is enabled.
   EXPECT_EQ(counts[0].scaled.status, CountStatus::counted);
   EXPECT_EQ(counts[0].reading.enabled, counts[0].reading.running);

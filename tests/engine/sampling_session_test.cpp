@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -692,13 +693,18 @@ TEST(OverflowSignalTest, RoutedSignalArrivesOncePerOverflowOnTheThread) {
   ScopedHandler handler(SIGRTMIN, on_overflow);
   auto event = open_task_clock_sampler(1'000'000);
   perfscope::route_overflows(event, SIGRTMIN);
+  auto wall_start = std::chrono::steady_clock::now();
   ASSERT_EQ(event.enable(), 0);
   burn_cpu(0.05);
   ASSERT_EQ(event.disable(), 0);
+  double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+          .count();
   int signals = overflow_signals.load();
   std::printf("task-clock 1 ms over 50 ms of CPU: %d signals\n", signals);
   EXPECT_GE(signals, 25);
-  EXPECT_LE(signals, 75);
+  // task-clock also runs while the host steals the vCPU: the wall time bounds it.
+  EXPECT_LE(signals, std::max(75.0, wall_ms * 1.15 + 2));
   EXPECT_EQ(overflow_last_fd.load(), event.fd());
   EXPECT_EQ(overflow_hang_ups.load(), 0);
   EXPECT_EQ(overflow_wrong_thread.load(), 0);

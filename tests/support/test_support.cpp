@@ -30,6 +30,25 @@ void expect_no_crash(const CommandResult& result, int ended_by) {
   EXPECT_THAT(result.err, Not(HasSubstr("terminate called")));
 }
 
+CpuTicks cpu_ticks() {
+  CpuTicks ticks;
+  std::ifstream in("/proc/stat");
+  std::string label;
+  in >> label;  // "cpu": user nice system idle iowait irq softirq steal ...
+  unsigned long long value = 0;
+  for (int column = 0; column < 8 && in >> value; ++column) {
+    ticks.total += value;
+    if (column == 7) ticks.steal = value;
+  }
+  return ticks;
+}
+
+double steal_fraction(const CpuTicks& before, const CpuTicks& after) {
+  return after.total > before.total ? static_cast<double>(after.steal - before.steal) /
+                                          static_cast<double>(after.total - before.total)
+                                    : 0.0;
+}
+
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("perfscope_" + name + "_" + std::to_string(::getpid())))

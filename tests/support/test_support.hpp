@@ -41,6 +41,16 @@ CommandResult run_perfscope(const std::vector<std::string>& arguments);
 // stat), which is then not counted as a crash.
 void expect_no_crash(const CommandResult& result, int ended_by = -1);
 
+// The machine's CPU time in /proc/stat ticks: all of it, and what the host took (steal). Clocks
+// that run while a task is on a CPU (task-clock, cpu-clock, switch timestamps) count stolen time;
+// a thread's or process's own CPU time (CLOCK_THREAD_CPUTIME_ID, rusage) leaves it out.
+struct CpuTicks {
+  unsigned long long total = 0, steal = 0;
+};
+CpuTicks cpu_ticks();
+// The fraction of the machine's CPU time the host stole between two readings.
+double steal_fraction(const CpuTicks& before, const CpuTicks& after);
+
 // TMPDIR/perfscope_NAME_PID: a path of this test process's own (nothing is created).
 std::string temp_path(const std::string& name);
 

@@ -327,7 +327,7 @@ TraceCommand::TraceCommand(CLI::App& app) {
                "  perfscope trace -s -p 1234");
 }
 
-int TraceCommand::run(std::vector<std::string> command) {
+int TraceCommand::run(bool verbose, std::vector<std::string> command) {
   // First, as record: a stop signal while the events open ends the trace, not perfscope.
   install_stop_handlers();
   TraceOptions options = options_;
@@ -359,6 +359,8 @@ int TraceCommand::run(std::vector<std::string> command) {
   for (const auto& notice : tracer.notices()) fmt::print(stderr, "perfscope: note: {}\n", notice);
   CallPrinter printer(tracer, options, out);
   tracer.start();
+  // After start: once this is printed, every call is traced (tests wait for it).
+  if (verbose) fmt::print(stderr, "perfscope: tracing the system calls of {}\n", target.describe());
   while (stop_signal.load() == 0) {
     tracer.poll(printer, 100);
     if (tracer.target_ended()) break;

@@ -32,7 +32,7 @@ class TraceCommand {
   explicit TraceCommand(CLI::App& app);
   bool selected() const { return app_->parsed(); }
   // The traced command's exit status (128 + signal when killed), 0 for other targets.
-  int run(std::vector<std::string> command);
+  int run(bool verbose, std::vector<std::string> command);
 
  private:
   CLI::App* app_;

@@ -87,7 +87,7 @@ int run_cli(int argc, char** argv) {
     if (report.selected()) return report.run();
     if (diff.selected()) return diff.run();
     if (annotate.selected()) return annotate.run();
-    if (trace.selected()) return trace.run(std::move(command));
+    if (trace.selected()) return trace.run(verbose, std::move(command));
     if (archive.selected()) return archive.run();
     if (top.selected()) return top.run();
     if (sched.selected()) return sched.run(std::move(command));
