@@ -93,8 +93,10 @@ TEST(OffCpuRecord, WallAttributesSpinSleepAndPipeWaitToTheirFunctions) {
   if (!can_record_stacks()) GTEST_SKIP() << "needs root and tracefs for sched:sched_switch";
   pt::TempDir dir;
   std::string file = dir.path() + "/wall.data";
+  pt::CpuTicks before = pt::cpu_ticks();
   auto recorded =
       pt::run_perfscope({"record", "--wall", "-g", "-o", file, "--", workload, "phases", "100"});
+  double steal = pt::steal_fraction(before, pt::cpu_ticks());
   pt::expect_no_crash(recorded);
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   EXPECT_NE(recorded.err.find("off-CPU (sched:sched_switch, with stacks)"), std::string::npos)
@@ -111,15 +113,22 @@ TEST(OffCpuRecord, WallAttributesSpinSleepAndPipeWaitToTheirFunctions) {
   double thread_total = weight_of(lines, main_thread);
   ASSERT_GT(thread_total, 0) << wall.out;
   // The thread's wall time, on- and off-CPU, covers its lifetime: the phases and its start-up.
-  EXPECT_GE(thread_total, all * 0.97);
+  // (Less what the host stole from the spin: see below.)
+  EXPECT_GE(thread_total, all * 0.97 - 2.0 * steal * spin);
   // Each phase's share of the three, from the profile and from the workload's own clock (the
   // start-up before them, longer on a loaded machine, is left out of both).
   auto share = [&](const char* function) {
     return 100.0 * weight_of(lines, main_thread, {function}) / all;
   };
-  EXPECT_NEAR(share(";spin_phase"), 100.0 * spin / all, 3.0) << wall.out;
-  EXPECT_NEAR(share(";sleep_phase"), 100.0 * sleep / all, 3.0) << wall.out;
-  EXPECT_NEAR(share(";read_phase"), 100.0 * wait / all, 3.0) << wall.out;
+  // While the host steals the vCPU, cpu-clock's timer fires once when it comes back, however many
+  // periods went by: the on-CPU phase loses that time (a CI run lost 11 of 100 ms), twice the
+  // machine-wide share, as the steal may fall on the spinning vCPU.
+  const double tolerance = 3.0 + 2.0 * 100.0 * steal;
+  EXPECT_NEAR(share(";spin_phase"), 100.0 * spin / all, tolerance)
+      << "steal " << steal * 100 << " %\n"
+      << wall.out;
+  EXPECT_NEAR(share(";sleep_phase"), 100.0 * sleep / all, tolerance) << wall.out;
+  EXPECT_NEAR(share(";read_phase"), 100.0 * wait / all, tolerance) << wall.out;
 
   // Off-CPU alone: the blocked time in the sleep and the pipe read is the measured one.
   auto split = pt::run_perfscope({"report", "-i", file, "--format", "folded"});
