@@ -44,8 +44,15 @@ void* split_thread(void* argument) {
   std::fflush(stdout);
   spin(split->spin_ms);
   timespec pause{split->sleep_ms / 1000, (split->sleep_ms % 1000) * 1000000};
+  timespec before{}, after{};
+  clock_gettime(CLOCK_MONOTONIC, &before);
   while (nanosleep(&pause, &pause) != 0) {
   }
+  clock_gettime(CLOCK_MONOTONIC, &after);
+  // The sleep as the wall clock saw it: on a loaded machine the wake-up can come late.
+  std::printf("slept_ms %.3f\n", static_cast<double>(after.tv_sec - before.tv_sec) * 1e3 +
+                                     static_cast<double>(after.tv_nsec - before.tv_nsec) / 1e6);
+  std::fflush(stdout);
   // A switch-out of its own right after the wake-up: the row that shows the sleep as its wait.
   // The thread's last switch-out is its exit, which the kernel reports for tid -1.
   timespec brief{0, 1000000};
