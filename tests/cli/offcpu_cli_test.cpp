@@ -181,7 +181,8 @@ TEST(OffCpuRecord, ThresholdLeavesOutShortIntervalsAndCountsThem) {
   EXPECT_NE(recorded.err.find(std::to_string(periods.size()) + " intervals written"),
             std::string::npos)
       << recorded.err;
-  // Each of them slept (nanosleep, a pipe read): script says so.
+  // The three known waits slept (nanosleep, a pipe read): script says so. (A preemption of 50 ms
+  // or more in the spin, on a loaded host, is a fourth interval, preempted.)
   auto script = pt::run_perfscope({"script", "-i", file});
   ASSERT_EQ(script.exit_status, 0) << script.err;
   std::size_t sleeping = 0;
@@ -189,7 +190,8 @@ TEST(OffCpuRecord, ThresholdLeavesOutShortIntervalsAndCountsThem) {
        at = script.out.find("offcpu-time: state=sleeping", at + 1)) {
     ++sleeping;
   }
-  EXPECT_EQ(sleeping, periods.size()) << script.out;
+  EXPECT_GE(sleeping, 3u) << script.out;
+  EXPECT_LE(sleeping, periods.size()) << script.out;
 }
 
 TEST(OffCpuRecord, LinuxPerfReadsTheOffCpuSamples) {
@@ -300,6 +302,12 @@ TEST(OffCpuRecord, AttachedProcessThreadAndSystemWideTargets) {
     }
     pt::expect_no_crash(recorded);
     ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+    if (target == "-a" && (recorded.err.find("(0 records lost)") == std::string::npos ||
+                           recorded.err.find("never came") != std::string::npos)) {
+      // System-wide, the suite's neighbours (a browser test) switch too: a lost or missing
+      // switch-in leaves a whole interval out, so the measured lengths cannot be checked.
+      GTEST_SKIP() << "-a: switches were lost or never came: " << recorded.err;
+    }
     std::ifstream in(out);
     std::string printed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<double> phases = measured(printed);

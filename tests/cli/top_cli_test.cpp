@@ -106,7 +106,7 @@ TEST(TopCliTest, CallGraphShowsEachLeafsCaller) {
 
 TEST(TopCliTest, FunctionsOfAProcessThatExitedStayNamed) {
   if (!pt::running_as_root()) GTEST_SKIP() << "system-wide top needs root or CAP_PERFMON";
-  pt::BackgroundCommand top({cli, "top", "-a", "-e", "cpu-clock", "--batch", "3", "-d", "1.5",
+  pt::BackgroundCommand top({cli, "top", "-a", "-e", "cpu-clock", "--batch", "3", "-d", "2",
                              "--rows", "0", "--sort", "comm,dso,sym", "--symbol-filter", "leaf_"});
   ASSERT_TRUE(top.started());
   // After the first snapshot: top has named what ran at its start (slow in a sanitizer build,

@@ -216,11 +216,19 @@ TEST(TraceCli, LossesAreReportedNeverSilent) {
 TEST(TraceCli, DurationShowsOnlyLongerCalls) {
   SKIP_UNLESS_TRACING();
   // The workload sleeps 300 ms first: the one call that takes longer than 100 ms.
+  // (A loaded host may hold another call past 100 ms now and then: it is shown too, and only
+  // the sleep lasts 300 ms.)
   auto calls = json_lines(trace({"--duration", "100", "--json"}, {"--linger", "300"}));
-  ASSERT_EQ(calls.size(), 1u);
-  EXPECT_TRUE(calls[0]["syscall"] == "clock_nanosleep" || calls[0]["syscall"] == "nanosleep")
-      << calls[0].dump();
-  EXPECT_GE(calls[0]["duration_ms"].get<double>(), 300.0);
+  ASSERT_GE(calls.size(), 1u);
+  std::size_t sleeps = 0;
+  for (const auto& call : calls) {
+    EXPECT_GE(call["duration_ms"].get<double>(), 100.0) << call.dump();
+    if (call["duration_ms"].get<double>() < 300.0) continue;
+    ++sleeps;
+    EXPECT_TRUE(call["syscall"] == "clock_nanosleep" || call["syscall"] == "nanosleep")
+        << call.dump();
+  }
+  EXPECT_EQ(sleeps, 1u);
 }
 
 // "name calls errors" of each row of each thread's table in perf trace -s's layout.

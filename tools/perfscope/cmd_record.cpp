@@ -36,6 +36,7 @@
 #include "perfscope/core/ring_buffer.hpp"
 #include "perfscope/engine/sampling_session.hpp"
 #include "perfscope/sys/child_process.hpp"
+#include "perfscope/sys/exit_watch.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stop_signals.hpp"
@@ -511,22 +512,16 @@ void record(Recording& recording, bool verbose) {
     fmt::print(stderr, "perfscope: recording {} event(s) of {}\n",
                session.sampling().events().size(), target.describe());
   }
-  bool attached = target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread;
-  // A pidfd is readable once the process (or, for -t, the thread) has exited, zombie or not:
-  // /proc/PID stays until the parent reaps it, which may be never.
-  int watch_fd =
-      attached ? sys::open_pidfd(target.pid(), target.kind() == Target::Kind::thread) : -1;
-  auto target_exited = [&] {
-    if (watch_fd >= 0) return sys::wait_readable(watch_fd, 0) == 1;
-    return !sys::process_exists(target.pid());
-  };
+  sys::ExitWatch target_watch;
+  if (target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread) {
+    target_watch = sys::ExitWatch(target.pid(), target.kind() == Target::Kind::thread);
+  }
   while (stop_signal.load() == 0) {
     session.poll(recording.session_sink(), 250);
     if (recording.push) recording.push->tick();
     if (session.command_exited()) break;
-    if (attached && target_exited()) break;
+    if (target_watch.exited()) break;
   }
-  if (watch_fd >= 0) sys::close_fd(watch_fd);
 }
 
 // What became of the blocking intervals: written, left out below the threshold, cut by the

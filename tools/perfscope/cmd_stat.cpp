@@ -24,6 +24,7 @@
 #include "perfscope/engine/detailed_events.hpp"
 #include "perfscope/engine/pmu_capacity.hpp"
 #include "perfscope/sys/child_process.hpp"
+#include "perfscope/sys/exit_watch.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stat_output.hpp"
 #include "stop_signals.hpp"
@@ -224,14 +225,11 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
                  session.unit_count(), target.describe());
     }
 
-    int watch_fd = -1;
-    if (target.has_command()) {
-      watch_fd = sys::open_pidfd(session.command_pid());
-    } else if (target.kind() == Target::Kind::process) {
-      watch_fd = sys::open_pidfd(target.pid());
-    } else if (target.kind() == Target::Kind::thread) {
-      // A pidfd of the process would not see the thread exit (and refuses a non-leader tid).
-      watch_fd = sys::open_pidfd(target.pid(), true);
+    // The command's pidfd (its zombie waits for our waitpid), or the attached target's watch.
+    int watch_fd = target.has_command() ? sys::open_pidfd(session.command_pid()) : -1;
+    sys::ExitWatch target_watch;
+    if (target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread) {
+      target_watch = sys::ExitWatch(target.pid(), target.kind() == Target::Kind::thread);
     }
     // Intervals count from zero at start, so the first one includes the command's start-up.
     std::vector<EventCount> previous = session.read();
@@ -258,7 +256,8 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     for (; can_watch;) {
       int timeout = options.interval_ms > 0 ? options.interval_ms : -1;
       if (ends_at_once(stop_signal.load(), target.has_command())) break;
-      int ready = sys::wait_readable(watch_fd, timeout);
+      int ready =
+          target.has_command() ? sys::wait_readable(watch_fd, timeout) : target_watch.wait(timeout);
       if (ready == 1) break;  // the command or the process exited
       if (ready == -EINTR && !target.has_command()) break;
       if (ready < 0 && ready != -EINTR) {

@@ -25,6 +25,7 @@
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/engine/sampling_session.hpp"
 #include "perfscope/sys/child_process.hpp"
+#include "perfscope/sys/exit_watch.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stop_signals.hpp"
@@ -320,12 +321,12 @@ int TopCommand::run() {
   LiveProfile profile(model);
   TopRun run = open_session(options, profile);
   RecordingSession& session = *run.session;
-  int watch_fd = options.pid >= 0   ? sys::open_pidfd(options.pid)
-                 : options.tid >= 0 ? sys::open_pidfd(options.tid, true)
-                                    : -1;
+  sys::ExitWatch target_watch = options.pid >= 0   ? sys::ExitWatch(options.pid, false)
+                                : options.tid >= 0 ? sys::ExitWatch(options.tid, true)
+                                                   : sys::ExitWatch();
   bool target_gone = false;
   auto check_target = [&] {
-    if (watch_fd >= 0 && !target_gone && sys::wait_readable(watch_fd, 0) == 1) target_gone = true;
+    if (!target_gone && target_watch.exited()) target_gone = true;
   };
 
   auto interval = std::chrono::duration_cast<Clock::duration>(
@@ -377,7 +378,6 @@ int TopCommand::run() {
   }
   screen.reset();  // the terminal comes back before anything else is printed
   session.sampling().stop();
-  if (watch_fd >= 0) sys::close_fd(watch_fd);
   return 0;
 }
 

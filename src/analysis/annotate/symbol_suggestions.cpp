@@ -69,8 +69,10 @@ bool symbol_names_match(std::string_view shown, std::string_view asked) {
   return short_function_name(shown) == short_function_name(asked);
 }
 
-std::string explain_unknown_symbol(const Profile& profile, std::string_view asked,
-                                   const std::string& debug_root) {
+namespace {
+
+std::string explain_by_name(const Profile& profile, std::string_view asked,
+                            const std::string& debug_root) {
   // Each candidate with whether a sample hit it: those are the likelier meaning.
   std::map<std::string, bool> candidates;
   for (const ProfileFunction& function : profile.functions) {
@@ -130,6 +132,24 @@ std::string explain_unknown_symbol(const Profile& profile, std::string_view aske
     names += std::get<4>(candidate);
   }
   return fmt::format("no function named {}; did you mean: {}?", asked, names);
+}
+
+}  // namespace
+
+std::string explain_unknown_symbol(const Profile& profile, std::string_view asked,
+                                   const std::string& debug_root) {
+  std::string text = explain_by_name(profile, asked, debug_root);
+  // A sampled file that changed since the recording had its samples named from other code: the
+  // function may well have been sampled, at addresses that now lie elsewhere.
+  for (const MissingSymbolFile& file : profile.summary.missing_files) {
+    if (file.reason != "build id mismatch") continue;
+    text += fmt::format(
+        ". {}: build id mismatch: the recording has {}, and the file changed since the "
+        "recording: its samples were named from other code (annotate with the binary that was "
+        "recorded, or record again)",
+        file.path, file.build_id.empty() ? std::string("another") : file.build_id);
+  }
+  return text;
 }
 
 }  // namespace perfscope

@@ -206,9 +206,7 @@ SyscallTracer::SyscallTracer(Target target, SyscallTraceOptions options)
   reader_ = std::make_unique<Reader>(*this);
 }
 
-SyscallTracer::~SyscallTracer() {
-  if (watch_fd_ >= 0) sys::close_fd(watch_fd_);
-}
+SyscallTracer::~SyscallTracer() = default;
 
 void SyscallTracer::open() {
   session_->open();
@@ -227,7 +225,7 @@ void SyscallTracer::open() {
 void SyscallTracer::start() {
   session_->start();
   if (target_.kind() == Target::Kind::process || target_.kind() == Target::Kind::thread) {
-    watch_fd_ = sys::open_pidfd(target_.pid(), target_.kind() == Target::Kind::thread);
+    target_watch_ = sys::ExitWatch(target_.pid(), target_.kind() == Target::Kind::thread);
   }
 }
 
@@ -256,12 +254,7 @@ void SyscallTracer::stop(SyscallCallSink& sink) {
 
 bool SyscallTracer::target_ended() {
   if (session_->command_exited()) return true;
-  if (target_.kind() != Target::Kind::process && target_.kind() != Target::Kind::thread) {
-    return false;
-  }
-  // A pidfd is readable once the process (or thread) has exited, zombie or not.
-  if (watch_fd_ >= 0) return sys::wait_readable(watch_fd_, 0) == 1;
-  return !sys::process_exists(target_.pid());
+  return target_watch_.exited();
 }
 
 bool SyscallTracer::terminate_command() noexcept { return session_->terminate_command(); }

@@ -422,7 +422,9 @@ void expect_perf_chains(const std::string& data, const FileUnwinding& unwinding,
   // recorder) puts more samples there: 572 of 607 and 572 of 604 agreed in CI runs, each time
   // exactly the 572 in leaf_fn.
   EXPECT_GE(in_leaf_same * 100, in_leaf * 99) << in_leaf_same << " of " << in_leaf << " in leaf_fn";
-  EXPECT_GE(same * 100, chains.size() * 90) << same << " of " << chains.size();
+  // The rest is the start-up's share, larger on a loaded host: a bound that catches a general
+  // disagreement, not one that counts the start-up's samples.
+  EXPECT_GE(same * 100, chains.size() * 80) << same << " of " << chains.size();
   std::printf("unwind: %zu of %zu chains equal perf script's (%zu of %zu in leaf_fn)\n", same,
               chains.size(), in_leaf_same, in_leaf);
 }

@@ -20,6 +20,7 @@
 #include "perfscope/analysis/trace/syscall_calls.hpp"
 #include "perfscope/analysis/trace/syscall_table.hpp"
 #include "perfscope/engine/target.hpp"
+#include "perfscope/sys/exit_watch.hpp"
 
 namespace perfscope {
 
@@ -110,7 +111,7 @@ class SyscallTracer {
   std::vector<std::string> missing_calls_;  // this kernel's calls the table has no number for
   std::uint64_t first_time_ = 0;
   std::uint64_t malformed_ = 0;
-  int watch_fd_ = -1;  // pidfd of an attached process or thread
+  sys::ExitWatch target_watch_;  // an attached process or thread
   // Payload offsets of the tracepoints' fields, from their formats.
   std::size_t enter_id_offset_ = 8, enter_args_offset_ = 16, exit_id_offset_ = 8,
               exit_ret_offset_ = 16;
