@@ -44,8 +44,13 @@ struct KnownAnswer {
   std::string base, current;
 };
 const KnownAnswer& known_answer_pair() {
-  static KnownAnswer pair{record("base", "cpu-clock", {known_answer, "300"}),
-                          record("new", "cpu-clock", {known_answer_rebuilt, "300", "3,6,1"})};
+  static KnownAnswer pair = [] {
+    KnownAnswer recorded{record("base", "cpu-clock", {known_answer, "300"}),
+                         record("new", "cpu-clock", {known_answer_rebuilt, "300", "3,6,1"})};
+    pt::remove_at_exit(recorded.base);
+    pt::remove_at_exit(recorded.current);
+    return recorded;
+  }();
   return pair;
 }
 

@@ -142,6 +142,7 @@ const std::string& known_answer_recording() {
     auto result = pt::run_perfscope(
         {"record", "-e", "cpu-clock", "-F", "4000", "-g", "-o", file, "--", known_answer, "300"});
     EXPECT_EQ(result.exit_status, 0) << result.err;
+    pt::remove_at_exit(file);
     return file;
   }();
   return path;

@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "perfscope/core/event.hpp"
 #include "perfscope/sys/child_process.hpp"
@@ -53,6 +56,30 @@ std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("perfscope_" + name + "_" + std::to_string(::getpid())))
       .string();
+}
+
+namespace {
+std::vector<std::string>& paths_removed_at_exit() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+}  // namespace
+
+void remove_at_exit(const std::string& path) {
+  static const bool registered = [] {
+    // The list first: statics are destroyed in the reverse order of their construction, and
+    // atexit handlers run among those destructors, so the list outlives the handler.
+    paths_removed_at_exit();
+    std::atexit([] {
+      std::error_code ignored;
+      for (const std::string& each : paths_removed_at_exit()) {
+        std::filesystem::remove(each, ignored);
+      }
+    });
+    return true;
+  }();
+  (void)registered;
+  paths_removed_at_exit().push_back(path);
 }
 
 TempDir::TempDir() {

@@ -53,6 +53,9 @@ double steal_fraction(const CpuTicks& before, const CpuTicks& after);
 
 // TMPDIR/perfscope_NAME_PID: a path of this test process's own (nothing is created).
 std::string temp_path(const std::string& name);
+// Removes `path` when the test process exits: for a file recorded once and shared by several
+// tests (a function-local static), which no single test may remove.
+void remove_at_exit(const std::string& path);
 
 // A fresh directory under TMPDIR, removed with everything in it when the object goes.
 class TempDir {
