@@ -270,11 +270,13 @@ TEST_F(AnnotateCli, ChildrenGiveEachCallInstructionItsCalleesShare) {
   ASSERT_EQ(text.exit_status, 0) << text.err;
   EXPECT_NE(text.out.find("Self%  Samples  Callee%  Samples"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("in the functions it called"), std::string::npos) << text.out;
-  // Blank own columns (work_60 hardly runs itself), then the callee share of the call.
+  // work_60 hardly runs itself: the call's own columns are blank or small (a tick can land on
+  // the call instruction itself, as in a CI run under AddressSanitizer: 0.05 %, 1 sample), then
+  // the callee share of the call.
   EXPECT_TRUE(std::regex_search(
       text.out,
-      std::regex(
-          R"(\n {18,}(9[5-9]|100)\.[0-9]{2} +[0-9]+ +[0-9a-f]+  callq? 0x[0-9a-f]+ <leaf_60>)")))
+      std::regex(R"(\n(?: {18,}| +[0-4]\.[0-9]{2} +[0-9]+ +)(9[5-9]|100)\.[0-9]{2} +[0-9]+ +)"
+                 R"([0-9a-f]+  callq? 0x[0-9a-f]+ <leaf_60>)")))
       << text.out;
 }
 
