@@ -108,9 +108,14 @@ void expect_hot_loop_agreeing_with_perf(const std::string& file) {
   auto [body_start, body_end] = loop_body(function);
   ASSERT_NE(body_end, 0u) << "no backward jump in leaf_60";
   std::vector<json> instructions(function["instructions"].begin(), function["instructions"].end());
-  std::sort(instructions.begin(), instructions.end(), [](const json& a, const json& b) {
+  std::stable_sort(instructions.begin(), instructions.end(), [](const json& a, const json& b) {
     return a["samples"].get<std::uint64_t>() > b["samples"].get<std::uint64_t>();
   });
+  // A loop where the timer lands on fewer than three instructions leaves stray ticks (a call, a
+  // prologue: 1 of 2135 in a CI run) among the top three: only instructions that hold a real
+  // share must lie in the loop.
+  const std::uint64_t hot_enough =
+      std::max<std::uint64_t>(5, function["samples"].get<std::uint64_t>() / 50);
   std::map<std::uint64_t, double> perf = perf_annotate(file, "leaf_60");
   double ours_total = 0;
   for (const json& instruction : function["instructions"]) {
@@ -120,7 +125,7 @@ void expect_hot_loop_agreeing_with_perf(const std::string& file) {
   for (std::size_t i = 0; i < 3; ++i) {
     std::uint64_t address = hex(instructions[i]["address"]);
     double percent = instructions[i]["percent"].get<double>();
-    if (percent == 0) continue;  // a loop of fewer than three sampled instructions
+    if (instructions[i]["samples"].get<std::uint64_t>() < hot_enough) continue;
     EXPECT_GE(address, body_start) << instructions[i].dump();
     EXPECT_LE(address, body_end) << instructions[i].dump();
     ASSERT_TRUE(perf.count(address)) << fmt::format("perf annotate has no line for {:#x}", address);

@@ -231,7 +231,8 @@ TEST(DiffCliTest, StatRepeatsTwiceTheWork) {
   const auto& clock = json["events"][0];
   EXPECT_EQ(clock["name"], "task-clock");
   EXPECT_EQ(clock["verdict"], "slower") << clock.dump();
-  EXPECT_GT(clock["change_percent"].get<double>(), 50.0) << clock.dump();
+  // Twice the work: +100 % on a quiet host; a steal burst in one base run pulls it down.
+  EXPECT_GT(clock["change_percent"].get<double>(), 30.0) << clock.dump();
   // Thresholds: a 3 % regression allowed fails; the same files the other way round do not.
   auto failing = pt::run_perfscope({"diff", "--fail-if", "task-clock>+3%", base, current});
   EXPECT_EQ(failing.exit_status, 3) << failing.out << failing.err;

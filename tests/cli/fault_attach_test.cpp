@@ -136,7 +136,7 @@ TEST(ThreadChurnWhileAttached, StatCountsEveryThreadCreatedAfterTheAttach) {
                               std::to_string(churn.pid())});
   // -v reports the opened fds once every thread found is attached.
   bool attached = false;
-  for (int i = 0; i < 2000 && !attached; ++i) {
+  for (int i = 0; i < 12000 && !attached; ++i) {
     attached = stat.err().find("event fds on") != std::string::npos;
     if (!attached) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -183,7 +183,7 @@ TEST(ThreadChurnWhileAttached, RepeatedAttachesNeverFail) {
       // -v says when the events count: the SIGINT then ends an attach, not the start-up (which
       // takes longer than the attach itself in a sanitizer build on a busy machine).
       std::string ready = tool == "stat" ? "event fds on" : "perfscope: recording";
-      for (int i = 0; i < 2000 && run.err().find(ready) == std::string::npos; ++i) {
+      for (int i = 0; i < 12000 && run.err().find(ready) == std::string::npos; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       ASSERT_THAT(run.err(), HasSubstr(ready));

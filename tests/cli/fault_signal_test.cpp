@@ -81,7 +81,7 @@ class SignalStorm {
 
 // The sh of with_usr1_ignored() would die of the storm's SIGINT: wait for the exec first.
 bool wait_for_exec(pid_t pid) {
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < 12000; ++i) {
     std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
     std::string name;
     std::getline(comm, name);
@@ -131,7 +131,7 @@ TEST(InterruptedIntervals, SigintPrintsTheFinalTotals) {
   // The first interval printed says stat counts (a loaded machine starts it late); 450 ms more
   // make four more intervals.
   bool counting = false;
-  for (int i = 0; i < 2000 && !counting; ++i) {
+  for (int i = 0; i < 12000 && !counting; ++i) {
     counting = stat.err().find("task-clock") != std::string::npos;
     if (!counting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -201,7 +201,7 @@ TEST(SignalStorm, StatOfAProcessCountsExactly) {
       with_usr1_ignored({"-v", "stat", "-x", ",", "-e", "syscalls:sys_enter_getpid", "-p",
                          std::to_string(target.pid())}));
   bool attached = false;
-  for (int i = 0; i < 2000 && !attached; ++i) {
+  for (int i = 0; i < 12000 && !attached; ++i) {
     attached = stat.err().find("event fds on") != std::string::npos;
     if (!attached) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

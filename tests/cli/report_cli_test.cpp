@@ -3,6 +3,7 @@
 // against their JSON Schemas, wall-clock times against perf's reading of our CLOCK_DATA, the
 // mappings against the recorded binary), and errors for bad options.
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,6 +109,16 @@ std::string frame_of(const std::string& line) {
   return std::regex_replace(trimmed(line), share_prefix, "");
 }
 
+// The frames of the first `count` lines after tree[at] that name one (not the "|" lines).
+std::vector<std::string> frames_after(const std::vector<std::string>& tree, std::size_t at,
+                                      std::size_t count) {
+  std::vector<std::string> frames;
+  for (std::size_t i = at + 1; i < tree.size() && frames.size() < count; ++i) {
+    if (!trimmed(tree[i]).empty()) frames.push_back(frame_of(tree[i]));
+  }
+  return frames;
+}
+
 TEST(ReportCliTest, KnownSharesAndCallersFromFramePointers) {
   std::string path = record("fp", {"-g"}, {known_answer_fp, "300"});
   auto result = pt::run_perfscope({"report", "--stdio", "--no-children", "-i", path});
@@ -201,10 +212,11 @@ TEST(ReportCliTest, KnownSharesAndCallersFromDwarfStacks) {
     } else {
       while (leaf < tree.size() && !trimmed(tree[leaf]).ends_with("leaf_" + share)) ++leaf;
     }
-    ASSERT_LT(leaf + 2, tree.size()) << "leaf_" << share << "\n" << result.out.substr(0, 3000);
+    ASSERT_LT(leaf, tree.size()) << "leaf_" << share << "\n" << result.out.substr(0, 3000);
     EXPECT_TRUE(trimmed(tree[leaf]).ends_with("leaf_" + share)) << tree[leaf];
-    EXPECT_EQ(frame_of(tree[leaf + 1]), "work_" + share);
-    EXPECT_EQ(frame_of(tree[leaf + 2]), "main");
+    // (A chain that splits below the leaf, as one odd unwind makes it, puts a "|" line first.)
+    EXPECT_THAT(frames_after(tree, leaf, 2), ::testing::ElementsAre("work_" + share, "main"))
+        << result.out.substr(0, 3000);
   }
   EXPECT_GE(leaves_with_inlined_step, 1) << result.out.substr(0, 3000);
   // --no-inline: the leaf's own frame comes first.
@@ -214,7 +226,7 @@ TEST(ReportCliTest, KnownSharesAndCallersFromDwarfStacks) {
   auto tree = tree_below(flat.out, "[.] leaf_60");
   ASSERT_GE(tree.size(), 3u) << flat.out.substr(0, 3000);
   EXPECT_TRUE(trimmed(tree[1]).ends_with("leaf_60")) << tree[1];
-  EXPECT_EQ(frame_of(tree[2]), "work_60");
+  EXPECT_THAT(frames_after(tree, 1, 1), ::testing::ElementsAre("work_60")) << flat.out;
   // script follows the same rule: inlined frames in DWARF chains unless --no-inline (under
   // whichever leaves had samples in step, as above).
   auto script = pt::run_perfscope({"script", "-F", "comm,ip,sym", "-i", path});
