@@ -49,6 +49,11 @@ Target& Target::bounded_by(std::vector<std::string> argv) {
   return *this;
 }
 
+sys::ExitWatch Target::exit_watch() const noexcept {
+  if (kind_ != Kind::process && kind_ != Kind::thread) return sys::ExitWatch();
+  return sys::ExitWatch(pid_, kind_ == Kind::thread);
+}
+
 std::string Target::describe() const {
   std::string command;
   for (const auto& arg : argv_) command += (command.empty() ? "" : " ") + arg;

@@ -512,10 +512,7 @@ void record(Recording& recording, bool verbose) {
     fmt::print(stderr, "perfscope: recording {} event(s) of {}\n",
                session.sampling().events().size(), target.describe());
   }
-  sys::ExitWatch target_watch;
-  if (target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread) {
-    target_watch = sys::ExitWatch(target.pid(), target.kind() == Target::Kind::thread);
-  }
+  sys::ExitWatch target_watch = target.exit_watch();
   while (stop_signal.load() == 0) {
     session.poll(recording.session_sink(), 250);
     if (recording.push) recording.push->tick();

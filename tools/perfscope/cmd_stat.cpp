@@ -227,10 +227,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
 
     // The command's pidfd (its zombie waits for our waitpid), or the attached target's watch.
     int watch_fd = target.has_command() ? sys::open_pidfd(session.command_pid()) : -1;
-    sys::ExitWatch target_watch;
-    if (target.kind() == Target::Kind::process || target.kind() == Target::Kind::thread) {
-      target_watch = sys::ExitWatch(target.pid(), target.kind() == Target::Kind::thread);
-    }
+    sys::ExitWatch target_watch = target.exit_watch();
     // Intervals count from zero at start, so the first one includes the command's start-up.
     std::vector<EventCount> previous = session.read();
     for (auto& count : previous) count.reading = Reading{};

@@ -50,6 +50,7 @@ struct TopRun {
   std::string target_text;
   std::vector<std::string> notes;
   bool user_only = false;
+  sys::ExitWatch target_watch;  // of an attached process or thread
 };
 
 TopRun open_session(const TopOptions& options, LiveProfile& profile) {
@@ -129,6 +130,7 @@ TopRun open_session(const TopOptions& options, LiveProfile& profile) {
   // Processes that exist now are named from /proc; the rest from their records.
   session.synthesize(profile);
   session.start();
+  run.target_watch = target.exit_watch();
   return run;
 }
 
@@ -321,9 +323,7 @@ int TopCommand::run() {
   LiveProfile profile(model);
   TopRun run = open_session(options, profile);
   RecordingSession& session = *run.session;
-  sys::ExitWatch target_watch = options.pid >= 0   ? sys::ExitWatch(options.pid, false)
-                                : options.tid >= 0 ? sys::ExitWatch(options.tid, true)
-                                                   : sys::ExitWatch();
+  const sys::ExitWatch& target_watch = run.target_watch;
   bool target_gone = false;
   auto check_target = [&] {
     if (!target_gone && target_watch.exited()) target_gone = true;

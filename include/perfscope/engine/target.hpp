@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "perfscope/export.hpp"
+#include "perfscope/sys/exit_watch.hpp"
 
 namespace perfscope {
 
@@ -39,6 +40,9 @@ class PERFSCOPE_EXPORT Target {
   bool has_command() const noexcept { return !argv_.empty(); }
   // "process 1234", "CPUs 0-3", "'sleep 1'", for headers and messages.
   std::string describe() const;
+  // A watch of an attached process's or thread's exit (which ends a measurement of it); for any
+  // other target a watch of nothing. Made once the events are attached.
+  sys::ExitWatch exit_watch() const noexcept;
 
  private:
   Kind kind_ = Kind::calling_thread;

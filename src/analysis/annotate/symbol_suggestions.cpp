@@ -142,7 +142,7 @@ std::string explain_unknown_symbol(const Profile& profile, std::string_view aske
   // A sampled file that changed since the recording had its samples named from other code: the
   // function may well have been sampled, at addresses that now lie elsewhere.
   for (const MissingSymbolFile& file : profile.summary.missing_files) {
-    if (file.reason != "build id mismatch") continue;
+    if (file.reason != missing_file_build_id_mismatch) continue;
     text += fmt::format(
         ". {}: build id mismatch: the recording has {}, and the file changed since the "
         "recording: its samples were named from other code (annotate with the binary that was "

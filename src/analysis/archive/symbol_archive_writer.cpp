@@ -57,10 +57,10 @@ class Planner {
   }
 
  private:
-  void missing(const std::string& path, const std::string& build_id, std::string reason,
+  void missing(const std::string& path, const std::string& build_id, std::string_view reason,
                std::string detail) {
     plan_.missing.push_back(
-        MissingSymbolFile{path, build_id, std::move(reason), std::move(detail)});
+        MissingSymbolFile{path, build_id, std::string(reason), std::move(detail)});
   }
 
   void add_file(const std::string& member, const std::string& source,
@@ -97,20 +97,22 @@ class Planner {
     const std::string hex_id = build_id_hex(id);
     std::string relative = path_under_root(dso.path);
     if (relative.empty()) {
-      missing(dso.path, hex_id, "not found", "its recorded path is not an absolute path");
+      missing(dso.path, hex_id, missing_file_not_found,
+              "its recorded path is not an absolute path");
       return;
     }
     LocatedFile where = locator_.locate(dso.path, id);
     std::string error;
     auto image = ElfImage::open(where.path, error);
     if (!image) {
-      missing(dso.path, hex_id, where.rejected.empty() ? "not found" : "build id mismatch",
+      missing(dso.path, hex_id,
+              where.rejected.empty() ? missing_file_not_found : missing_file_build_id_mismatch,
               where.rejected.empty() ? error : where.rejected.front());
       return;
     }
     auto actual = image->build_id();
     if (!same_build_id(actual, id)) {
-      missing(dso.path, hex_id, "build id mismatch",
+      missing(dso.path, hex_id, missing_file_build_id_mismatch,
               fmt::format("{} has build id {}, the recording {}: it changed since the recording "
                           "(rebuilt or upgraded), so it is not the code that was sampled",
                           where.path,
@@ -121,7 +123,8 @@ class Planner {
     }
     auto size = size_of(where.path);
     if (!size) {
-      missing(dso.path, hex_id, "not found", fmt::format("{} is not a regular file", where.path));
+      missing(dso.path, hex_id, missing_file_not_found,
+              fmt::format("{} is not a regular file", where.path));
       return;
     }
     std::string hex = build_id_hex(id);
@@ -184,12 +187,12 @@ class Planner {
         add_link(hex, directory);
         return;
       }
-      missing(std::string(kernel_dso_name), hex, "not found",
+      missing(std::string(kernel_dso_name), hex, missing_file_not_found,
               "no kallsyms copy in the build-id cache, and kptr_restrict hides the addresses "
               "of /proc/kallsyms (run as root)");
       return;
     }
-    missing(std::string(kernel_dso_name), hex, "not found",
+    missing(std::string(kernel_dso_name), hex, missing_file_not_found,
             fmt::format("no kallsyms copy of that kernel in the build-id cache ({}), and the "
                         "running kernel is another one",
                         candidates.back()));
@@ -204,7 +207,7 @@ class Planner {
     std::string relative = path_under_root(path);
     auto size = size_of(source);
     if (!size || relative.empty()) {
-      missing(path, "", "not found",
+      missing(path, "", missing_file_not_found,
               fmt::format("{}: {}", source,
                           relative.empty() ? "not an absolute path" : std::strerror(ENOENT)));
       return;

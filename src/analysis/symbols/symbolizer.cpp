@@ -253,9 +253,10 @@ struct Symbolizer::State {
       file.problem = std::move(error);
       warn(fmt::format("{}; its addresses stay unresolved", file.problem));
       if (rejected.empty()) {
-        add_missing(file.path, file.recorded_build_id, "not found", file.problem);
+        add_missing(file.path, file.recorded_build_id, missing_file_not_found, file.problem);
       } else {
-        add_missing(file.path, file.recorded_build_id, "build id mismatch", rejected.front());
+        add_missing(file.path, file.recorded_build_id, missing_file_build_id_mismatch,
+                    rejected.front());
       }
       return;
     }
@@ -355,7 +356,7 @@ struct Symbolizer::State {
         "recording and its symbols may be wrong",
         file.path, build_id_hex(recorded),
         file.build_id.empty() ? std::string("none") : build_id_hex(file.build_id));
-    add_missing(file.path, recorded, "build id mismatch", text);
+    add_missing(file.path, recorded, missing_file_build_id_mismatch, text);
     warn(std::move(text));
   }
 
@@ -427,7 +428,7 @@ struct Symbolizer::State {
     }
     if (!kernel.problem.empty()) {
       warn(fmt::format("{}; kernel frames stay unresolved", kernel.problem));
-      add_missing(kernel_dso_name, options.kernel_build_id, "not found", kernel.problem);
+      add_missing(kernel_dso_name, options.kernel_build_id, missing_file_not_found, kernel.problem);
     }
     if (!kernel.note.empty()) warn(kernel.note);
   }
@@ -442,7 +443,7 @@ struct Symbolizer::State {
     if (!text) {
       slot->problem = fmt::format("no perf-{}.map for pid {} ({}: {})", pid, pid, slot->read_path,
                                   std::strerror(errno));
-      add_missing(slot->path, {}, "not found", slot->problem);
+      add_missing(slot->path, {}, missing_file_not_found, slot->problem);
       warn(
           fmt::format("{}; its JIT frames stay unresolved (start the runtime with perf map "
                       "output, e.g. node --perf-basic-prof)",

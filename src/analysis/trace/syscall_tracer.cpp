@@ -224,9 +224,7 @@ void SyscallTracer::open() {
 
 void SyscallTracer::start() {
   session_->start();
-  if (target_.kind() == Target::Kind::process || target_.kind() == Target::Kind::thread) {
-    target_watch_ = sys::ExitWatch(target_.pid(), target_.kind() == Target::Kind::thread);
-  }
+  target_watch_ = target_.exit_watch();
 }
 
 std::size_t SyscallTracer::poll(SyscallCallSink& sink, int timeout_ms) {

@@ -47,9 +47,13 @@ struct SymbolizerOptions {
 struct MissingSymbolFile {
   std::string path;      // as recorded
   std::string build_id;  // the recorded one, lower-case hex; empty when unknown
-  std::string reason;    // "not found" or "build id mismatch"
+  std::string reason;    // missing_file_not_found or missing_file_build_id_mismatch
   std::string detail;    // what was tried and what was wrong, one sentence
 };
+
+// MissingSymbolFile::reason, as the exports and `archive` print it.
+inline constexpr std::string_view missing_file_not_found = "not found";
+inline constexpr std::string_view missing_file_build_id_mismatch = "build id mismatch";
 
 struct SourceLocation {
   std::string_view file;  // empty when unknown
