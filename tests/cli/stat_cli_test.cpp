@@ -16,6 +16,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -597,6 +598,45 @@ class BackgroundPerfscope {
   bool waited_ = false;
   bool timed_out_ = false;
 };
+
+// -I keeps to a schedule, start + k * 100 ms. perfscope itself is stopped (SIGSTOP) for 200 ms,
+// half an interval after a print: that makes one late interval, and the next ones end on the
+// schedule again. (Waits of 100 ms from each print would put them all 50 ms past it.)
+TEST(StatCli, IntervalsKeepTheirScheduleAfterAStall) {
+  TempDir dir;
+  BackgroundPerfscope perfscope(
+      dir, {"stat", "-I", "100", "--json", "-e", "task-clock", "--", "sleep", "1.5"});
+  bool printed_two = false;
+  for (int i = 0; i < 6000 && !printed_two; ++i) {
+    printed_two = lines_of(perfscope.err()).size() >= 2;
+    if (!printed_two) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_TRUE(printed_two) << perfscope.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(::kill(perfscope.pid(), SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_EQ(::kill(perfscope.pid(), SIGCONT), 0);
+  int status = perfscope.wait();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << perfscope.err();
+  std::vector<double> times;
+  for (const auto& line : lines_of(perfscope.err())) {
+    json interval = json::parse(line, nullptr, false);
+    ASSERT_FALSE(interval.is_discarded()) << line;
+    times.push_back(interval.value("time_seconds", 0.0));
+  }
+  // The stall: the first gap of more than 150 ms. After the late interval that ends it, each
+  // interval but the last, partial one ends at most a wake-up's delay past a multiple of 0.1 s;
+  // one wake-up within 30 ms of its time is enough (a busy host delays some).
+  std::size_t stall = 1;
+  while (stall < times.size() && times[stall] - times[stall - 1] < 0.15) ++stall;
+  ASSERT_LT(stall + 3, times.size()) << perfscope.err();
+  double nearest = 1;
+  for (std::size_t i = stall + 1; i + 1 < times.size(); ++i) {
+    long long microseconds = std::llround(times[i] * 1e6);
+    nearest = std::min(nearest, static_cast<double>(microseconds % 100000) / 1e6);
+  }
+  EXPECT_LT(nearest, 0.03) << perfscope.err();
+}
 
 // The value of `event` in the final totals of a text report.
 std::optional<std::uint64_t> total_in_text(const std::string& report, const std::string& event) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -250,8 +251,16 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     // Without a pidfd (kernels before 5.3) nothing would wake the wait below: go straight to
     // waitpid (intervals are then not printed while the command runs).
     bool can_watch = watch_fd >= 0 || !target.has_command();
+    // Intervals end on a fixed schedule, start + k * interval: a late wake-up shortens the next
+    // wait instead of pushing every later interval back.
+    const double interval_ns = options.interval_ms * 1e6;
+    double next_interval_at = started + interval_ns;
     for (; can_watch;) {
-      int timeout = options.interval_ms > 0 ? options.interval_ms : -1;
+      int timeout = -1;
+      if (options.interval_ms > 0) {
+        double left_ns = next_interval_at - now_ns();
+        timeout = left_ns <= 0 ? 0 : static_cast<int>(std::ceil(left_ns / 1e6));
+      }
       if (ends_at_once(stop_signal.load(), target.has_command())) break;
       int ready =
           target.has_command() ? sys::wait_readable(watch_fd, timeout) : target_watch.wait(timeout);
@@ -261,7 +270,12 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
         if (target.has_command()) break;  // no pidfd: fall back to waitpid below
         throw std::runtime_error(fmt::format("poll failed: {}", std::strerror(-ready)));
       }
-      if (ready == 0 && options.interval_ms > 0) print_interval();
+      if (ready == 0 && options.interval_ms > 0 && now_ns() >= next_interval_at) {
+        print_interval();
+        // After a stall of more than an interval, the next one ends at the schedule's next
+        // point still ahead (the printed time says how long this one was).
+        while (next_interval_at <= now_ns()) next_interval_at += interval_ns;
+      }
     }
     if (watch_fd >= 0) sys::close_fd(watch_fd);
     if (ends_at_once(stop_signal.load(), target.has_command())) {
