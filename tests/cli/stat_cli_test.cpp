@@ -605,9 +605,9 @@ class BackgroundPerfscope {
 TEST(StatCli, IntervalsKeepTheirScheduleAfterAStall) {
   TempDir dir;
   BackgroundPerfscope perfscope(
-      dir, {"stat", "-I", "100", "--json", "-e", "task-clock", "--", "sleep", "1.5"});
+      dir, {"stat", "-I", "100", "--json", "-e", "task-clock", "--", "sleep", "2.5"});
   bool printed_two = false;
-  for (int i = 0; i < 6000 && !printed_two; ++i) {
+  for (int i = 0; i < 30000 && !printed_two; ++i) {
     printed_two = lines_of(perfscope.err()).size() >= 2;
     if (!printed_two) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
