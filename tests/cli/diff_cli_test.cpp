@@ -113,12 +113,16 @@ TEST(DiffCliTest, KnownAnswerShiftsThirtyPoints) {
   for (const auto& row : json["events"][0]["rows"]) {
     inclusive[row["keys"]["sym"].get<std::string>()] = row["total_delta"].get<double>();
   }
-  // (Against the known answer as loosely as the leaves; against the leaves' own deltas in the
-  // same two files, which is what the inclusive rows owe, to a point.)
+  // (Against the known answer as loosely as the leaves; against the inclusive deltas of the
+  // leaves they call in the same two files, which is what they owe, to a point. Not against the
+  // leaves' own deltas: the kernel's samples below a leaf and its settle() count in the
+  // inclusive rows alone, 1.3 points of the change in a run beside the rest of the suite.)
   EXPECT_NEAR(inclusive["[.] work_60"], -30.0, 6.0);
   EXPECT_NEAR(inclusive["[.] work_30"], 30.0, 6.0);
-  EXPECT_NEAR(inclusive["[.] work_60"], rows["known_answer_fp [.] leaf_60"].delta, 1.0);
-  EXPECT_NEAR(inclusive["[.] work_30"], rows["known_answer_fp [.] leaf_30"].delta, 1.0);
+  ASSERT_TRUE(inclusive.contains("[.] leaf_60") && inclusive.contains("[.] leaf_30"))
+      << children.out.substr(0, 2000);
+  EXPECT_NEAR(inclusive["[.] work_60"], inclusive["[.] leaf_60"], 1.0);
+  EXPECT_NEAR(inclusive["[.] work_30"], inclusive["[.] leaf_30"], 1.0);
   EXPECT_NEAR(inclusive["[.] main"], 0.0, 1.0);
 }
 
