@@ -150,13 +150,15 @@ class Planner {
         if (entry.filename.starts_with(kernel_dso_name)) id = entry.build_id;
       }
     }
-    while (!id.empty() && id.back() == 0) id.pop_back();
-    if (id.empty()) {
+    std::vector<std::string> spellings = build_id_hex_spellings(id);
+    if (spellings.empty()) {
       missing(std::string(kernel_dso_name), "", "no build id",
               "the recording has no build id for the kernel, so its kallsyms cannot be keyed");
       return;
     }
-    std::string hex = build_id_hex(id);
+    // Keyed as perf keys it: the id in its 20-byte slot.
+    const std::string& hex = spellings.front();
+    id = build_id_from_hex(hex);
     std::string directory = fmt::format("{}/{}", kernel_dso_name, hex);
     std::vector<std::string> candidates = locator_.kallsyms_candidates(id);
     candidates.push_back(kallsyms_cache_path(options_.build_id_cache_dir.empty()

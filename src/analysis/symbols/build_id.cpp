@@ -80,6 +80,18 @@ std::vector<std::uint8_t> build_id_from_hex(std::string_view hex) {
   return bytes;
 }
 
+std::vector<std::string> build_id_hex_spellings(std::span<const std::uint8_t> build_id) {
+  constexpr std::size_t slot_size = 20;
+  std::span<const std::uint8_t> stripped = build_id;
+  while (!stripped.empty() && stripped.back() == 0) stripped = stripped.first(stripped.size() - 1);
+  if (stripped.empty()) return {};
+  std::span<const std::uint8_t> slot =
+      stripped.size() > slot_size ? stripped : build_id.first(std::min(build_id.size(), slot_size));
+  std::vector<std::string> spellings{build_id_hex(slot)};
+  if (slot.size() != stripped.size()) spellings.push_back(build_id_hex(stripped));
+  return spellings;
+}
+
 bool same_build_id(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) noexcept {
   if (a.size() > b.size()) std::swap(a, b);
   if (!std::equal(a.begin(), a.end(), b.begin())) return false;

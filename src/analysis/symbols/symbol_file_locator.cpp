@@ -22,20 +22,16 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// perf writes build ids into 20-byte slots: trailing zero bytes are padding, not the id.
-std::span<const std::uint8_t> without_padding(std::span<const std::uint8_t> id) {
-  while (!id.empty() && id.back() == 0) id = id.first(id.size() - 1);
-  return id;
-}
-
-// The directory a build-id tree keeps the file's members in (elf, debug, kallsyms), in perf's
-// layout; the .build-id link to it is the other way in.
+// The directories a build-id tree may keep the file's members in (elf, debug, kallsyms), in
+// perf's layout, for each spelling of the build id; the .build-id link is the other way in.
 std::vector<std::string> member_directories(const std::string& root, std::string_view recorded,
-                                            const std::string& hex) {
+                                            std::span<const std::uint8_t> build_id) {
   std::vector<std::string> out;
   std::string relative = path_under_root(recorded);
-  if (!relative.empty()) out.push_back(fmt::format("{}/{}/{}", root, relative, hex));
-  out.push_back(fmt::format("{}/.build-id/{}/{}", root, hex.substr(0, 2), hex.substr(2)));
+  for (const std::string& hex : build_id_hex_spellings(build_id)) {
+    if (!relative.empty()) out.push_back(fmt::format("{}/{}/{}", root, relative, hex));
+    out.push_back(fmt::format("{}/.build-id/{}/{}", root, hex.substr(0, 2), hex.substr(2)));
+  }
   return out;
 }
 
@@ -81,7 +77,8 @@ std::string path_under_root(std::string_view recorded_path) {
 LocatedFile SymbolFileLocator::locate(std::string_view recorded_path,
                                       std::span<const std::uint8_t> build_id) const {
   LocatedFile located;
-  build_id = without_padding(build_id);
+  const std::vector<std::string> spellings = build_id_hex_spellings(build_id);
+  const bool known = !spellings.empty();
   auto accept = [&](const std::string& candidate, bool check) {
     if (!is_regular(candidate)) return false;
     if (check) {
@@ -90,7 +87,7 @@ LocatedFile SymbolFileLocator::locate(std::string_view recorded_path,
         located.rejected.push_back(fmt::format(
             "not using {} for {}: it has build id {}, the recording {} (another build)", candidate,
             recorded_path, actual ? build_id_hex(*actual) : std::string("none"),
-            build_id_hex(build_id)));
+            known ? spellings.front() : std::string("none")));
         return false;
       }
     }
@@ -98,10 +95,9 @@ LocatedFile SymbolFileLocator::locate(std::string_view recorded_path,
     located.from_root = true;
     return true;
   };
-  if (!build_id.empty()) {
-    std::string hex = build_id_hex(build_id);
+  if (known) {
     for (const std::string& root : roots_.build_id_dirs) {
-      for (const std::string& directory : member_directories(root, recorded_path, hex)) {
+      for (const std::string& directory : member_directories(root, recorded_path, build_id)) {
         // perf's layout since 4.x: a directory with `elf`; before, the file itself.
         if (is_directory(directory) ? accept(directory + "/elf", true) : accept(directory, true)) {
           return located;
@@ -109,7 +105,7 @@ LocatedFile SymbolFileLocator::locate(std::string_view recorded_path,
       }
     }
   }
-  if (build_id.empty()) {
+  if (!known) {
     // Unknown build id (a file only call chains reached: recorders note the build ids of
     // sampled ips): an archive holding exactly one build of the path stands in for it, unchecked.
     std::string relative = path_under_root(recorded_path);
@@ -121,8 +117,7 @@ LocatedFile SymbolFileLocator::locate(std::string_view recorded_path,
   }
   if (!roots_.symfs.empty()) {
     std::string relative = path_under_root(recorded_path);
-    if (!relative.empty() &&
-        accept(fmt::format("{}/{}", roots_.symfs, relative), !build_id.empty())) {
+    if (!relative.empty() && accept(fmt::format("{}/{}", roots_.symfs, relative), known)) {
       return located;
     }
   }
@@ -132,11 +127,8 @@ LocatedFile SymbolFileLocator::locate(std::string_view recorded_path,
 
 std::optional<std::string> SymbolFileLocator::locate_debug(
     std::string_view recorded_path, std::span<const std::uint8_t> build_id) const {
-  build_id = without_padding(build_id);
-  if (build_id.empty()) return std::nullopt;
-  std::string hex = build_id_hex(build_id);
   for (const std::string& root : roots_.build_id_dirs) {
-    for (const std::string& directory : member_directories(root, recorded_path, hex)) {
+    for (const std::string& directory : member_directories(root, recorded_path, build_id)) {
       std::string candidate = directory + "/debug";
       if (is_regular(candidate)) return candidate;
     }
@@ -147,11 +139,8 @@ std::optional<std::string> SymbolFileLocator::locate_debug(
 std::vector<std::string> SymbolFileLocator::kallsyms_candidates(
     std::span<const std::uint8_t> build_id) const {
   std::vector<std::string> out;
-  build_id = without_padding(build_id);
-  if (build_id.empty()) return out;
-  std::string hex = build_id_hex(build_id);
   for (const std::string& root : roots_.build_id_dirs) {
-    for (const std::string& directory : member_directories(root, "[kernel.kallsyms]", hex)) {
+    for (const std::string& directory : member_directories(root, "[kernel.kallsyms]", build_id)) {
       out.push_back(directory + "/kallsyms");
     }
   }

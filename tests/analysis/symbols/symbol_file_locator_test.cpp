@@ -126,6 +126,41 @@ TEST(SymbolFileLocator, KallsymsAndJitMapsOfArchives) {
   EXPECT_EQ(locator.jit_map_path(4242, "/tmp"), archived);
 }
 
+// A build id whose last byte is 0 (one SHA-1 id in 256 ends so; a CI build of this very test
+// did): perf keys it with all 20 bytes, so the 00 is not taken for padding. A 16-byte id in a
+// 20-byte slot is still found under its own 16 bytes.
+TEST(SymbolFileLocator, BuildIdsEndingInZeroAreNotPadding) {
+  std::vector<std::uint8_t> id(20, 0x5a);
+  id.back() = 0x00;
+  std::string hex = perfscope::build_id_hex(id);
+  ASSERT_EQ(hex.size(), 40u);
+  EXPECT_EQ(perfscope::build_id_hex_spellings(id),
+            (std::vector<std::string>{hex, hex.substr(0, 38)}));
+  std::vector<std::uint8_t> padded = id;
+  padded.resize(24, 0);  // a perf.data slot
+  EXPECT_EQ(perfscope::build_id_hex_spellings(padded),
+            (std::vector<std::string>{hex, hex.substr(0, 38)}));
+  EXPECT_EQ(perfscope::build_id_hex_spellings(std::vector<std::uint8_t>{0xab, 0xcd}),
+            (std::vector<std::string>{"abcd"}));
+  EXPECT_TRUE(perfscope::build_id_hex_spellings(std::vector<std::uint8_t>(24, 0)).empty());
+
+  perfscope::testing::TempDir root;
+  fs::create_directories(root.path() + "/opt/tool/" + hex);
+  std::string debug = root.write("opt/tool/" + hex + "/debug", "a debug file");
+  SymbolFileLocator locator(SymbolLookupRoots{{root.path()}, ""});
+  EXPECT_EQ(locator.locate_debug("/opt/tool", padded), debug);
+  EXPECT_EQ(locator.kallsyms_candidates(padded).front(),
+            root.path() + "/[kernel.kallsyms]/" + hex + "/kallsyms");
+
+  std::vector<std::uint8_t> md5(16, 0x33);
+  std::vector<std::uint8_t> md5_in_slot = md5;
+  md5_in_slot.resize(20, 0);
+  std::string md5_hex = perfscope::build_id_hex(md5);
+  fs::create_directories(root.path() + "/opt/md5/" + md5_hex);
+  std::string md5_debug = root.write("opt/md5/" + md5_hex + "/debug", "a debug file");
+  EXPECT_EQ(locator.locate_debug("/opt/md5", md5_in_slot), md5_debug);
+}
+
 }  // namespace
 
 namespace {
