@@ -83,7 +83,7 @@ class Planner {
       // none); said, since it may have changed since the recording.
       auto now = read_build_id(dso.path);
       if (!now) {
-        missing(dso.path, "", "no build id",
+        missing(dso.path, "", missing_file_no_build_id,
                 "the recording has no build id for it and the file has none (or is gone), so "
                 "an archive cannot key it");
         return;
@@ -152,7 +152,7 @@ class Planner {
     }
     std::vector<std::string> spellings = build_id_hex_spellings(id);
     if (spellings.empty()) {
-      missing(std::string(kernel_dso_name), "", "no build id",
+      missing(std::string(kernel_dso_name), "", missing_file_no_build_id,
               "the recording has no build id for the kernel, so its kallsyms cannot be keyed");
       return;
     }

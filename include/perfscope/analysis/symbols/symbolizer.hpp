@@ -47,13 +47,15 @@ struct SymbolizerOptions {
 struct MissingSymbolFile {
   std::string path;      // as recorded
   std::string build_id;  // the recorded one, lower-case hex; empty when unknown
-  std::string reason;    // missing_file_not_found or missing_file_build_id_mismatch
+  std::string reason;    // one of the missing_file_ reasons below
   std::string detail;    // what was tried and what was wrong, one sentence
 };
 
-// MissingSymbolFile::reason, as the exports and `archive` print it.
+// MissingSymbolFile::reason, as the exports and `archive` print it. The last is the archive's
+// alone: a file that neither the recording nor the file itself gives a build id to key it by.
 inline constexpr std::string_view missing_file_not_found = "not found";
 inline constexpr std::string_view missing_file_build_id_mismatch = "build id mismatch";
+inline constexpr std::string_view missing_file_no_build_id = "no build id";
 
 struct SourceLocation {
   std::string_view file;  // empty when unknown
