@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/annotate/named_function_sieve.hpp"
 #include "analysis/annotate/symbol_suggestions.hpp"
 #include "analysis/symbols/jit_symbol_map.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -15,10 +16,6 @@
 namespace perfscope {
 
 namespace {
-
-struct AddressHits {
-  std::uint64_t samples = 0, period = 0;
-};
 
 // Adds a sample group to an address's count and to the function's matching total.
 void count(AddressHits& at, std::uint64_t& samples, std::uint64_t& period,
@@ -356,19 +353,30 @@ std::vector<std::uint32_t> functions_named(const Profile& profile,
   return found;
 }
 
-}  // namespace
+// The profile's function (and file) that the sieve counted samples of, added when no sample the
+// profile holds named it.
+std::uint32_t function_of(Profile& profile, const SievedFunction& counted) {
+  auto dso = std::find_if(profile.dsos.begin(), profile.dsos.end(), [&](const ProfileDso& file) {
+    return !file.kernel && file.path == counted.dso;
+  });
+  if (dso == profile.dsos.end()) {
+    dso = profile.dsos.insert(profile.dsos.end(), ProfileDso{counted.dso, counted.build_id, false});
+  }
+  auto dso_index = static_cast<std::uint32_t>(dso - profile.dsos.begin());
+  for (std::uint32_t i = 0; i < profile.functions.size(); ++i) {
+    const ProfileFunction& function = profile.functions[i];
+    if (function.dso == dso_index && function.resolved && function.name == counted.name) return i;
+  }
+  profile.functions.push_back(ProfileFunction{counted.name, dso_index, true, counted.start});
+  return static_cast<std::uint32_t>(profile.functions.size() - 1);
+}
 
-Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options) {
-  ProfileOptions profile_options = options.profile;
-  // The sampled instruction is all annotate counts, unless callees are: only then are call
-  // chains kept (and unwound).
-  profile_options.callchains = options.callees;
-  profile_options.keep_samples = false;
-  profile_options.symbols.source_lines = false;
-  profile_options.symbols.inline_frames = false;
-  if (!profile_options.filter.event && reader.events().size() > 1) profile_options.filter.event = 0;
-  Profile profile = build_profile(reader, profile_options);
-
+// The annotation of a profile built with `profile_options`, from which `sieve` (when given) left
+// out samples. nullopt where a name matches no sampled function of a sieved profile: the whole
+// profile says why (or finds it where the sieve could not look).
+std::optional<Annotation> annotate_profile(Profile& profile, const AnnotateOptions& options,
+                                           const ProfileOptions& profile_options,
+                                           NamedFunctionSieve* sieve) {
   Annotation annotation;
   annotation.callees = options.callees;
   std::uint32_t event = profile_options.filter.event.value_or(0);
@@ -406,6 +414,23 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
             calling.callee_period, group);
     }
   }
+  if (sieve) {
+    annotation.sieved_samples = sieve->left_out_read();
+    annotation.total_samples += sieve->left_out_samples();
+    annotation.total_period += sieve->left_out_period();
+    for (const SievedFunction& counted : sieve->counted_functions()) {
+      std::uint32_t index = function_of(profile, counted);
+      if (index >= hits.size()) hits.resize(index + 1);
+      FunctionHits& function = hits[index];
+      for (const auto& [offset, at] : counted.by_address) {
+        AddressHits& here = function.by_address[offset];
+        here.samples += at.samples;
+        here.period += at.period;
+      }
+      function.samples += counted.samples;
+      function.period += counted.period;
+    }
+  }
   if (annotation.total_samples == 0) {
     throw AnnotateError(profile.summary.samples_read == 0
                             ? "the recording has no samples"
@@ -429,9 +454,11 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
   } else {
     for (const std::string& name : options.symbols) {
       std::vector<std::uint32_t> found = functions_named(profile, hits, name);
-      if (found.empty())
+      if (found.empty() && sieve) return std::nullopt;
+      if (found.empty()) {
         throw AnnotateError(
             explain_unknown_symbol(profile, name, options.profile.symbols.debug_root));
+      }
       for (std::uint32_t index : found) {
         if (std::find(chosen.begin(), chosen.end(), index) == chosen.end()) {
           chosen.push_back(index);
@@ -458,6 +485,45 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
     }
   }
   return annotation;
+}
+
+}  // namespace
+
+Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options) {
+  ProfileOptions profile_options = options.profile;
+  // The sampled instruction is all annotate counts, unless callees are: only then are call
+  // chains kept (and unwound).
+  profile_options.callchains = options.callees;
+  profile_options.keep_samples = false;
+  profile_options.symbols.source_lines = false;
+  profile_options.symbols.inline_frames = false;
+  if (!profile_options.filter.event && reader.events().size() > 1) profile_options.filter.event = 0;
+  // Named functions, their own samples, of every thread: samples elsewhere need only be
+  // counted. (The thread filters and callees need every sample resolved.)
+  const ProfileFilter& filter = profile_options.filter;
+  if (options.sieve_samples && !options.symbols.empty() && !options.callees &&
+      filter.comms.empty() && filter.pids.empty() && filter.tids.empty() && filter.dsos.empty() &&
+      filter.symbols.empty()) {
+    if (auto sieve = NamedFunctionSieve::make(reader, profile_options, options.symbols)) {
+      Profile profile;
+      if (auto records = sieve->count_samples()) {
+        profile = build_profile(
+            reader, profile_options,
+            [&](const PerfDataReader::Visitor& visit) {
+              return reader.for_each_record_ordered_at(*records, visit);
+            },
+            sieve->left_out_read());
+      } else {
+        profile = build_profile(reader, profile_options,
+                                [&](const PerfDataRecord& record) { return sieve->keep(record); });
+      }
+      if (auto annotation = annotate_profile(profile, options, profile_options, &*sieve)) {
+        return std::move(*annotation);
+      }
+    }
+  }
+  Profile profile = build_profile(reader, profile_options);
+  return *annotate_profile(profile, options, profile_options, nullptr);
 }
 
 }  // namespace perfscope

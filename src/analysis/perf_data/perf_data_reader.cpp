@@ -691,7 +691,7 @@ std::uint64_t PerfDataReader::time_of(const RecordView& view, std::size_t event)
 }
 
 template <class Visit, class Held>
-std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) const {
+std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held, bool samples) const {
   PerfDataRecord record;
   // Records the views cannot point at in place: those a COMPRESSED record or an odd-sized one
   // before them left off an 8-byte boundary.
@@ -700,6 +700,10 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held) co
   std::uint64_t last_compressed = 0;
   auto deliver = [&](std::span<const std::byte> bytes, std::uint64_t offset, bool stable) {
     std::memcpy(&record.view.header, bytes.data(), abi::record_header_size);
+    if (!samples &&
+        record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
+      return;
+    }
     if (reinterpret_cast<std::uintptr_t>(bytes.data()) % 8 != 0) {
       if (realigned.empty()) realigned.resize(record_size_max + 1);
       std::memcpy(realigned.data(), bytes.data(), bytes.size());
@@ -791,29 +795,128 @@ std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visi
               [] { return std::numeric_limits<std::uint64_t>::max(); });
 }
 
-std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(const Visitor& visit) const {
-  return ordered_walk(visit, [] { return std::numeric_limits<std::uint64_t>::max(); });
+std::optional<PerfDataError> PerfDataReader::for_each_record_but_samples(
+    const Visitor& visit) const {
+  return walk([&](const PerfDataRecord& record, bool) { visit(record); },
+              [] { return std::numeric_limits<std::uint64_t>::max(); }, false);
 }
 
+std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(
+    const Visitor& visit, const RecordSieve& keep) const {
+  return ordered_walk(
+      visit, [] { return std::numeric_limits<std::uint64_t>::max(); }, keep);
+}
+
+namespace {
+
+// One record into the round queue, as perf orders them: a FINISHED_ROUND delivers what the round
+// before made safe, a record without a time goes out as it is met.
+void order(perf_data::RoundQueue& queue, const PerfDataRecord& record, bool stable,
+           const PerfDataReader::Visitor& visit) {
+  if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
+    queue.end_round(visit);
+    visit(record);
+    return;
+  }
+  if (record.time == 0) {
+    visit(record);
+    return;
+  }
+  queue.push(record, stable);
+}
+
+}  // namespace
+
 std::optional<PerfDataError> PerfDataReader::ordered_walk(
-    const Visitor& visit, const std::function<std::uint64_t()>& also_held) const {
+    const Visitor& visit, const std::function<std::uint64_t()>& also_held,
+    const RecordSieve& keep) const {
   perf_data::RoundQueue queue(bytes_);
   auto error = walk(
       [&](const PerfDataRecord& record, bool stable) {
-        if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
-          queue.end_round(visit);
-          visit(record);
-          return;
-        }
-        if (record.time == 0) {
-          visit(record);
-          return;
-        }
-        queue.push(record, stable);
+        if (keep && !keep(record)) return;
+        order(queue, record, stable, visit);
       },
       [&] { return std::min(queue.held(), also_held()); });
   queue.flush_all(visit);
   return error;
+}
+
+std::optional<PerfDataError> PerfDataReader::plain_record_at(std::uint64_t offset,
+                                                             PerfDataRecord& record,
+                                                             std::uint64_t& next) const {
+  if (auto error = record_at(offset, data_end_, record.view, next)) return error;
+  std::uint32_t type = record.view.header.type;
+  if (type == type_of(abi::UserRecordType::compressed) ||
+      type == type_of(abi::UserRecordType::compressed2) ||
+      reinterpret_cast<std::uintptr_t>(record.view.bytes.data()) % 8 != 0) {
+    return PerfDataError(offset, "a compressed or unaligned record: the file needs the full walk");
+  }
+  record.offset = offset;
+  record.event = event_of(record.view);
+  record.time = time_of(record.view, record.event);
+  return std::nullopt;
+}
+
+std::optional<PerfDataError> PerfDataReader::for_each_sample_between(std::uint64_t from,
+                                                                     std::uint64_t to,
+                                                                     const Visitor& visit) const {
+  PerfDataRecord record;
+  std::uint64_t next = 0;
+  to = std::min(to, data_end_);
+  std::uint64_t dropped = from, next_drop = from + drop_step;
+  bool populate = map_.mapped();
+  auto populate_step = [&](std::uint64_t at) {
+    if (populate && map_.populate_pages(at, std::min(drop_step, to - at)) != 0) populate = false;
+  };
+  populate_step(from);
+  std::uint64_t prefetched = from & ~(cache_line - 1);
+  for (std::uint64_t offset = from; offset < to; offset = next) {
+    prefetched = std::max(prefetched, offset & ~(cache_line - 1));
+    for (std::uint64_t ahead = std::min(offset + prefetch_distance, to); prefetched < ahead;
+         prefetched += cache_line) {
+      __builtin_prefetch(bytes_.data() + prefetched);
+    }
+    if (offset >= next_drop && map_.mapped()) {
+      map_.drop_pages(dropped, offset - dropped);
+      dropped = offset;
+      next_drop = offset + drop_step;
+      populate_step(offset);
+    }
+    // Only the header and the size checks for the records that are not samples.
+    if (auto error = record_at(offset, data_end_, record.view, next)) return error;
+    std::uint32_t type = record.view.header.type;
+    if (type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
+      if (reinterpret_cast<std::uintptr_t>(record.view.bytes.data()) % 8 != 0) {
+        return PerfDataError(offset, "an unaligned record: the file needs the full walk");
+      }
+      record.offset = offset;
+      record.event = event_of(record.view);
+      record.time = time_of(record.view, record.event);
+      visit(record);
+    } else if (type == type_of(abi::UserRecordType::compressed) ||
+               type == type_of(abi::UserRecordType::compressed2)) {
+      return PerfDataError(offset, "a compressed record: the file needs the full walk");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_at(
+    std::span<const std::uint64_t> offsets, const Visitor& visit) const {
+  perf_data::RoundQueue queue(bytes_);
+  PerfDataRecord record;
+  std::uint64_t next = 0;
+  for (std::uint64_t offset : offsets) {
+    if (auto error = plain_record_at(offset, record, next)) {
+      queue.flush_all(visit);
+      return error;
+    }
+    record.trailing =
+        bytes_.subspan(offset + record.view.header.size, next - offset - record.view.header.size);
+    order(queue, record, true, visit);
+  }
+  queue.flush_all(visit);
+  return data_error_;
 }
 
 }  // namespace perfscope

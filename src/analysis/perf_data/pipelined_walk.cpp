@@ -117,9 +117,9 @@ struct WalkStopped {};
 }  // namespace
 
 std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_pipelined(
-    const Visitor& visit, std::uint64_t min_bytes) const {
+    const Visitor& visit, std::uint64_t min_bytes, const RecordSieve& keep) const {
   if (data_end_ - data_begin_ < min_bytes || std::thread::hardware_concurrency() < 2) {
-    return for_each_record_ordered(visit);
+    return for_each_record_ordered(visit, keep);
   }
   BatchChannel channel;
   std::optional<PerfDataError> error;
@@ -150,8 +150,8 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_pipelined(
         }
       };
       // Called by the walk on this thread, so this batch's lowest is read without a lock.
-      error =
-          ordered_walk(visit_in_batches, [&] { return std::min(batch->lowest, channel.held()); });
+      error = ordered_walk(
+          visit_in_batches, [&] { return std::min(batch->lowest, channel.held()); }, keep);
       channel.send_full(std::move(batch));
     } catch (const WalkStopped&) {
     } catch (...) {

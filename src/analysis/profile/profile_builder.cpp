@@ -628,6 +628,10 @@ void ProfileBuilder::observe(const RecordView& view, std::uint32_t event) {
   state_->observe(view, event);
 }
 
+void ProfileBuilder::add_samples_read(std::uint64_t count) noexcept {
+  state_->profile.summary.samples_read += count;
+}
+
 Profile ProfileBuilder::finish() {
   State& state = *state_;
   state.name_kernel_frames();
@@ -706,7 +710,13 @@ std::vector<std::byte> build_id_record(const BuildIdEntry& entry) {
 
 }  // namespace
 
-Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options) {
+namespace {
+
+// build_profile's work: `walk` delivers the records, and `samples_left_out` (asked once the walk
+// is done) counts the samples it left out.
+Profile build_profile_with(const PerfDataReader& reader, const ProfileOptions& options,
+                           const RecordWalk& walk,
+                           const std::function<std::uint64_t()>& samples_left_out) {
   ProfileBuilder builder(options);
   for (const auto& event : reader.events()) {
     std::string name = event.name.empty()
@@ -723,9 +733,10 @@ Profile build_profile(const PerfDataReader& reader, const ProfileOptions& option
     view.bytes = bytes;
     builder.observe(view, 0);
   }
-  auto error = reader.for_each_record_ordered_pipelined([&](const PerfDataRecord& record) {
+  auto error = walk([&](const PerfDataRecord& record) {
     builder.observe(record.view, static_cast<std::uint32_t>(record.event));
   });
+  builder.add_samples_read(samples_left_out());
   Profile profile = builder.finish();
   ProfileSummary& summary = profile.summary;
   summary.hostname = features.hostname.value_or("");
@@ -749,6 +760,33 @@ Profile build_profile(const PerfDataReader& reader, const ProfileOptions& option
   warnings.insert(warnings.end(), summary.warnings.begin(), summary.warnings.end());
   summary.warnings = std::move(warnings);
   return profile;
+}
+
+}  // namespace
+
+Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options,
+                      const PerfDataReader::RecordSieve& keep) {
+  std::uint64_t left_out = 0;  // counted on the walk's thread, read once it is done
+  PerfDataReader::RecordSieve sieve;
+  if (keep) {
+    sieve = [&](const PerfDataRecord& record) {
+      if (keep(record)) return true;
+      ++left_out;
+      return false;
+    };
+  }
+  return build_profile_with(
+      reader, options,
+      [&](const PerfDataReader::Visitor& visit) {
+        return reader.for_each_record_ordered_pipelined(visit, PerfDataReader::pipelined_min_bytes,
+                                                        sieve);
+      },
+      [&] { return left_out; });
+}
+
+Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options,
+                      const RecordWalk& walk, std::uint64_t samples_left_out) {
+  return build_profile_with(reader, options, walk, [&] { return samples_left_out; });
 }
 
 }  // namespace perfscope

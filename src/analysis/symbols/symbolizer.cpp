@@ -480,6 +480,83 @@ SymbolizedAddress Symbolizer::resolve_file(std::string_view path, std::uint64_t 
   return cached.result;
 }
 
+std::optional<std::vector<Symbolizer::FunctionFileRange>> Symbolizer::file_ranges_of_functions(
+    std::string_view path, std::span<const std::uint8_t> recorded_build_id,
+    std::string_view raw_part, const std::function<bool(std::string_view)>& wanted) {
+  State& state = *state_;
+  std::size_t warnings_before = state.warnings.size();
+  FileSymbols& file = state.file(path, recorded_build_id);
+  if (!recorded_build_id.empty()) state.check_build_id(file, recorded_build_id);
+  if (state.warnings.size() != warnings_before || !file.problem.empty() || file.stripped) {
+    return std::nullopt;
+  }
+  std::vector<FunctionFileRange> ranges;
+  for (std::uint32_t i = 0; i < file.symbols.size(); ++i) {
+    if (!raw_part.empty() && file.symbols.name(i, false).find(raw_part) == std::string_view::npos) {
+      continue;
+    }
+    std::string_view name = state.display_name(file.symbols.name(i, state.options.demangle));
+    if (!wanted(name)) continue;
+    // find() names an address by a symbol only inside the symbol's extent; resolve_file finds
+    // the address of an offset through the first segment that holds it, so every segment
+    // that maps part of the extent contributes its offsets.
+    std::uint64_t start = file.symbols.start(i), end = file.symbols.end(i);
+    for (const ElfImage::Segment& segment : file.segments) {
+      std::uint64_t from = std::max(start, segment.address);
+      std::uint64_t to = std::min(end, segment.address + segment.size);
+      if (from < to) {
+        ranges.push_back({name, start, segment.offset + (from - segment.address),
+                          segment.offset + (to - segment.address)});
+      }
+    }
+  }
+  return ranges;
+}
+
+namespace {
+
+// The address of the _text line of a kallsyms text ("ffffffff81000000 T _text"); 0 when none.
+std::uint64_t text_symbol_address(std::string_view kallsyms) {
+  constexpr std::string_view line_end = " _text\n";
+  std::size_t found = kallsyms.find(line_end);
+  if (found == std::string_view::npos) return 0;
+  std::size_t line = kallsyms.rfind('\n', found);
+  line = line == std::string_view::npos ? 0 : line + 1;
+  std::uint64_t address = 0;
+  for (std::size_t i = line; i < found && kallsyms[i] != ' '; ++i) {
+    char c = kallsyms[i];
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return 0;
+    address = address << 4 | static_cast<std::uint64_t>(digit);
+  }
+  return address;
+}
+
+}  // namespace
+
+bool Symbolizer::kernel_names_may_contain(std::string_view part) {
+  if (part.empty()) return true;
+  KernelSource source = state_->kernel_source();
+  std::vector<std::string> copies = source.archived_copies;
+  if (!source.build_id.empty()) {
+    copies.push_back(kallsyms_cache_path(KernelState::cache_dir_of(source), source.build_id));
+  }
+  for (const std::string& path : copies) {
+    if (path.empty()) continue;
+    auto text = sys::read_regular_file(path);
+    if (!text) continue;
+    if (text->find(part) != std::string::npos) return true;
+    // KernelState::read_cached_copy takes this copy (and reads nothing else) when its _text is
+    // where the recording's was: surely so when the lines say it.
+    std::uint64_t address = text_symbol_address(*text);
+    if (address != 0 && (source.reference_address == 0 || address == source.reference_address)) {
+      return false;
+    }
+  }
+  auto text = sys::read_text_file(source.kallsyms_path);
+  return text && text->find(part) != std::string::npos;
+}
+
 void Symbolizer::prefetch_kernel() {
   KernelState& kernel = state_->kernel;
   if (kernel.loaded || kernel.loader.joinable()) return;

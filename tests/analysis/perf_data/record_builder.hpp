@@ -35,6 +35,11 @@ class RecordBuilder {
     bytes_.push_back(std::byte{0});
     return *this;
   }
+  // Zeros up to the next 8 bytes (after a string a trailer follows).
+  RecordBuilder& pad() {
+    bytes_.resize((bytes_.size() + 7) & ~std::size_t{7});
+    return *this;
+  }
   // Pads to 8 bytes and sets the header's size.
   std::vector<std::byte> done() {
     bytes_.resize((bytes_.size() + 7) & ~std::size_t{7});

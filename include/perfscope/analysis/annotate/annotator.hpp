@@ -30,6 +30,11 @@ struct AnnotateOptions {
   // each call instruction gets the samples of the calls it made, and the shares are of the
   // function's total (its own samples plus its callees').
   bool callees = false;
+  // Named functions without callees or thread filters: leave out, before the walk orders them,
+  // the samples that lie where no function of those names is, and only count them
+  // (NamedFunctionSieve). The annotation is the same either way; off, every sample is resolved
+  // (the tests compare the two).
+  bool sieve_samples = true;
 };
 
 // One place in the source: a file and line, with the function its code belongs to.
@@ -92,6 +97,9 @@ struct Annotation {
   bool callees = false;  // the functions' callee samples are counted (AnnotateOptions::callees)
   std::vector<AnnotatedFunction> functions;
   std::vector<std::string> warnings;  // the reader's and symbolizer's, each once
+  // How many of the samples were counted without being ordered and named one by one
+  // (AnnotateOptions::sieve_samples): they are in the totals and the functions all the same.
+  std::uint64_t sieved_samples = 0;
 };
 
 // A name the user asked for that matches no sampled function; its message says whether the name

@@ -162,13 +162,22 @@ class PerfDataReader {
   std::uint64_t user_records_seen(abi::UserRecordType type) const noexcept;
 
   using Visitor = std::function<void(const PerfDataRecord&)>;
+  // For the ordered walks: whether a record goes on to be ordered and visited, asked once per
+  // record in file order, before the round queue (on the walk's thread in the pipelined walk). A
+  // caller that needs few of the samples saves the queue's work on the others; records without
+  // a timestamp are asked too. Empty: every record goes on.
+  using RecordSieve = std::function<bool(const PerfDataRecord&)>;
   // Every record in file order, the contents of COMPRESSED records in place of them. Returns the
   // error that stopped the walk, if any.
   std::optional<PerfDataError> for_each_record(const Visitor& visit) const;
+  // The same without the samples, which are stepped over unread: a first pass for the records
+  // that say what the samples mean (mappings, tasks).
+  std::optional<PerfDataError> for_each_record_but_samples(const Visitor& visit) const;
   // Records with a timestamp sorted as perf sorts them: queued, and at each FINISHED_ROUND
   // delivered up to the latest time of the round before; records without one (user-space types,
   // synthesized records) go out as they are met.
-  std::optional<PerfDataError> for_each_record_ordered(const Visitor& visit) const;
+  std::optional<PerfDataError> for_each_record_ordered(const Visitor& visit,
+                                                       const RecordSieve& keep = {}) const;
   // The same records in the same order, with the walk (record headers, timestamps, the round
   // queue, the mapped file's page faults) on a thread of its own: `visit` runs on the calling
   // thread, on batches the walk hands over, so that a caller's work on each record overlaps the
@@ -178,7 +187,19 @@ class PerfDataReader {
   // costs more than it saves. An exception from `visit` stops the walk and is rethrown.
   static constexpr std::uint64_t pipelined_min_bytes = 8 << 20;
   std::optional<PerfDataError> for_each_record_ordered_pipelined(
-      const Visitor& visit, std::uint64_t min_bytes = pipelined_min_bytes) const;
+      const Visitor& visit, std::uint64_t min_bytes = pipelined_min_bytes,
+      const RecordSieve& keep = {}) const;
+
+  // For a caller that has walked the file once already and knows the offsets of the records it
+  // wants (none of them compressed, all 8-byte aligned: an error says otherwise):
+  // - the SAMPLE records between two record offsets, in file order, stepped to as the walks
+  //   step; a caller that split the data at records it knows scans the parts on threads of its
+  //   own (the other records' headers alone are read);
+  // - the records at `offsets` (ascending) in the order for_each_record_ordered gives them.
+  std::optional<PerfDataError> for_each_sample_between(std::uint64_t from, std::uint64_t to,
+                                                       const Visitor& visit) const;
+  std::optional<PerfDataError> for_each_record_ordered_at(std::span<const std::uint64_t> offsets,
+                                                          const Visitor& visit) const;
 
   // The event of a record (by its IDENTIFIER or ID field; the first event when there is none).
   std::size_t event_of(const RecordView& view) const noexcept;
@@ -202,11 +223,15 @@ class PerfDataReader {
   // `held()` gives the lowest file offset whose bytes the caller still holds (UINT64_MAX: none):
   // the mapped pages before it and before the walk's position are given back as the walk goes.
   template <class Visit, class Held>
-  std::optional<PerfDataError> walk(Visit&& visit, Held&& held) const;
+  std::optional<PerfDataError> walk(Visit&& visit, Held&& held, bool samples = true) const;
   // for_each_record_ordered, where the visitor also holds the file's bytes from `also_held()`
   // on (the pipelined walk's batches in flight): pages from there on are not given back.
   std::optional<PerfDataError> ordered_walk(const Visitor& visit,
-                                            const std::function<std::uint64_t()>& also_held) const;
+                                            const std::function<std::uint64_t()>& also_held,
+                                            const RecordSieve& keep) const;
+  // The uncompressed, aligned record at `offset` with its event and time, or an error.
+  std::optional<PerfDataError> plain_record_at(std::uint64_t offset, PerfDataRecord& record,
+                                               std::uint64_t& next) const;
   // The record at `offset` (checked against `end`), or an error.
   std::optional<PerfDataError> record_at(std::uint64_t offset, std::uint64_t end, RecordView& view,
                                          std::uint64_t& next) const noexcept;

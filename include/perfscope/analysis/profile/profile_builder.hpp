@@ -4,19 +4,19 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/profile.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "perfscope/core/parse_config.hpp"
 #include "perfscope/core/records.hpp"
 
 namespace perfscope {
-
-class PerfDataReader;
 
 // Which samples go into the profile; empty lists match everything.
 struct ProfileFilter {
@@ -50,6 +50,9 @@ class ProfileBuilder {
   void add_event(std::string name, const ParseConfig& config);
   // One record of event `event`. Never throws on malformed records (they are counted).
   void observe(const RecordView& view, std::uint32_t event);
+  // Samples the caller read and left out of the profile (build_profile's sieve): they count
+  // toward summary.samples_read, which lost samples are measured against, and nowhere else.
+  void add_samples_read(std::uint64_t count) noexcept;
   // The finished profile; the builder is spent.
   Profile finish();
   // The profile of the records observed since the start or the last call, and a new one begun:
@@ -63,7 +66,17 @@ class ProfileBuilder {
 };
 
 // Reads every record of `reader` in time order into a Profile (header features into the
-// summary, the reader's notes into its warnings).
-Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options = {});
+// summary, the reader's notes into its warnings). `keep`, when given, sieves the records before
+// they are ordered (PerfDataReader::RecordSieve): it may leave out samples that decode, which
+// then count in summary.samples_read only (the caller counts what else it needs of them), and
+// must keep every other record.
+Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options = {},
+                      const PerfDataReader::RecordSieve& keep = {});
+// The same from the records a caller picked: `walk` hands them to its visitor in time order
+// (PerfDataReader::for_each_record_ordered_at). `samples_left_out`: samples that decode and that
+// the caller counted itself; they count in summary.samples_read only.
+using RecordWalk = std::function<std::optional<PerfDataError>(const PerfDataReader::Visitor&)>;
+Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options,
+                      const RecordWalk& walk, std::uint64_t samples_left_out);
 
 }  // namespace perfscope

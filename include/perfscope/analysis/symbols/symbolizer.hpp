@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -110,6 +111,27 @@ class Symbolizer {
   // about once and the file still used).
   SymbolizedAddress resolve_file(std::string_view path, std::uint64_t file_offset,
                                  std::span<const std::uint8_t> recorded_build_id = {});
+  // Where in a mapped file resolve_file would name a function that `wanted` accepts (given the
+  // name resolve_file gives it): per such symbol, file-offset ranges that hold every offset it
+  // names, and perhaps a few more (a symbol nested in it names its own). For a caller that
+  // picks functions by name before it reads the addresses (annotate). Only symbols whose raw
+  // (mangled) name contains `raw_part` are asked about (empty: every one). nullopt when the
+  // file has something to say about itself (not found, stripped, of another build, symbols
+  // from a debug file): each a warning that resolve_file gives too, so the caller had better
+  // resolve that file's addresses the usual way.
+  struct FunctionFileRange {
+    std::string_view name;      // as resolve_file names it; valid as long as the Symbolizer
+    std::uint64_t address = 0;  // the symbol's (virtual) start address
+    std::uint64_t first = 0, second = 0;  // file offsets [first, second)
+  };
+  std::optional<std::vector<FunctionFileRange>> file_ranges_of_functions(
+      std::string_view path, std::span<const std::uint8_t> recorded_build_id,
+      std::string_view raw_part, const std::function<bool(std::string_view)>& wanted);
+  // Whether a kernel symbol's name may contain `part`: a search, without parsing, of the kallsyms
+  // texts resolve_kernel would read (the recording's copy when its _text is the recording's, else
+  // kallsyms_path; both when unsure). True for an empty part; false when no text can be read
+  // (resolve_kernel names nothing then either).
+  bool kernel_names_may_contain(std::string_view part);
   // A kernel address (kallsyms; module symbols name their module as the dso).
   SymbolizedAddress resolve_kernel(std::uint64_t address);
   // Starts reading kallsyms on a thread of its own, for a caller that will need kernel symbols

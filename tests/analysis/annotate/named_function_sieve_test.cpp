@@ -1,0 +1,361 @@
+// NamedFunctionSieve (annotate of named functions): the annotation it gives is the one the whole
+// profile gives, on a file built to hold every case a sample's time decides (before its
+// process mapped the file, at the mapping's own time, after a map over it, after an exec, in a
+// forked child that inherited the mapping), kernel samples, samples elsewhere in the binary, and
+// enough samples for the scan on two threads; the same file compressed (the sieve in the
+// ordered walk); and the known-answer workload recorded for real (by perfscope and by perf).
+#include <elf.h>
+#include <gtest/gtest.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/perf_data/record_builder.hpp"
+#include "perfscope/abi/perf_event_attr.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/annotate/annotation_output.hpp"
+#include "perfscope/analysis/annotate/annotator.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/symbolizer.hpp"
+#include "support/test_support.hpp"
+
+namespace {
+
+using namespace perfscope;
+using perfscope::test::FileBuilder;
+using perfscope::test::RecordBuilder;
+using perfscope::test::user_type;
+namespace abi = perfscope::abi;
+namespace sf = abi::sample_format;
+namespace misc = abi::record_misc;
+namespace pt = perfscope::testing;
+
+const std::string known_answer_fp = PERFSCOPE_KNOWN_ANSWER_FP_PATH;
+
+constexpr std::uint64_t sample_type = sf::ip | sf::tid | sf::time | sf::period;
+constexpr std::uint64_t base = 0x555555554000;  // where the synthetic processes map the binary
+constexpr std::uint64_t kernel_ip = 0xffffffff81000040;
+
+// Annotates `names` twice: through the sieve and through the whole profile (or the error each
+// gave).
+struct BothWays {
+  Annotation sieved, whole;
+  std::string sieved_error, whole_error;
+};
+
+BothWays annotate_both_ways(const PerfDataReader& reader, std::vector<std::string> names) {
+  AnnotateOptions options;
+  options.symbols = std::move(names);
+  options.profile.symbols.parameter_lists = false;
+  BothWays both;
+  try {
+    both.sieved = annotate(reader, options);
+  } catch (const AnnotateError& error) {
+    both.sieved_error = error.what();
+  }
+  options.sieve_samples = false;
+  try {
+    both.whole = annotate(reader, options);
+  } catch (const AnnotateError& error) {
+    both.whole_error = error.what();
+  }
+  return both;
+}
+
+// The same annotation: totals, functions, every instruction's samples, the text and JSON views;
+// the sieve leaves out warnings about files none of whose samples it resolved, and adds none.
+// Or the same error.
+void expect_same(const BothWays& both) {
+  EXPECT_EQ(both.sieved_error, both.whole_error);
+  const Annotation& a = both.sieved;
+  const Annotation& b = both.whole;
+  EXPECT_EQ(a.total_samples, b.total_samples);
+  EXPECT_EQ(a.total_period, b.total_period);
+  ASSERT_EQ(a.functions.size(), b.functions.size());
+  for (std::size_t i = 0; i < a.functions.size(); ++i) {
+    EXPECT_EQ(a.functions[i].name, b.functions[i].name);
+    EXPECT_EQ(a.functions[i].dso, b.functions[i].dso);
+    EXPECT_EQ(a.functions[i].samples, b.functions[i].samples);
+    EXPECT_EQ(a.functions[i].unplaced_samples, b.functions[i].unplaced_samples);
+  }
+  EXPECT_EQ(render_annotation(a, AnnotateView::interleaved, false),
+            render_annotation(b, AnnotateView::interleaved, false));
+  EXPECT_EQ(render_annotation(a, AnnotateView::source, false),
+            render_annotation(b, AnnotateView::source, false));
+  EXPECT_EQ(annotation_json(a), annotation_json(b));
+  for (const std::string& warning : a.warnings) {
+    EXPECT_NE(std::find(b.warnings.begin(), b.warnings.end(), warning), b.warnings.end())
+        << "a warning the whole profile does not give: " << warning;
+  }
+}
+
+// The synthetic recording's processes, the binary's code segment and where leaf_60 and leaf_30
+// lie in the file.
+class SyntheticRecording {
+ public:
+  SyntheticRecording() {
+    std::string error;
+    auto image = ElfImage::open(known_answer_fp, error);
+    EXPECT_TRUE(image) << error;
+    if (!image) return;
+    for (const ElfImage::Segment& segment : image->segments()) {
+      if (segment.flags & PF_X) code_ = segment;
+    }
+    Symbolizer symbolizer;
+    leaf_60_ = first_offset(symbolizer, "leaf_60");
+    leaf_30_ = first_offset(symbolizer, "leaf_30");
+  }
+  bool ready() const { return code_.size != 0 && leaf_60_ != 0 && leaf_30_ != 0; }
+
+  // The address of file offset `offset` in a process that mapped the code segment at `base`.
+  std::uint64_t ip_of(std::uint64_t offset) const {
+    return base + code_.address + (offset - code_.offset);
+  }
+  std::uint64_t leaf_60() const { return leaf_60_; }
+  std::uint64_t leaf_30() const { return leaf_30_; }
+
+  // The file: `samples_per_process` samples in each of leaf_60 and leaf_30 for the processes
+  // that are named below, a kernel sample for every ten; FINISHED_ROUND every 512 records.
+  // Returns how many samples must be named leaf_60.
+  std::uint64_t build(FileBuilder& file, std::uint64_t samples_per_process) const {
+    abi::PerfEventAttr attr{};
+    attr.type = static_cast<std::uint32_t>(abi::EventType::software);
+    attr.config = 0;  // cpu-clock
+    attr.sample_type = sample_type;
+    attr.sample_period_or_freq = 10000;
+    attr.flags = abi::attr_flag::sample_id_all;
+    file.events.push_back({attr, {}});
+    std::uint64_t in_leaf_60 = 0;
+    std::uint64_t records = 0;
+    auto add = [&](const std::vector<std::byte>& record) {
+      file.append(record);
+      if (++records % 512 == 0) file.append(finished_round());
+    };
+    add(comm(100, "synthetic", 100));
+    add(comm(300, "synthetic", 100));
+    // Before its process mapped anything: [unknown], not leaf_60.
+    add(sample(ip_of(leaf_60_), 100, 150, misc::user));
+    add(mmap2(100, known_answer_fp, 200));
+    add(mmap2(300, known_answer_fp, 210));
+    // At the mapping's own time: after it in the file, so after it in time order too.
+    add(sample(ip_of(leaf_60_ + 1), 100, 200, misc::user));
+    ++in_leaf_60;
+    std::uint64_t time = 1000;
+    for (std::uint64_t i = 0; i < samples_per_process; ++i) {
+      for (std::uint32_t pid : {100u, 300u}) {
+        add(sample(ip_of(leaf_60_ + i % 8), pid, ++time, misc::user));
+        add(sample(ip_of(leaf_30_ + i % 4), pid, ++time, misc::user));
+        in_leaf_60 += 1;
+        if (i % 10 == 0) add(sample(kernel_ip, pid, ++time, misc::kernel));
+      }
+    }
+    // A child that inherited the mapping (no MMAP of its own): resolved the usual way.
+    add(fork(200, 100, ++time));
+    for (int i = 0; i < 7; ++i) add(sample(ip_of(leaf_60_), 200, ++time, misc::user));
+    in_leaf_60 += 7;
+    // JIT code mapped over leaf_60 in process 100: its samples there are not leaf_60's.
+    add(mmap2(100, "//anon", ++time));
+    for (int i = 0; i < 5; ++i) add(sample(ip_of(leaf_60_), 100, ++time, misc::user));
+    // Process 300 execs something else: its old addresses name nothing.
+    add(comm(300, "other", ++time));
+    for (int i = 0; i < 3; ++i) add(sample(ip_of(leaf_60_), 300, ++time, misc::user));
+    file.append(finished_round());
+    return in_leaf_60;
+  }
+
+ private:
+  static std::uint64_t first_offset(Symbolizer& symbolizer, const std::string& name) {
+    auto ranges = symbolizer.file_ranges_of_functions(
+        known_answer_fp, {}, name, [&](std::string_view shown) { return shown == name; });
+    return ranges && !ranges->empty() ? ranges->front().first : 0;
+  }
+
+  static std::vector<std::byte> trailer(RecordBuilder& record, std::uint32_t pid,
+                                        std::uint64_t time) {
+    return record.add(pid).add(pid).add(time).done();
+  }
+  static std::vector<std::byte> sample(std::uint64_t ip, std::uint32_t pid, std::uint64_t time,
+                                       std::uint16_t cpumode) {
+    return RecordBuilder(static_cast<std::uint32_t>(abi::RecordType::sample))
+        .misc(cpumode)
+        .add(ip)
+        .add(pid)
+        .add(pid)
+        .add(time)
+        .add(std::uint64_t{10000})
+        .done();
+  }
+  static std::vector<std::byte> comm(std::uint32_t pid, const std::string& name,
+                                     std::uint64_t time) {
+    RecordBuilder record(static_cast<std::uint32_t>(abi::RecordType::comm));
+    record.misc(misc::comm_exec).add(pid).add(pid).text(name);
+    record.pad();
+    return trailer(record, pid, time);
+  }
+  static std::vector<std::byte> fork(std::uint32_t pid, std::uint32_t parent, std::uint64_t time) {
+    RecordBuilder record(static_cast<std::uint32_t>(abi::RecordType::fork));
+    record.add(pid).add(parent).add(pid).add(parent).add(time);
+    return trailer(record, pid, time);
+  }
+  std::vector<std::byte> mmap2(std::uint32_t pid, const std::string& path,
+                               std::uint64_t time) const {
+    RecordBuilder record(static_cast<std::uint32_t>(abi::RecordType::mmap2));
+    record.misc(misc::user)
+        .add(pid)
+        .add(pid)
+        .add(base + code_.address)
+        .add(code_.size)
+        .add(code_.offset)
+        .add(std::uint32_t{8})  // maj, min
+        .add(std::uint32_t{1})
+        .add(std::uint64_t{1234})  // ino
+        .add(std::uint64_t{0})
+        .add(std::uint32_t{5})  // PROT_READ | PROT_EXEC
+        .add(std::uint32_t{2})  // MAP_PRIVATE
+        .text(path);
+    record.pad();
+    return trailer(record, pid, time);
+  }
+  static std::vector<std::byte> finished_round() {
+    return RecordBuilder(user_type(abi::UserRecordType::finished_round)).done();
+  }
+
+  ElfImage::Segment code_{0, 0, 0};
+  std::uint64_t leaf_60_ = 0, leaf_30_ = 0;
+};
+
+// Every record of `data` inside COMPRESSED records of about `chunk` bytes each, as perf record -z
+// writes them.
+std::vector<std::byte> compressed(const std::vector<std::byte>& data, std::size_t chunk) {
+  std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(),
+                                                                  &ZSTD_freeCCtx);
+  std::vector<std::byte> out;
+  std::size_t at = 0;
+  while (at < data.size()) {
+    // Whole records per chunk.
+    std::size_t end = at;
+    while (end < data.size() && end - at < chunk) {
+      abi::RecordHeader header;
+      std::memcpy(&header, data.data() + end, sizeof header);
+      end += header.size;
+    }
+    std::vector<std::byte> payload(ZSTD_compressBound(end - at) + 64);
+    ZSTD_inBuffer in{data.data() + at, end - at, 0};
+    ZSTD_outBuffer compressed_out{payload.data(), payload.size(), 0};
+    std::size_t left;
+    do {
+      left = ZSTD_compressStream2(context.get(), &compressed_out, &in, ZSTD_e_flush);
+    } while (left != 0 && !ZSTD_isError(left));
+    payload.resize(compressed_out.pos);
+    abi::RecordHeader header{user_type(abi::UserRecordType::compressed), 0,
+                             static_cast<std::uint16_t>(sizeof header + payload.size())};
+    // Unpadded, as perf writes COMPRESSED (version 1) records.
+    std::size_t record_at = out.size();
+    out.resize(record_at + header.size);
+    std::memcpy(out.data() + record_at, &header, sizeof header);
+    std::memcpy(out.data() + record_at + sizeof header, payload.data(), payload.size());
+    at = end;
+  }
+  return out;
+}
+
+TEST(NamedFunctionSieve, SyntheticRecordingAnnotatesAsTheWholeProfileDoes) {
+  SyntheticRecording recording;
+  ASSERT_TRUE(recording.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
+  FileBuilder file;
+  // Over 8 MB of records: the sieve scans it on two threads.
+  std::uint64_t in_leaf_60 = recording.build(file, 90000);
+  ASSERT_GT(file.data.size(), std::size_t{8} << 20);
+  PerfDataReader reader = PerfDataReader::from_bytes(file.bytes());
+  BothWays both = annotate_both_ways(reader, {"leaf_60"});
+  ASSERT_EQ(both.whole.functions.size(), 1u);
+  EXPECT_EQ(both.whole.functions[0].samples, in_leaf_60);
+  EXPECT_EQ(both.whole.total_samples, 2 + 90000 * 4 + 9000 * 2 + 7 + 5 + 3);
+  // Counted without time order: leaf_60's samples in its windows, and the kernel's. Not those
+  // whose time decides (before the mapping, at its time, the child's, after the JIT map and the
+  // exec), nor leaf_30's: JIT code was mapped over its addresses too (in one process, which
+  // keeps those addresses' samples of every process for the usual way).
+  EXPECT_EQ(both.sieved.sieved_samples, 90000 * 2 + 9000 * 2);
+  EXPECT_EQ(both.whole.sieved_samples, 0u);
+  expect_same(both);
+  // Two names, one call.
+  expect_same(annotate_both_ways(reader, {"leaf_30", "leaf_60"}));
+}
+
+TEST(NamedFunctionSieve, CompressedRecordingIsSievedInTheOrderedWalk) {
+  SyntheticRecording recording;
+  ASSERT_TRUE(recording.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
+  FileBuilder file;
+  std::uint64_t in_leaf_60 = recording.build(file, 3000);
+  file.data = compressed(file.data, 16 << 10);
+  PerfDataReader reader = PerfDataReader::from_bytes(file.bytes());
+  BothWays both = annotate_both_ways(reader, {"leaf_60"});
+  ASSERT_EQ(both.whole.functions.size(), 1u);
+  EXPECT_EQ(both.whole.functions[0].samples, in_leaf_60);
+  EXPECT_EQ(both.sieved.sieved_samples, 3000 * 2 + 300 * 2);
+  expect_same(both);
+}
+
+TEST(NamedFunctionSieve, NamesTheSieveCannotFindTakeTheWholeProfile) {
+  SyntheticRecording recording;
+  ASSERT_TRUE(recording.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
+  FileBuilder file;
+  recording.build(file, 100);
+  PerfDataReader reader = PerfDataReader::from_bytes(file.bytes());
+  AnnotateOptions options;
+  options.symbols = {"leaf_6"};
+  try {
+    annotate(reader, options);
+    FAIL() << "an unknown name was annotated";
+  } catch (const AnnotateError& error) {
+    EXPECT_NE(std::string(error.what()).find("did you mean: leaf_60"), std::string::npos)
+        << error.what();
+  }
+  // Defined in the binary, never sampled: said so, as the whole profile says it.
+  options.symbols = {"leaf_10"};
+  try {
+    annotate(reader, options);
+    FAIL() << "a function without samples was annotated";
+  } catch (const AnnotateError& error) {
+    EXPECT_NE(std::string(error.what()).find("leaf_10 has no samples"), std::string::npos)
+        << error.what();
+  }
+}
+
+// The known-answer workload recorded for real, by perfscope (with call chains: the sieve reads
+// past them) and by perf.
+TEST(NamedFunctionSieve, RealRecordingsAnnotateAsTheWholeProfileDoes) {
+  std::string ours = pt::temp_path("sieve_ours");
+  pt::CommandResult recorded = pt::run_perfscope(
+      {"record", "-g", "-F", "4000", "-e", "cpu-clock", "-o", ours, "--", known_answer_fp, "60"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  std::vector<std::string> files{ours};
+  std::string perfs = pt::temp_path("sieve_perf");
+  if (pt::run_command({"/usr/bin/perf", "record", "-q", "-F", "4000", "-e", "cpu-clock", "-o",
+                       perfs, "--", known_answer_fp, "60"})
+          .exit_status == 0) {
+    files.push_back(perfs);
+  }
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    PerfDataReader reader = PerfDataReader::open(path);
+    for (std::vector<std::string> names :
+         {std::vector<std::string>{"leaf_60"}, {"work_60"}, {"leaf_30", "leaf_10"}, {"main"}}) {
+      SCOPED_TRACE(names.front());
+      BothWays both = annotate_both_ways(reader, names);
+      expect_same(both);
+      // The workload's own samples, but for its start and end, need no time order.
+      if (names.front() == "leaf_60") {
+        EXPECT_GT(both.sieved.sieved_samples, both.sieved.total_samples / 2);
+      }
+    }
+    std::filesystem::remove(path);
+  }
+}
+
+}  // namespace
