@@ -4,6 +4,7 @@
 #include <cstring>
 #include <future>
 #include <iterator>
+#include <map>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -95,53 +96,51 @@ Ranges subtracted(const Ranges& from, const Ranges& minus) {
   return out;
 }
 
-// A user-space MMAP or MMAP2 record.
-struct Mapping {
-  std::uint32_t pid = 0;
-  std::uint64_t time = 0;
-  std::uint64_t sequence = 0;  // its place among the records, in file order
-  std::uint64_t start = 0, end = 0, pgoff = 0;
-  std::size_t file = 0;  // into the files; no_file for JIT code, the vDSO and the like
-};
-
-// A record that changes what addresses a process's samples name: a mapping over [start, end),
-// or an exec or fork (every address).
-struct ProcessChange {
-  std::uint64_t time = 0, sequence = 0;
-  std::uint64_t start = 0, end = ~std::uint64_t{0};
-};
 constexpr std::size_t no_file = ~std::size_t{0};
 constexpr std::uint64_t no_time = ~std::uint64_t{0};
 
 }  // namespace
 
-std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader& reader,
-                                                           const ProfileOptions& options,
-                                                           const std::vector<std::string>& names) {
-  if (names.empty()) return std::nullopt;
-  NamedFunctionSieve sieve;
-  sieve.reader_ = &reader;
-  sieve.event_ = options.filter.event;
-  sieve.names_ = names;
-  std::unordered_map<std::string, std::size_t> file_index;  // path '\0' build id
+// What the records that are not samples say about the processes.
+struct NamedFunctionSieve::RecordedTasks {
+  // A user-space MMAP or MMAP2 record.
+  struct Mapping {
+    std::uint32_t pid = 0;
+    std::uint64_t time = 0;
+    std::uint64_t sequence = 0;  // its place among the records, in file order
+    std::uint64_t start = 0, end = 0, pgoff = 0;
+    std::size_t file = 0;  // into the files; no_file for JIT code, the vDSO and the like
+  };
+
+  // A record that changes what addresses a process's samples name: a mapping over [start, end),
+  // or an exec or fork (every address).
+  struct ProcessChange {
+    std::uint64_t time = 0, sequence = 0;
+    std::uint64_t start = 0, end = ~std::uint64_t{0};
+  };
   std::vector<Mapping> mappings;
   // What may end a mapping's window, by pid: another mapping over it, an exec, the process's
   // fork (a reused pid).
   std::unordered_map<std::uint32_t, std::vector<ProcessChange>> changes;
+  std::vector<std::uint64_t> kernel_references;  // the kernel map's pgoff: its _text
+  std::vector<std::uint8_t> kernel_build_id;
+};
+
+bool NamedFunctionSieve::read_tasks(const PerfDataReader& reader, RecordedTasks& tasks) {
+  std::unordered_map<std::string, std::size_t> file_index;  // path '\0' build id
   std::uint64_t sequence = 0;
-  std::vector<std::uint64_t> kernel_references;
   Record record;
   DecodeError error;
   std::string key;
   // Where the records that are not samples are, for the profile's ordered walk. A record
   // unpacked from a COMPRESSED one has that one's offset: those files are sieved in the walk.
-  sieve.offsets_known_ = !reader.features().compression;
-  auto scan_error = reader.for_each_record_but_samples([&](const PerfDataRecord& at) {
-    if (sieve.offsets_known_) {
-      if (!sieve.other_records_.empty() && sieve.other_records_.back() >= at.offset) {
-        sieve.offsets_known_ = false;
+  offsets_known_ = !reader.features().compression;
+  return !reader.for_each_record_but_samples([&](const PerfDataRecord& at) {
+    if (offsets_known_) {
+      if (!other_records_.empty() && other_records_.back() >= at.offset) {
+        offsets_known_ = false;
       } else {
-        sieve.other_records_.push_back(at.offset);
+        other_records_.push_back(at.offset);
       }
     }
     ++sequence;
@@ -153,12 +152,12 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
     if (!decode_record(at.view, reader.events()[at.event].config, record, error)) return;
     if (auto* comm = std::get_if<CommRecord>(&record)) {
       if (!comm->exec) return;
-      changes[comm->pid].push_back({at.time, sequence});
+      tasks.changes[comm->pid].push_back({at.time, sequence});
       return;
     }
     if (auto* task = std::get_if<TaskRecord>(&record)) {
       if (task->pid == task->ppid) return;  // a thread
-      changes[task->pid].push_back({at.time, sequence});
+      tasks.changes[task->pid].push_back({at.time, sequence});
       return;
     }
     std::uint16_t cpumode = at.view.header.misc & misc::cpumode_mask;
@@ -172,11 +171,11 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
         path = std::get<Mmap2Record>(record).filename, pgoff = std::get<Mmap2Record>(record).pgoff;
       }
       if (cpumode == misc::kernel && path.starts_with(kernel_dso_name)) {
-        kernel_references.push_back(pgoff);
+        tasks.kernel_references.push_back(pgoff);
       }
       return;
     }
-    Mapping mapping;
+    RecordedTasks::Mapping mapping;
     std::string_view path;
     std::span<const std::byte> build_id;
     std::uint64_t length;
@@ -194,28 +193,28 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
     mapping.sequence = sequence;
     mapping.end =
         length > ~std::uint64_t{0} - mapping.start ? ~std::uint64_t{0} : mapping.start + length;
-    changes[mapping.pid].push_back({at.time, sequence, mapping.start, mapping.end});
+    tasks.changes[mapping.pid].push_back({at.time, sequence, mapping.start, mapping.end});
     mapping.file = no_file;
     if (!is_anonymous_mapping(path) && path.front() != '[') {
       key.assign(path);
       key.push_back('\0');
       key.append(reinterpret_cast<const char*>(build_id.data()), build_id.size());
-      auto [found, added] = file_index.try_emplace(key, sieve.files_.size());
+      auto [found, added] = file_index.try_emplace(key, files_.size());
       if (added) {
         const auto* bytes = reinterpret_cast<const std::uint8_t*>(build_id.data());
-        sieve.files_.push_back({std::string(path), {bytes, bytes + build_id.size()}});
+        files_.push_back({std::string(path), {bytes, bytes + build_id.size()}});
       }
       mapping.file = found->second;
     }
-    mappings.push_back(mapping);
+    tasks.mappings.push_back(mapping);
   });
-  // A damaged file is read the usual way, which says where and why.
-  if (scan_error) return std::nullopt;
+}
 
+void NamedFunctionSieve::add_recorded_build_ids(const PerfDataReader& reader,
+                                                RecordedTasks& tasks) {
   // The build ids the recording lists per file, for mappings whose record had none (the
   // profile builder reads them the same way).
   std::unordered_map<std::string, std::vector<std::uint8_t>> recorded;
-  std::vector<std::uint8_t> kernel_build_id;
   for (const BuildIdEntry& entry : reader.features().build_ids) {
     if (entry.build_id.empty() || entry.filename.empty() || entry.filename.size() > 4000) continue;
     std::vector<std::uint8_t> id(
@@ -224,16 +223,85 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
                                      entry.build_id.size(), perf_data::build_id_max)));
     if ((entry.misc & misc::cpumode_mask) == misc::kernel &&
         entry.filename.starts_with(kernel_dso_name)) {
-      kernel_build_id = std::move(id);
+      tasks.kernel_build_id = std::move(id);
     } else {
       recorded[entry.filename] = std::move(id);
     }
   }
-  for (MappedFile& file : sieve.files_) {
+  for (MappedFile& file : files_) {
     if (!file.build_id.empty()) continue;
     auto listed = recorded.find(file.path);
     if (listed != recorded.end()) file.build_id = listed->second;
   }
+}
+
+void NamedFunctionSieve::plan(
+    const RecordedTasks& tasks,
+    const std::vector<std::optional<std::vector<Symbolizer::FunctionFileRange>>>& functions,
+    const std::vector<bool>& ambiguous) {
+  Ranges cleared, keep;
+  std::map<std::tuple<std::size_t, std::uint64_t, std::uint64_t>, std::size_t> range_index;
+  for (const RecordedTasks::Mapping& mapping : tasks.mappings) {
+    if (mapping.file == no_file || !functions[mapping.file]) {
+      keep.emplace_back(mapping.start, mapping.end);
+      continue;
+    }
+    cleared.emplace_back(mapping.start, mapping.end);
+    std::uint64_t length = mapping.end - mapping.start;
+    for (const auto& function : *functions[mapping.file]) {
+      // The offsets of the function that this mapping holds, as addresses.
+      std::uint64_t from = std::max(function.first, mapping.pgoff);
+      std::uint64_t to =
+          std::min(function.second, mapping.pgoff + std::min(length, ~mapping.pgoff));
+      if (from >= to) continue;
+      std::uint64_t start = mapping.start + (from - mapping.pgoff);
+      std::uint64_t end = mapping.start + (to - mapping.pgoff);
+      keep.emplace_back(start, end);
+      // A mapping without a time is handed out where the walk meets it: no time says when.
+      if (ambiguous[mapping.file] || mapping.time == 0) continue;
+      // Until a later record of the process maps something over it, or the process execs.
+      Window window{mapping.pid, start, end, mapping.time, no_time, from, 0};
+      for (const RecordedTasks::ProcessChange& change : tasks.changes.at(mapping.pid)) {
+        if (change.sequence == mapping.sequence || change.end <= start || end <= change.start) {
+          continue;
+        }
+        if (change.time != 0) {
+          if (change.time >= mapping.time) window.before = std::min(window.before, change.time);
+        } else if (change.sequence > mapping.sequence) {
+          // Without a time, after the mapping in the file: it takes effect somewhere among
+          // the samples of the window, and which ones only the walk knows.
+          window.before = 0;
+        }
+        // (Before the mapping in the file and without a time, it is handed out before the
+        // mapping is: the synthesized records of the processes that were there at the start.)
+      }
+      if (window.before <= window.after + 1) continue;
+      // One count per address of the file, however many processes map it.
+      auto [range, added] =
+          range_index.try_emplace(std::make_tuple(mapping.file, from, to), ranges_.size());
+      if (added) ranges_.push_back({mapping.file, from, to - from});
+      window.range = range->second;
+      windows_.push_back(window);
+    }
+  }
+  leave_out_ = subtracted(merged(std::move(cleared)), merged(std::move(keep)));
+  std::sort(windows_.begin(), windows_.end(), [](const Window& a, const Window& b) {
+    return std::tie(a.pid, a.start) < std::tie(b.pid, b.start);
+  });
+}
+
+std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader& reader,
+                                                           const ProfileOptions& options,
+                                                           const std::vector<std::string>& names) {
+  if (names.empty()) return std::nullopt;
+  NamedFunctionSieve sieve;
+  sieve.reader_ = &reader;
+  sieve.event_ = options.filter.event;
+  sieve.names_ = names;
+  RecordedTasks tasks;
+  // A damaged file is read the usual way, which says where and why.
+  if (!sieve.read_tasks(reader, tasks)) return std::nullopt;
+  sieve.add_recorded_build_ids(reader, tasks);
 
   // With several names, a symbol may match any one of them: no one part is sure to be there.
   std::string_view raw_part = names.size() == 1 ? raw_part_of(names.front()) : std::string_view();
@@ -247,7 +315,8 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
   sieve.scout_ = std::make_unique<Symbolizer>(options.symbols);
   // Kernel samples: counted toward the totals alone when no kernel symbol can have those names
   // (which names are the kernel's only kallsyms says; its text is searched, not parsed).
-  sieve.scout_->set_kernel_build_id(kernel_build_id);
+  sieve.scout_->set_kernel_build_id(tasks.kernel_build_id);
+  std::vector<std::uint64_t>& kernel_references = tasks.kernel_references;
   std::sort(kernel_references.begin(), kernel_references.end());
   if (!kernel_references.empty() && kernel_references.front() == kernel_references.back()) {
     sieve.scout_->set_kernel_reference_address(kernel_references.front());
@@ -277,51 +346,7 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
   }
   if (!found_any) return std::nullopt;
 
-  Ranges cleared, keep;
-  for (const Mapping& mapping : mappings) {
-    if (mapping.file == no_file || !functions[mapping.file]) {
-      keep.emplace_back(mapping.start, mapping.end);
-      continue;
-    }
-    cleared.emplace_back(mapping.start, mapping.end);
-    std::uint64_t length = mapping.end - mapping.start;
-    for (const auto& function : *functions[mapping.file]) {
-      // The offsets of the function that this mapping holds, as addresses.
-      std::uint64_t from = std::max(function.first, mapping.pgoff);
-      std::uint64_t to =
-          std::min(function.second, mapping.pgoff + std::min(length, ~mapping.pgoff));
-      if (from >= to) continue;
-      std::uint64_t start = mapping.start + (from - mapping.pgoff);
-      std::uint64_t end = mapping.start + (to - mapping.pgoff);
-      keep.emplace_back(start, end);
-      // A mapping without a time is handed out where the walk meets it: no time says when.
-      if (ambiguous[mapping.file] || mapping.time == 0) continue;
-      // Until a later record of the process maps something over it, or the process execs.
-      Window window{mapping.pid, start, end, mapping.time, no_time, from, 0};
-      for (const ProcessChange& change : changes[mapping.pid]) {
-        if (change.sequence == mapping.sequence || change.end <= start || end <= change.start) {
-          continue;
-        }
-        if (change.time != 0) {
-          if (change.time >= mapping.time) window.before = std::min(window.before, change.time);
-        } else if (change.sequence > mapping.sequence) {
-          // Without a time, after the mapping in the file: it takes effect somewhere among
-          // the samples of the window, and which ones only the walk knows.
-          window.before = 0;
-        }
-        // (Before the mapping in the file and without a time, it is handed out before the
-        // mapping is: the synthesized records of the processes that were there at the start.)
-      }
-      if (window.before <= window.after + 1) continue;
-      window.range = sieve.ranges_.size();
-      sieve.ranges_.push_back({mapping.file, from, to - from});
-      sieve.windows_.push_back(window);
-    }
-  }
-  sieve.leave_out_ = subtracted(merged(std::move(cleared)), merged(std::move(keep)));
-  std::sort(sieve.windows_.begin(), sieve.windows_.end(), [](const Window& a, const Window& b) {
-    return std::tie(a.pid, a.start) < std::tie(b.pid, b.start);
-  });
+  sieve.plan(tasks, functions, ambiguous);
   return sieve;
 }
 

@@ -106,7 +106,16 @@ class NamedFunctionSieve {
     static SampleLayout of(std::uint64_t sample_type);
   };
 
+  struct RecordedTasks;
+
   NamedFunctionSieve() = default;
+  // make()'s steps: the first pass (false: the file is damaged), the build ids the recording
+  // lists for the files, and the windows and ranges from the names' places in the files.
+  bool read_tasks(const PerfDataReader& reader, RecordedTasks& tasks);
+  void add_recorded_build_ids(const PerfDataReader& reader, RecordedTasks& tasks);
+  void plan(const RecordedTasks& tasks,
+            const std::vector<std::optional<std::vector<Symbolizer::FunctionFileRange>>>& functions,
+            const std::vector<bool>& ambiguous);
   Tally new_tally() const;
   static void add(Tally& into, const Tally& from);
   // Whether it counts a sample (then `tally` holds it); false: the profile is to resolve it.

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -356,6 +357,41 @@ TEST(NamedFunctionSieve, RealRecordingsAnnotateAsTheWholeProfileDoes) {
     }
     std::filesystem::remove(path);
   }
+}
+
+// The corpus of files other tools and machines wrote (beside the checkout, where there is one):
+// each file's hottest functions, annotated both ways. Most of their binaries are not here, and
+// some are here in another build: the sieve must step aside for both.
+TEST(NamedFunctionSieve, ForeignRecordingsAnnotateAsTheWholeProfileDoes) {
+  std::filesystem::path corpus =
+      std::filesystem::path(PERFSCOPE_SOURCE_DIR).parent_path() / "shared/corpus/perf-data";
+  if (!std::filesystem::is_directory(corpus)) {
+    GTEST_SKIP() << "no corpus of foreign perf.data files at " << corpus;
+  }
+  int compared = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(corpus)) {
+    if (!entry.is_regular_file() || entry.path().extension() == ".md" ||
+        entry.path().extension() == ".py" || entry.path().extension() == ".zlib") {
+      continue;
+    }
+    SCOPED_TRACE(entry.path().string());
+    std::optional<PerfDataReader> reader;
+    Annotation hottest;
+    try {
+      reader.emplace(PerfDataReader::open(entry.path().string()));
+      AnnotateOptions options;
+      options.profile.symbols.parameter_lists = false;
+      hottest = annotate(*reader, options);
+    } catch (const std::exception&) {
+      continue;  // a file perfscope refuses, or one without functions that hot
+    }
+    for (const AnnotatedFunction& function : hottest.functions) {
+      if (function.kernel || function.name.starts_with("0x")) continue;
+      expect_same(annotate_both_ways(*reader, {function.name}));
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 10);
 }
 
 }  // namespace
