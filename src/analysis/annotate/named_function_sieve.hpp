@@ -39,18 +39,21 @@ struct SievedFunction {
 class NamedFunctionSieve {
  public:
   // Reads the recording's MMAP, MMAP2, COMM and FORK records and looks the names up in each
-  // mapped file (with a symbolizer of `options`' own). Then, of the samples in user space:
-  // - one whose ip lies in a function of those names, after its process mapped the function's
-  //   file there and before anything in that process changed the mapping (a later map over
-  //   it, an exec), is counted at its address: the function it names is known without time
-  //   order;
-  // - one whose ip lies only in mappings of files that were read without a warning and hold no
-  //   function of those names there is counted toward the totals alone.
+  // mapped file (with a symbolizer of `options`' own). Then, of the samples:
+  // - one in user space whose ip lies in a function of those names, after its process mapped
+  //   the function's file there and before anything in that process changed the mapping (a
+  //   later map over it, an exec), is counted at its address: the function it names is known
+  //   without time order;
+  // - one in user space whose ip lies only in mappings of files (of the recorded build, or
+  //   missing) that hold no function of those names there is counted toward the totals alone;
   // - a kernel sample is counted toward the totals alone when kallsyms has no such name.
-  // Every other sample (hypervisor and guest ones, JIT code, the vDSO, files with a warning, no
-  // mapping, an ambiguous time) is kept, to be resolved the usual way. nullopt when
-  // no mapped file holds a function of those names (the kernel's, JIT code's, or an unknown
-  // name: the whole profile answers that).
+  // Every other sample (hypervisor and guest ones, JIT code, the vDSO, files of another build,
+  // no mapping, a time that leaves the mapping open) is kept, to be resolved the usual way. The
+  // annotation is the same; warnings about files none of whose samples were resolved (a
+  // library not found or stripped, its debug file used) are left out. The windows assume what
+  // the ordered walk assumes: the rounds order the records' times. nullopt when no mapped file
+  // holds a function of those names (the kernel's, JIT code's, or an unknown name: the whole
+  // profile answers that).
   static std::optional<NamedFunctionSieve> make(const PerfDataReader& reader,
                                                 const ProfileOptions& options,
                                                 const std::vector<std::string>& names);

@@ -484,13 +484,17 @@ std::optional<std::vector<Symbolizer::FunctionFileRange>> Symbolizer::file_range
     std::string_view path, std::span<const std::uint8_t> recorded_build_id,
     std::string_view raw_part, const std::function<bool(std::string_view)>& wanted) {
   State& state = *state_;
-  std::size_t warnings_before = state.warnings.size();
   FileSymbols& file = state.file(path, recorded_build_id);
-  if (!recorded_build_id.empty()) state.check_build_id(file, recorded_build_id);
-  if (state.warnings.size() != warnings_before || !file.problem.empty() || file.stripped) {
-    return std::nullopt;
-  }
-  std::vector<FunctionFileRange> ranges;
+  bool other_build =
+      !recorded_build_id.empty() &&
+      (file.problem.empty() ? !same_build_id(recorded_build_id, file.build_id)
+                            : std::any_of(state.missing.begin(), state.missing.end(),
+                                          [&](const MissingSymbolFile& missing) {
+                                            return missing.path == path &&
+                                                   missing.reason == missing_file_build_id_mismatch;
+                                          }));
+  if (other_build) return std::nullopt;
+  std::vector<FunctionFileRange> ranges;  // none where the file cannot be read
   for (std::uint32_t i = 0; i < file.symbols.size(); ++i) {
     if (!raw_part.empty() && file.symbols.name(i, false).find(raw_part) == std::string_view::npos) {
       continue;

@@ -115,10 +115,10 @@ class Symbolizer {
   // name resolve_file gives it): per such symbol, file-offset ranges that hold every offset it
   // names, and perhaps a few more (a symbol nested in it names its own). For a caller that
   // picks functions by name before it reads the addresses (annotate). Only symbols whose raw
-  // (mangled) name contains `raw_part` are asked about (empty: every one). nullopt when the
-  // file has something to say about itself (not found, stripped, of another build, symbols
-  // from a debug file): each a warning that resolve_file gives too, so the caller had better
-  // resolve that file's addresses the usual way.
+  // (mangled) name contains `raw_part` are asked about (empty: every one). None for a file
+  // that cannot be read (its addresses name no function). nullopt when the file found is of
+  // another build than `recorded_build_id`: resolve_file names its addresses all the same, from
+  // other code, and the caller had better resolve them the usual way (annotate refuses them).
   struct FunctionFileRange {
     std::string_view name;      // as resolve_file names it; valid as long as the Symbolizer
     std::uint64_t address = 0;  // the symbol's (virtual) start address
