@@ -123,6 +123,8 @@ struct NamedFunctionSieve::RecordedTasks {
   // fork (a reused pid).
   std::unordered_map<std::uint32_t, std::vector<ProcessChange>> changes;
   std::vector<std::uint64_t> kernel_references;  // the kernel map's pgoff: its _text
+  // The BUILD_ID feature: by file, and the kernel's.
+  std::unordered_map<std::string, std::vector<std::uint8_t>> recorded_build_ids;
   std::vector<std::uint8_t> kernel_build_id;
 };
 
@@ -202,7 +204,12 @@ bool NamedFunctionSieve::read_tasks(const PerfDataReader& reader, RecordedTasks&
       auto [found, added] = file_index.try_emplace(key, files_.size());
       if (added) {
         const auto* bytes = reinterpret_cast<const std::uint8_t*>(build_id.data());
-        files_.push_back({std::string(path), {bytes, bytes + build_id.size()}});
+        MappedFile& file =
+            files_.emplace_back(MappedFile{std::string(path), {bytes, bytes + build_id.size()}});
+        auto listed = tasks.recorded_build_ids.find(file.path);
+        if (file.build_id.empty() && listed != tasks.recorded_build_ids.end()) {
+          file.build_id = listed->second;
+        }
       }
       mapping.file = found->second;
     }
@@ -210,11 +217,10 @@ bool NamedFunctionSieve::read_tasks(const PerfDataReader& reader, RecordedTasks&
   });
 }
 
-void NamedFunctionSieve::add_recorded_build_ids(const PerfDataReader& reader,
-                                                RecordedTasks& tasks) {
+void NamedFunctionSieve::read_recorded_build_ids(const PerfDataReader& reader,
+                                                 RecordedTasks& tasks) {
   // The build ids the recording lists per file, for mappings whose record had none (the
   // profile builder reads them the same way).
-  std::unordered_map<std::string, std::vector<std::uint8_t>> recorded;
   for (const BuildIdEntry& entry : reader.features().build_ids) {
     if (entry.build_id.empty() || entry.filename.empty() || entry.filename.size() > 4000) continue;
     std::vector<std::uint8_t> id(
@@ -225,13 +231,8 @@ void NamedFunctionSieve::add_recorded_build_ids(const PerfDataReader& reader,
         entry.filename.starts_with(kernel_dso_name)) {
       tasks.kernel_build_id = std::move(id);
     } else {
-      recorded[entry.filename] = std::move(id);
+      tasks.recorded_build_ids[entry.filename] = std::move(id);
     }
-  }
-  for (MappedFile& file : files_) {
-    if (!file.build_id.empty()) continue;
-    auto listed = recorded.find(file.path);
-    if (listed != recorded.end()) file.build_id = listed->second;
   }
 }
 
@@ -299,9 +300,35 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
   sieve.event_ = options.filter.event;
   sieve.names_ = names;
   RecordedTasks tasks;
+  read_recorded_build_ids(reader, tasks);
+  sieve.scout_ = std::make_unique<Symbolizer>(options.symbols);
+  sieve.scout_->set_kernel_build_id(tasks.kernel_build_id);
+  // Kernel samples: counted toward the totals alone when no kernel symbol can have those names
+  // (which names are the kernel's only kallsyms says; its text is searched, not parsed), on a
+  // thread of its own while the first pass runs. Which text the kernel is named from depends on
+  // the kernel map's _text, which the first pass finds. (The promise is destroyed before the
+  // sieve, whose destructor waits for the thread: an early return breaks it, and the thread
+  // ends.)
+  std::vector<std::string> parts;
+  for (const std::string& name : names) parts.emplace_back(raw_part_of(name));
+  std::promise<std::uint64_t> kernel_reference;
+  sieve.kernel_names_ = std::async(
+      std::launch::async, [sources = sieve.scout_->kallsyms_sources(), parts = std::move(parts),
+                           reference = kernel_reference.get_future().share()] {
+        return Symbolizer::kallsyms_may_contain(sources, parts, [&reference]() -> std::uint64_t {
+          try {
+            return reference.get();
+          } catch (const std::future_error&) {
+            return 0;  // make() gave up on the sieve: the answer goes unused
+          }
+        });
+      });
   // A damaged file is read the usual way, which says where and why.
   if (!sieve.read_tasks(reader, tasks)) return std::nullopt;
-  sieve.add_recorded_build_ids(reader, tasks);
+  std::vector<std::uint64_t>& references = tasks.kernel_references;
+  std::sort(references.begin(), references.end());
+  kernel_reference.set_value(
+      !references.empty() && references.front() == references.back() ? references.front() : 0);
 
   // With several names, a symbol may match any one of them: no one part is sure to be there.
   std::string_view raw_part = names.size() == 1 ? raw_part_of(names.front()) : std::string_view();
@@ -312,22 +339,6 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
   for (const PerfDataEventInfo& event : reader.events()) {
     sieve.layouts_.push_back(SampleLayout::of(event.config.sample_type));
   }
-  sieve.scout_ = std::make_unique<Symbolizer>(options.symbols);
-  // Kernel samples: counted toward the totals alone when no kernel symbol can have those names
-  // (which names are the kernel's only kallsyms says; its text is searched, not parsed).
-  sieve.scout_->set_kernel_build_id(tasks.kernel_build_id);
-  std::vector<std::uint64_t>& kernel_references = tasks.kernel_references;
-  std::sort(kernel_references.begin(), kernel_references.end());
-  if (!kernel_references.empty() && kernel_references.front() == kernel_references.back()) {
-    sieve.scout_->set_kernel_reference_address(kernel_references.front());
-  }
-  // Searched on a thread of its own while the walk starts: the first kernel sample waits for it.
-  sieve.kernel_names_ = std::async(std::launch::async, [scout = sieve.scout_.get(), names] {
-    return std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-      return scout->kernel_names_may_contain(raw_part_of(name));
-    });
-  });
-
   std::vector<std::optional<std::vector<Symbolizer::FunctionFileRange>>> functions(
       sieve.files_.size());
   // Files where two symbols have one name: the profile keeps them as one function that starts
@@ -417,6 +428,22 @@ const NamedFunctionSieve::Window* NamedFunctionSieve::window_of(std::uint32_t pi
   return nullptr;
 }
 
+bool NamedFunctionSieve::left_out(std::uint64_t ip) const {
+  // A few ranges (a binary and a library or two): all of them, without a branch per range.
+  constexpr std::size_t scanned = 16;
+  if (leave_out_.size() <= scanned) {
+    bool in = false;
+    for (const auto& [start, end] : leave_out_) in |= ip - start < end - start;
+    return in;
+  }
+  auto after = std::upper_bound(
+      leave_out_.begin(), leave_out_.end(), ip,
+      [](std::uint64_t value, const std::pair<std::uint64_t, std::uint64_t>& range) {
+        return value < range.first;
+      });
+  return after != leave_out_.begin() && ip < std::prev(after)->second;
+}
+
 bool NamedFunctionSieve::counts(const PerfDataRecord& record, Tally& tally) const {
   std::uint16_t cpumode = record.view.header.misc & misc::cpumode_mask;
   bool kernel = cpumode == misc::kernel;
@@ -468,13 +495,7 @@ bool NamedFunctionSieve::counts(const PerfDataRecord& record, Tally& tally) cons
       return count_total();
     }
   }
-  auto after = std::upper_bound(
-      leave_out_.begin(), leave_out_.end(), ip,
-      [](std::uint64_t value, const std::pair<std::uint64_t, std::uint64_t>& range) {
-        return value < range.first;
-      });
-  if (after == leave_out_.begin() || ip >= std::prev(after)->second) return false;
-  return count_total();
+  return left_out(ip) && count_total();
 }
 
 bool NamedFunctionSieve::keep(const PerfDataRecord& record) {
@@ -532,7 +553,6 @@ std::optional<std::vector<std::uint64_t>> NamedFunctionSieve::count_samples() {
 }
 
 std::vector<SievedFunction> NamedFunctionSieve::counted_functions() {
-  if (kernel_names_.valid()) kernel_names_.wait();  // the scout is this thread's again
   std::vector<SievedFunction> functions;
   auto wanted = [&](std::string_view shown) {
     return std::any_of(names_.begin(), names_.end(),

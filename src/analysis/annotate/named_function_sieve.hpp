@@ -112,10 +112,10 @@ class NamedFunctionSieve {
   struct RecordedTasks;
 
   NamedFunctionSieve() = default;
-  // make()'s steps: the first pass (false: the file is damaged), the build ids the recording
-  // lists for the files, and the windows and ranges from the names' places in the files.
+  // make()'s steps: the build ids the recording lists, the first pass (false: the file is
+  // damaged), and the windows and ranges from the names' places in the files.
+  static void read_recorded_build_ids(const PerfDataReader& reader, RecordedTasks& tasks);
   bool read_tasks(const PerfDataReader& reader, RecordedTasks& tasks);
-  void add_recorded_build_ids(const PerfDataReader& reader, RecordedTasks& tasks);
   void plan(const RecordedTasks& tasks,
             const std::vector<std::optional<std::vector<Symbolizer::FunctionFileRange>>>& functions,
             const std::vector<bool>& ambiguous);
@@ -123,6 +123,8 @@ class NamedFunctionSieve {
   static void add(Tally& into, const Tally& from);
   // Whether it counts a sample (then `tally` holds it); false: the profile is to resolve it.
   bool counts(const PerfDataRecord& record, Tally& tally) const;
+  // Whether a user sample at `ip` is one to count toward the totals alone (leave_out_).
+  bool left_out(std::uint64_t ip) const;
   // The window that holds a sample of `pid` at `ip` and `time`, if any.
   const Window* window_of(std::uint32_t pid, std::uint64_t ip, std::uint64_t time) const;
   void decide_kernel();  // waits for kernel_names_
@@ -145,8 +147,7 @@ class NamedFunctionSieve {
   bool leave_out_kernel_ = false;  // no kernel symbol has those names
   bool kernel_decided_ = false;
   std::unique_ptr<Symbolizer> scout_;  // names the counted addresses afterwards
-  // Whether a kernel symbol may have those names: searched (with scout_, so declared after it
-  // and waited for first) while the sieve gets ready.
+  // Whether a kernel symbol may have those names: searched while the sieve gets ready.
   std::future<bool> kernel_names_;
 };
 

@@ -538,27 +538,45 @@ std::uint64_t text_symbol_address(std::string_view kallsyms) {
 
 }  // namespace
 
-bool Symbolizer::kernel_names_may_contain(std::string_view part) {
-  if (part.empty()) return true;
+Symbolizer::KallsymsSources Symbolizer::kallsyms_sources() const {
   KernelSource source = state_->kernel_source();
-  std::vector<std::string> copies = source.archived_copies;
+  KallsymsSources sources{std::move(source.archived_copies), source.kallsyms_path};
   if (!source.build_id.empty()) {
-    copies.push_back(kallsyms_cache_path(KernelState::cache_dir_of(source), source.build_id));
+    sources.copies.push_back(
+        kallsyms_cache_path(KernelState::cache_dir_of(source), source.build_id));
   }
-  for (const std::string& path : copies) {
-    if (path.empty()) continue;
-    auto text = sys::read_regular_file(path);
+  return sources;
+}
+
+bool Symbolizer::kallsyms_may_contain(const KallsymsSources& sources,
+                                      const std::vector<std::string>& parts,
+                                      const std::function<std::uint64_t()>& reference_address) {
+  if (parts.empty() || std::any_of(parts.begin(), parts.end(),
+                                   [](const std::string& part) { return part.empty(); })) {
+    return true;
+  }
+  auto holds_a_part = [&](const std::string& text) {
+    return std::any_of(parts.begin(), parts.end(), [&](const std::string& part) {
+      return text.find(part) != std::string::npos;
+    });
+  };
+  std::vector<std::uint64_t> text_addresses;
+  for (const std::string& path : sources.copies) {
+    auto text = path.empty() ? std::nullopt : sys::read_regular_file(path);
     if (!text) continue;
-    if (text->find(part) != std::string::npos) return true;
-    // KernelState::read_cached_copy takes this copy (and reads nothing else) when its _text is
-    // where the recording's was: surely so when the lines say it.
-    std::uint64_t address = text_symbol_address(*text);
-    if (address != 0 && (source.reference_address == 0 || address == source.reference_address)) {
-      return false;
+    if (holds_a_part(*text)) return true;
+    text_addresses.push_back(text_symbol_address(*text));
+  }
+  // KernelState::read_cached_copy takes a copy (and reads nothing else) when its _text is where
+  // the recording's was: surely so when the lines say it.
+  if (!text_addresses.empty()) {
+    std::uint64_t reference = reference_address();
+    for (std::uint64_t address : text_addresses) {
+      if (address != 0 && (reference == 0 || address == reference)) return false;
     }
   }
-  auto text = sys::read_text_file(source.kallsyms_path);
-  return text && text->find(part) != std::string::npos;
+  auto text = sys::read_text_file(sources.path);
+  return text && holds_a_part(*text);
 }
 
 void Symbolizer::prefetch_kernel() {

@@ -127,11 +127,21 @@ class Symbolizer {
   std::optional<std::vector<FunctionFileRange>> file_ranges_of_functions(
       std::string_view path, std::span<const std::uint8_t> recorded_build_id,
       std::string_view raw_part, const std::function<bool(std::string_view)>& wanted);
-  // Whether a kernel symbol's name may contain `part`: a search, without parsing, of the kallsyms
-  // texts resolve_kernel would read (the recording's copy when its _text is the recording's, else
-  // kallsyms_path; both when unsure). True for an empty part; false when no text can be read
-  // (resolve_kernel names nothing then either).
-  bool kernel_names_may_contain(std::string_view part);
+  // Where resolve_kernel would read kallsyms from: the recording's copies (tried first, in
+  // order), then kallsyms_path. For kallsyms_may_contain on a thread of its own.
+  struct KallsymsSources {
+    std::vector<std::string> copies;
+    std::string path;
+  };
+  KallsymsSources kallsyms_sources() const;
+  // Whether a kernel symbol's name may contain one of `parts`: a search, without parsing, of
+  // the texts resolve_kernel would read: the copies, and kallsyms_path unless a copy is surely
+  // the one taken (its _text where the recording's kernel had it: `reference_address`, asked
+  // for only once the copies are read; 0 when unknown). True when a part is empty; false when
+  // no text can be read (resolve_kernel names nothing then either).
+  static bool kallsyms_may_contain(const KallsymsSources& sources,
+                                   const std::vector<std::string>& parts,
+                                   const std::function<std::uint64_t()>& reference_address);
   // A kernel address (kallsyms; module symbols name their module as the dso).
   SymbolizedAddress resolve_kernel(std::uint64_t address);
   // Starts reading kallsyms on a thread of its own, for a caller that will need kernel symbols
