@@ -126,26 +126,43 @@ struct NamedFunctionSieve::RecordedTasks {
   // The BUILD_ID feature: by file, and the kernel's.
   std::unordered_map<std::string, std::vector<std::uint8_t>> recorded_build_ids;
   std::vector<std::uint8_t> kernel_build_id;
+  // The mapped files, by path '\0' the MMAP2 record's build id.
+  std::vector<MappedFile> files;
+  std::vector<std::string> file_keys;
+  std::unordered_map<std::string, std::size_t> file_index;
+  // Where the records that are not samples are, for the profile's ordered walk. A record
+  // unpacked from a COMPRESSED one has that one's offset: those files are sieved in the walk.
+  std::vector<std::uint64_t> other_records;
+  bool offsets_known = true;
+
+  // The first pass over [from, to) (see PerfDataReader::for_each_record_but_samples); false:
+  // the data is damaged there.
+  bool read(const PerfDataReader& reader, std::uint64_t from, std::uint64_t to,
+            const std::unordered_map<std::string, std::vector<std::uint8_t>>& recorded,
+            std::uint64_t* stopped);
+  // The records of the part after this one's.
+  void append(RecordedTasks&& later);
 };
 
-bool NamedFunctionSieve::read_tasks(const PerfDataReader& reader, RecordedTasks& tasks) {
-  std::unordered_map<std::string, std::size_t> file_index;  // path '\0' build id
+bool NamedFunctionSieve::RecordedTasks::read(
+    const PerfDataReader& reader, std::uint64_t from, std::uint64_t to,
+    const std::unordered_map<std::string, std::vector<std::uint8_t>>& recorded,
+    std::uint64_t* stopped) {
+  // A record's place in the file: its offset, then its place among those unpacked from one
+  // COMPRESSED record.
   std::uint64_t sequence = 0;
   Record record;
   DecodeError error;
   std::string key;
-  // Where the records that are not samples are, for the profile's ordered walk. A record
-  // unpacked from a COMPRESSED one has that one's offset: those files are sieved in the walk.
-  offsets_known_ = !reader.features().compression;
-  return !reader.for_each_record_but_samples([&](const PerfDataRecord& at) {
-    if (offsets_known_) {
-      if (!other_records_.empty() && other_records_.back() >= at.offset) {
-        offsets_known_ = false;
+  auto visit = [&](const PerfDataRecord& at) {
+    sequence = std::max(sequence + 1, at.offset << 16);
+    if (offsets_known) {
+      if (!other_records.empty() && other_records.back() >= at.offset) {
+        offsets_known = false;
       } else {
-        other_records_.push_back(at.offset);
+        other_records.push_back(at.offset);
       }
     }
-    ++sequence;
     auto type = static_cast<abi::RecordType>(at.view.header.type);
     if (type != abi::RecordType::mmap && type != abi::RecordType::mmap2 &&
         type != abi::RecordType::comm && type != abi::RecordType::fork) {
@@ -154,12 +171,12 @@ bool NamedFunctionSieve::read_tasks(const PerfDataReader& reader, RecordedTasks&
     if (!decode_record(at.view, reader.events()[at.event].config, record, error)) return;
     if (auto* comm = std::get_if<CommRecord>(&record)) {
       if (!comm->exec) return;
-      tasks.changes[comm->pid].push_back({at.time, sequence});
+      changes[comm->pid].push_back({at.time, sequence});
       return;
     }
     if (auto* task = std::get_if<TaskRecord>(&record)) {
       if (task->pid == task->ppid) return;  // a thread
-      tasks.changes[task->pid].push_back({at.time, sequence});
+      changes[task->pid].push_back({at.time, sequence});
       return;
     }
     std::uint16_t cpumode = at.view.header.misc & misc::cpumode_mask;
@@ -173,11 +190,11 @@ bool NamedFunctionSieve::read_tasks(const PerfDataReader& reader, RecordedTasks&
         path = std::get<Mmap2Record>(record).filename, pgoff = std::get<Mmap2Record>(record).pgoff;
       }
       if (cpumode == misc::kernel && path.starts_with(kernel_dso_name)) {
-        tasks.kernel_references.push_back(pgoff);
+        kernel_references.push_back(pgoff);
       }
       return;
     }
-    RecordedTasks::Mapping mapping;
+    Mapping mapping;
     std::string_view path;
     std::span<const std::byte> build_id;
     std::uint64_t length;
@@ -195,26 +212,88 @@ bool NamedFunctionSieve::read_tasks(const PerfDataReader& reader, RecordedTasks&
     mapping.sequence = sequence;
     mapping.end =
         length > ~std::uint64_t{0} - mapping.start ? ~std::uint64_t{0} : mapping.start + length;
-    tasks.changes[mapping.pid].push_back({at.time, sequence, mapping.start, mapping.end});
+    changes[mapping.pid].push_back({at.time, sequence, mapping.start, mapping.end});
     mapping.file = no_file;
     if (!is_anonymous_mapping(path) && path.front() != '[') {
       key.assign(path);
       key.push_back('\0');
       key.append(reinterpret_cast<const char*>(build_id.data()), build_id.size());
-      auto [found, added] = file_index.try_emplace(key, files_.size());
+      auto [found, added] = file_index.try_emplace(key, files.size());
       if (added) {
         const auto* bytes = reinterpret_cast<const std::uint8_t*>(build_id.data());
         MappedFile& file =
-            files_.emplace_back(MappedFile{std::string(path), {bytes, bytes + build_id.size()}});
-        auto listed = tasks.recorded_build_ids.find(file.path);
-        if (file.build_id.empty() && listed != tasks.recorded_build_ids.end()) {
+            files.emplace_back(MappedFile{std::string(path), {bytes, bytes + build_id.size()}});
+        file_keys.push_back(key);
+        auto listed = recorded.find(file.path);
+        if (file.build_id.empty() && listed != recorded.end()) {
           file.build_id = listed->second;
         }
       }
       mapping.file = found->second;
     }
-    tasks.mappings.push_back(mapping);
-  });
+    mappings.push_back(mapping);
+  };
+  return !reader.for_each_record_but_samples(visit, from, to, stopped);
+}
+
+void NamedFunctionSieve::RecordedTasks::append(RecordedTasks&& later) {
+  std::vector<std::size_t> file_of(later.files.size());
+  for (std::size_t i = 0; i < later.files.size(); ++i) {
+    auto [found, added] = file_index.try_emplace(later.file_keys[i], files.size());
+    if (added) {
+      files.push_back(std::move(later.files[i]));
+      file_keys.push_back(std::move(later.file_keys[i]));
+    }
+    file_of[i] = found->second;
+  }
+  for (Mapping& mapping : later.mappings) {
+    if (mapping.file != no_file) mapping.file = file_of[mapping.file];
+    mappings.push_back(mapping);
+  }
+  for (auto& [pid, changed] : later.changes) {
+    auto& into = changes[pid];
+    into.insert(into.end(), changed.begin(), changed.end());
+  }
+  kernel_references.insert(kernel_references.end(), later.kernel_references.begin(),
+                           later.kernel_references.end());
+  offsets_known = offsets_known && later.offsets_known;
+  other_records.insert(other_records.end(), later.other_records.begin(), later.other_records.end());
+}
+
+bool NamedFunctionSieve::read_tasks(const PerfDataReader& reader, RecordedTasks& tasks) {
+  tasks.offsets_known = !reader.features().compression;
+  std::uint64_t begin = reader.data_offset(), end = reader.data_end();
+  // Two parts on two threads where the data is large: the second from a record that looks
+  // like a FINISHED_ROUND, taken when the first part's walk stops right there (else the first
+  // walk goes on alone). Not in compressed data, which is one stream from its start.
+  std::optional<std::uint64_t> split;
+  if (tasks.offsets_known && end - begin >= PerfDataReader::pipelined_min_bytes &&
+      std::thread::hardware_concurrency() >= 2) {
+    split = reader.finished_round_after(begin + (end - begin) / 2);
+  }
+  if (!split) {
+    if (!tasks.read(reader, 0, end, tasks.recorded_build_ids, nullptr)) return false;
+  } else {
+    RecordedTasks later;
+    later.offsets_known = tasks.offsets_known;
+    bool later_read = false;
+    std::thread second(
+        [&] { later_read = later.read(reader, *split, end, tasks.recorded_build_ids, nullptr); });
+    std::uint64_t stopped = 0;
+    bool read = tasks.read(reader, 0, *split, tasks.recorded_build_ids, &stopped);
+    second.join();
+    if (!read) return false;
+    if (stopped == *split) {
+      if (!later_read) return false;
+      tasks.append(std::move(later));
+    } else if (!tasks.read(reader, stopped, end, tasks.recorded_build_ids, nullptr)) {
+      return false;
+    }
+  }
+  files_ = std::move(tasks.files);
+  other_records_ = std::move(tasks.other_records);
+  offsets_known_ = tasks.offsets_known;
+  return true;
 }
 
 void NamedFunctionSieve::read_recorded_build_ids(const PerfDataReader& reader,

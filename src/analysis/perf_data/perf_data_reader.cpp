@@ -691,7 +691,9 @@ std::uint64_t PerfDataReader::time_of(const RecordView& view, std::size_t event)
 }
 
 template <class Visit, class Held>
-std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held, bool samples) const {
+std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held, bool samples,
+                                                  std::uint64_t from, std::uint64_t to,
+                                                  std::uint64_t* stopped) const {
   PerfDataRecord record;
   // Records the views cannot point at in place: those a COMPRESSED record or an odd-sized one
   // before them left off an 8-byte boundary.
@@ -716,26 +718,27 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held, bo
     record.time = time_of(record.view, record.event);
     visit(record, stable);
   };
-  std::uint64_t offset = data_begin_;
+  std::uint64_t offset = from == 0 ? data_begin_ : from;
+  const std::uint64_t end = std::min(to, data_end_);
   std::uint64_t next = 0;
   RecordView view;
   // The pages of a mapped file count toward the process's resident memory once read: those the
   // walk is done with go back in large steps (a madvise per step), so a report's peak memory
   // does not grow with the file.
-  std::uint64_t dropped = data_begin_;
-  std::uint64_t next_drop = data_begin_ + drop_step;
+  std::uint64_t dropped = offset;
+  std::uint64_t next_drop = offset + drop_step;
   // The next step's pages are mapped in one call as the walk enters it: a page fault per 64 KiB
   // cost more than reading the records of a dwarf recording (8 KiB stack copies) did.
   bool populate = map_.mapped();
-  auto populate_step = [&](std::uint64_t from) {
-    if (populate && map_.populate_pages(from, drop_step) != 0) populate = false;
+  auto populate_step = [&](std::uint64_t at) {
+    if (populate && map_.populate_pages(at, drop_step) != 0) populate = false;
   };
   populate_step(offset);
   std::uint64_t prefetched = offset & ~(cache_line - 1);
-  while (offset < data_end_) {
+  while (offset < end) {
     // (Data a record skips, as AUX trace data, is not read.)
     prefetched = std::max(prefetched, offset & ~(cache_line - 1));
-    for (std::uint64_t ahead = std::min(offset + prefetch_distance, data_end_); prefetched < ahead;
+    for (std::uint64_t ahead = std::min(offset + prefetch_distance, end); prefetched < ahead;
          prefetched += cache_line) {
       __builtin_prefetch(bytes_.data() + prefetched);
     }
@@ -781,6 +784,8 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held, bo
     }
     offset = next;
   }
+  if (stopped) *stopped = offset;
+  if (end < data_end_) return std::nullopt;  // a part of the data: its end is not the file's
   if (!data_error_ && zstd && zstd->pending() != 0) {
     return PerfDataError(last_compressed,
                          fmt::format("the compressed data ends {} bytes into a record (the "
@@ -796,9 +801,20 @@ std::optional<PerfDataError> PerfDataReader::for_each_record(const Visitor& visi
 }
 
 std::optional<PerfDataError> PerfDataReader::for_each_record_but_samples(
-    const Visitor& visit) const {
+    const Visitor& visit, std::uint64_t from, std::uint64_t to, std::uint64_t* stopped) const {
   return walk([&](const PerfDataRecord& record, bool) { visit(record); },
-              [] { return std::numeric_limits<std::uint64_t>::max(); }, false);
+              [] { return std::numeric_limits<std::uint64_t>::max(); }, false, from, to, stopped);
+}
+
+std::optional<std::uint64_t> PerfDataReader::finished_round_after(std::uint64_t offset) const {
+  constexpr std::uint64_t search = 8 << 20;
+  abi::RecordHeader round{type_of(abi::UserRecordType::finished_round), 0, abi::record_header_size};
+  std::uint64_t at = std::max(offset, data_begin_);
+  at = data_begin_ + (at - data_begin_ + 7) / 8 * 8;
+  for (std::uint64_t stop = std::min(data_end_, at + search); at + sizeof round <= stop; at += 8) {
+    if (std::memcmp(bytes_.data() + at, &round, sizeof round) == 0) return at;
+  }
+  return std::nullopt;
 }
 
 std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(

@@ -130,7 +130,11 @@ class SyntheticRecording {
   // The file: `samples_per_process` samples in each of leaf_60 and leaf_30 for the processes
   // that are named below, a kernel sample for every ten; FINISHED_ROUND every 512 records.
   // Returns how many samples must be named leaf_60.
-  std::uint64_t build(FileBuilder& file, std::uint64_t samples_per_process) const {
+  // `decoys`: around the middle of the samples, THROTTLE records whose id reads as a
+  // FINISHED_ROUND header (the first pass's guess at a record to split at, which its check must
+  // then refuse).
+  std::uint64_t build(FileBuilder& file, std::uint64_t samples_per_process,
+                      bool decoys = false) const {
     abi::PerfEventAttr attr{};
     attr.type = static_cast<std::uint32_t>(abi::EventType::software);
     attr.config = 0;  // cpu-clock
@@ -160,6 +164,9 @@ class SyntheticRecording {
         add(sample(ip_of(leaf_30_ + i % 4), pid, ++time, misc::user));
         in_leaf_60 += 1;
         if (i % 10 == 0) add(sample(kernel_ip, pid, ++time, misc::kernel));
+      }
+      if (decoys && i > samples_per_process * 2 / 5 && i < samples_per_process * 3 / 5) {
+        add(throttle(++time));
       }
     }
     // A child that inherited the mapping (no MMAP of its own): resolved the usual way.
@@ -229,6 +236,12 @@ class SyntheticRecording {
     record.pad();
     return trailer(record, pid, time);
   }
+  static std::vector<std::byte> throttle(std::uint64_t time) {
+    constexpr std::uint64_t looks_like_finished_round = 0x0008000000000044;  // type 68, size 8
+    RecordBuilder record(static_cast<std::uint32_t>(abi::RecordType::throttle));
+    record.add(time).add(looks_like_finished_round).add(std::uint64_t{0});
+    return trailer(record, 100, time);
+  }
   static std::vector<std::byte> finished_round() {
     return RecordBuilder(user_type(abi::UserRecordType::finished_round)).done();
   }
@@ -293,6 +306,27 @@ TEST(NamedFunctionSieve, SyntheticRecordingAnnotatesAsTheWholeProfileDoes) {
   expect_same(both);
   // Two names, one call.
   expect_same(annotate_both_ways(reader, {"leaf_30", "leaf_60"}));
+}
+
+TEST(NamedFunctionSieve, FirstPassSplitAtARecordThatIsNoneIsWalkedWhole) {
+  SyntheticRecording recording;
+  ASSERT_TRUE(recording.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
+  FileBuilder file;
+  std::uint64_t in_leaf_60 = recording.build(file, 90000, true);
+  PerfDataReader reader = PerfDataReader::from_bytes(file.bytes());
+  // The guess lands inside a THROTTLE record: the first part's walk steps past it.
+  std::uint64_t middle = reader.data_offset() + (reader.data_end() - reader.data_offset()) / 2;
+  std::optional<std::uint64_t> guess = reader.finished_round_after(middle);
+  ASSERT_TRUE(guess);
+  std::uint64_t stopped = 0;
+  EXPECT_FALSE(
+      reader.for_each_record_but_samples([](const PerfDataRecord&) {}, 0, *guess, &stopped));
+  EXPECT_GT(stopped, *guess);
+  BothWays both = annotate_both_ways(reader, {"leaf_60"});
+  ASSERT_EQ(both.whole.functions.size(), 1u);
+  EXPECT_EQ(both.whole.functions[0].samples, in_leaf_60);
+  EXPECT_EQ(both.sieved.sieved_samples, 90000 * 2 + 9000 * 2);
+  expect_same(both);
 }
 
 TEST(NamedFunctionSieve, CompressedRecordingIsSievedInTheOrderedWalk) {

@@ -171,8 +171,17 @@ class PerfDataReader {
   // error that stopped the walk, if any.
   std::optional<PerfDataError> for_each_record(const Visitor& visit) const;
   // The same without the samples, which are stepped over unread: a first pass for the records
-  // that say what the samples mean (mappings, tasks).
-  std::optional<PerfDataError> for_each_record_but_samples(const Visitor& visit) const;
+  // that say what the samples mean (mappings, tasks). A part of the data: from the record at
+  // `from` (0: the first) to the one that ends at or past `to`, where `stopped` then says the
+  // walk stopped (`to` itself when `to` is where a record starts).
+  std::optional<PerfDataError> for_each_record_but_samples(const Visitor& visit,
+                                                           std::uint64_t from = 0,
+                                                           std::uint64_t to = ~std::uint64_t{0},
+                                                           std::uint64_t* stopped = nullptr) const;
+  // The first offset at or after `offset` (8-byte aligned, within 8 MiB) whose bytes are a
+  // FINISHED_ROUND record's header: where a record likely starts, for a caller that walks the
+  // data in two parts and checks that the first part's walk stops right there.
+  std::optional<std::uint64_t> finished_round_after(std::uint64_t offset) const;
   // Records with a timestamp sorted as perf sorts them: queued, and at each FINISHED_ROUND
   // delivered up to the latest time of the round before; records without one (user-space types,
   // synthesized records) go out as they are met.
@@ -223,7 +232,9 @@ class PerfDataReader {
   // `held()` gives the lowest file offset whose bytes the caller still holds (UINT64_MAX: none):
   // the mapped pages before it and before the walk's position are given back as the walk goes.
   template <class Visit, class Held>
-  std::optional<PerfDataError> walk(Visit&& visit, Held&& held, bool samples = true) const;
+  std::optional<PerfDataError> walk(Visit&& visit, Held&& held, bool samples = true,
+                                    std::uint64_t from = 0, std::uint64_t to = ~std::uint64_t{0},
+                                    std::uint64_t* stopped = nullptr) const;
   // for_each_record_ordered, where the visitor also holds the file's bytes from `also_held()`
   // on (the pipelined walk's batches in flight): pages from there on are not given back.
   std::optional<PerfDataError> ordered_walk(const Visitor& visit,
