@@ -16,6 +16,7 @@
 #include <new>
 
 #include "analysis/perf_data/round_queue.hpp"
+#include "analysis/perf_data/walk_tuning.hpp"
 #include "analysis/perf_data/zstd_record_stream.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/event_naming.hpp"
@@ -31,17 +32,10 @@ namespace sf = abi::sample_format;
 
 // The largest record: its size is a u16.
 constexpr std::size_t record_size_max = 0xffff;
-// How much of a mapped file a walk reads before giving the pages behind it back.
-constexpr std::uint64_t drop_step = 8 << 20;
-// How far ahead of the record being read the walk asks for the file's cache lines: the hardware
-// prefetcher stops at each 4 KiB page, and a walk that waited for every line spent a fifth of a
-// report's time in the first load of a record.
-constexpr std::uint64_t prefetch_distance = 2048;
-constexpr std::uint64_t cache_line = 64;
-
-constexpr std::uint32_t type_of(abi::UserRecordType type) {
-  return static_cast<std::uint32_t>(type);
-}
+using perf_data::cache_line;
+using perf_data::drop_step;
+using perf_data::prefetch_distance;
+using perf_data::type_of;
 
 std::uint64_t load_u64(const std::byte* at) noexcept {
   std::uint64_t value;
@@ -806,42 +800,11 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_but_samples(
               [] { return std::numeric_limits<std::uint64_t>::max(); }, false, from, to, stopped);
 }
 
-std::optional<std::uint64_t> PerfDataReader::finished_round_after(std::uint64_t offset) const {
-  constexpr std::uint64_t search = 8 << 20;
-  abi::RecordHeader round{type_of(abi::UserRecordType::finished_round), 0, abi::record_header_size};
-  std::uint64_t at = std::max(offset, data_begin_);
-  at = data_begin_ + (at - data_begin_ + 7) / 8 * 8;
-  for (std::uint64_t stop = std::min(data_end_, at + search); at + sizeof round <= stop; at += 8) {
-    if (std::memcmp(bytes_.data() + at, &round, sizeof round) == 0) return at;
-  }
-  return std::nullopt;
-}
-
 std::optional<PerfDataError> PerfDataReader::for_each_record_ordered(
     const Visitor& visit, const RecordSieve& keep) const {
   return ordered_walk(
       visit, [] { return std::numeric_limits<std::uint64_t>::max(); }, keep);
 }
-
-namespace {
-
-// One record into the round queue, as perf orders them: a FINISHED_ROUND delivers what the round
-// before made safe, a record without a time goes out as it is met.
-void order(perf_data::RoundQueue& queue, const PerfDataRecord& record, bool stable,
-           const PerfDataReader::Visitor& visit) {
-  if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
-    queue.end_round(visit);
-    visit(record);
-    return;
-  }
-  if (record.time == 0) {
-    visit(record);
-    return;
-  }
-  queue.push(record, stable);
-}
-
-}  // namespace
 
 std::optional<PerfDataError> PerfDataReader::ordered_walk(
     const Visitor& visit, const std::function<std::uint64_t()>& also_held,
@@ -850,89 +813,11 @@ std::optional<PerfDataError> PerfDataReader::ordered_walk(
   auto error = walk(
       [&](const PerfDataRecord& record, bool stable) {
         if (keep && !keep(record)) return;
-        order(queue, record, stable, visit);
+        queue.take(record, stable, visit);
       },
       [&] { return std::min(queue.held(), also_held()); });
   queue.flush_all(visit);
   return error;
-}
-
-std::optional<PerfDataError> PerfDataReader::plain_record_at(std::uint64_t offset,
-                                                             PerfDataRecord& record,
-                                                             std::uint64_t& next) const {
-  if (auto error = record_at(offset, data_end_, record.view, next)) return error;
-  std::uint32_t type = record.view.header.type;
-  if (type == type_of(abi::UserRecordType::compressed) ||
-      type == type_of(abi::UserRecordType::compressed2) ||
-      reinterpret_cast<std::uintptr_t>(record.view.bytes.data()) % 8 != 0) {
-    return PerfDataError(offset, "a compressed or unaligned record: the file needs the full walk");
-  }
-  record.offset = offset;
-  record.event = event_of(record.view);
-  record.time = time_of(record.view, record.event);
-  return std::nullopt;
-}
-
-std::optional<PerfDataError> PerfDataReader::for_each_sample_between(std::uint64_t from,
-                                                                     std::uint64_t to,
-                                                                     const Visitor& visit) const {
-  PerfDataRecord record;
-  std::uint64_t next = 0;
-  to = std::min(to, data_end_);
-  std::uint64_t dropped = from, next_drop = from + drop_step;
-  bool populate = map_.mapped();
-  auto populate_step = [&](std::uint64_t at) {
-    if (populate && map_.populate_pages(at, std::min(drop_step, to - at)) != 0) populate = false;
-  };
-  populate_step(from);
-  std::uint64_t prefetched = from & ~(cache_line - 1);
-  for (std::uint64_t offset = from; offset < to; offset = next) {
-    prefetched = std::max(prefetched, offset & ~(cache_line - 1));
-    for (std::uint64_t ahead = std::min(offset + prefetch_distance, to); prefetched < ahead;
-         prefetched += cache_line) {
-      __builtin_prefetch(bytes_.data() + prefetched);
-    }
-    if (offset >= next_drop && map_.mapped()) {
-      map_.drop_pages(dropped, offset - dropped);
-      dropped = offset;
-      next_drop = offset + drop_step;
-      populate_step(offset);
-    }
-    // Only the header and the size checks for the records that are not samples.
-    if (auto error = record_at(offset, data_end_, record.view, next)) return error;
-    std::uint32_t type = record.view.header.type;
-    if (type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
-      if (reinterpret_cast<std::uintptr_t>(record.view.bytes.data()) % 8 != 0) {
-        return PerfDataError(offset, "an unaligned record: the file needs the full walk");
-      }
-      record.offset = offset;
-      record.event = event_of(record.view);
-      record.time = time_of(record.view, record.event);
-      visit(record);
-    } else if (type == type_of(abi::UserRecordType::compressed) ||
-               type == type_of(abi::UserRecordType::compressed2)) {
-      return PerfDataError(offset, "a compressed record: the file needs the full walk");
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_at(
-    std::span<const std::uint64_t> offsets, const Visitor& visit) const {
-  perf_data::RoundQueue queue(bytes_);
-  PerfDataRecord record;
-  std::uint64_t next = 0;
-  for (std::uint64_t offset : offsets) {
-    if (auto error = plain_record_at(offset, record, next)) {
-      queue.flush_all(visit);
-      return error;
-    }
-    record.trailing =
-        bytes_.subspan(offset + record.view.header.size, next - offset - record.view.header.size);
-    order(queue, record, true, visit);
-  }
-  queue.flush_all(visit);
-  return data_error_;
 }
 
 }  // namespace perfscope

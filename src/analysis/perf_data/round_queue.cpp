@@ -5,11 +5,26 @@
 #include <cstring>
 #include <limits>
 
+#include "analysis/perf_data/walk_tuning.hpp"
+
 namespace perfscope::perf_data {
 
 namespace {
 constexpr std::size_t prefetch_ahead = 8;
 }  // namespace
+
+void RoundQueue::take(const PerfDataRecord& record, bool stable, const Visitor& visit) {
+  if (record.view.header.type == type_of(abi::UserRecordType::finished_round)) {
+    end_round(visit);
+    visit(record);
+    return;
+  }
+  if (record.time == 0) {
+    visit(record);
+    return;
+  }
+  push(record, stable);
+}
 
 void RoundQueue::push(const PerfDataRecord& record, bool stable) {
   max_time_ = std::max(max_time_, record.time);

@@ -21,6 +21,9 @@ class RoundQueue {
   // `file`: the bytes the mapped records point into.
   explicit RoundQueue(std::span<const std::byte> file) : file_(file) {}
 
+  // One record as perf orders them: a FINISHED_ROUND delivers what the round before made safe
+  // (then itself), a record without a time goes out as it is met, the others are queued.
+  void take(const PerfDataRecord& record, bool stable, const Visitor& visit);
   // Queues a record with a timestamp. A `stable` one (its bytes are the file's) waits as its
   // offset; another (decompressed, realigned) as a copy.
   void push(const PerfDataRecord& record, bool stable);

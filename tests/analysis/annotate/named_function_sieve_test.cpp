@@ -285,35 +285,48 @@ std::vector<std::byte> compressed(const std::vector<std::byte>& data, std::size_
   return out;
 }
 
-TEST(NamedFunctionSieve, SyntheticRecordingAnnotatesAsTheWholeProfileDoes) {
-  SyntheticRecording recording;
-  ASSERT_TRUE(recording.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
-  FileBuilder file;
+// The tests on SyntheticRecording's files.
+class SyntheticSieve : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(recording_.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
+  }
+  // annotate_both_ways of leaf_60, which must have `in_leaf_60` samples, and `sieved` of them
+  // and of the others counted without time order.
+  static BothWays expect_leaf_60(const PerfDataReader& reader, std::uint64_t in_leaf_60,
+                                 std::uint64_t sieved) {
+    BothWays both = annotate_both_ways(reader, {"leaf_60"});
+    EXPECT_EQ(both.whole.functions.size(), 1u);
+    if (!both.whole.functions.empty()) {
+      EXPECT_EQ(both.whole.functions[0].samples, in_leaf_60);
+    }
+    EXPECT_EQ(both.sieved.sieved_samples, sieved);
+    expect_same(both);
+    return both;
+  }
+  SyntheticRecording recording_;
+  FileBuilder file_;
+};
+
+TEST_F(SyntheticSieve, AnnotatesAsTheWholeProfileDoes) {
   // Over 8 MB of records: the sieve scans it on two threads.
-  std::uint64_t in_leaf_60 = recording.build(file, 90000);
-  ASSERT_GT(file.data.size(), std::size_t{8} << 20);
-  PerfDataReader reader = PerfDataReader::from_bytes(file.bytes());
-  BothWays both = annotate_both_ways(reader, {"leaf_60"});
-  ASSERT_EQ(both.whole.functions.size(), 1u);
-  EXPECT_EQ(both.whole.functions[0].samples, in_leaf_60);
-  EXPECT_EQ(both.whole.total_samples, 2 + 90000 * 4 + 9000 * 2 + 7 + 5 + 3);
+  std::uint64_t in_leaf_60 = recording_.build(file_, 90000);
+  ASSERT_GT(file_.data.size(), std::size_t{8} << 20);
+  PerfDataReader reader = PerfDataReader::from_bytes(file_.bytes());
   // Counted without time order: leaf_60's samples in its windows, and the kernel's. Not those
   // whose time decides (before the mapping, at its time, the child's, after the JIT map and the
   // exec), nor leaf_30's: JIT code was mapped over its addresses too (in one process, which
   // keeps those addresses' samples of every process for the usual way).
-  EXPECT_EQ(both.sieved.sieved_samples, 90000 * 2 + 9000 * 2);
+  BothWays both = expect_leaf_60(reader, in_leaf_60, 90000 * 2 + 9000 * 2);
+  EXPECT_EQ(both.whole.total_samples, 2 + 90000 * 4 + 9000 * 2 + 7 + 5 + 3);
   EXPECT_EQ(both.whole.sieved_samples, 0u);
-  expect_same(both);
   // Two names, one call.
   expect_same(annotate_both_ways(reader, {"leaf_30", "leaf_60"}));
 }
 
-TEST(NamedFunctionSieve, FirstPassSplitAtARecordThatIsNoneIsWalkedWhole) {
-  SyntheticRecording recording;
-  ASSERT_TRUE(recording.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
-  FileBuilder file;
-  std::uint64_t in_leaf_60 = recording.build(file, 90000, true);
-  PerfDataReader reader = PerfDataReader::from_bytes(file.bytes());
+TEST_F(SyntheticSieve, FirstPassSplitAtARecordThatIsNoneIsWalkedWhole) {
+  std::uint64_t in_leaf_60 = recording_.build(file_, 90000, true);
+  PerfDataReader reader = PerfDataReader::from_bytes(file_.bytes());
   // The guess lands inside a THROTTLE record: the first part's walk steps past it.
   std::uint64_t middle = reader.data_offset() + (reader.data_end() - reader.data_offset()) / 2;
   std::optional<std::uint64_t> guess = reader.finished_round_after(middle);
@@ -322,51 +335,34 @@ TEST(NamedFunctionSieve, FirstPassSplitAtARecordThatIsNoneIsWalkedWhole) {
   EXPECT_FALSE(
       reader.for_each_record_but_samples([](const PerfDataRecord&) {}, 0, *guess, &stopped));
   EXPECT_GT(stopped, *guess);
-  BothWays both = annotate_both_ways(reader, {"leaf_60"});
-  ASSERT_EQ(both.whole.functions.size(), 1u);
-  EXPECT_EQ(both.whole.functions[0].samples, in_leaf_60);
-  EXPECT_EQ(both.sieved.sieved_samples, 90000 * 2 + 9000 * 2);
-  expect_same(both);
+  expect_leaf_60(reader, in_leaf_60, 90000 * 2 + 9000 * 2);
 }
 
-TEST(NamedFunctionSieve, CompressedRecordingIsSievedInTheOrderedWalk) {
-  SyntheticRecording recording;
-  ASSERT_TRUE(recording.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
-  FileBuilder file;
-  std::uint64_t in_leaf_60 = recording.build(file, 3000);
-  file.data = compressed(file.data, 16 << 10);
-  PerfDataReader reader = PerfDataReader::from_bytes(file.bytes());
-  BothWays both = annotate_both_ways(reader, {"leaf_60"});
-  ASSERT_EQ(both.whole.functions.size(), 1u);
-  EXPECT_EQ(both.whole.functions[0].samples, in_leaf_60);
-  EXPECT_EQ(both.sieved.sieved_samples, 3000 * 2 + 300 * 2);
-  expect_same(both);
+TEST_F(SyntheticSieve, CompressedRecordingIsSievedInTheOrderedWalk) {
+  std::uint64_t in_leaf_60 = recording_.build(file_, 3000);
+  file_.data = compressed(file_.data, 16 << 10);
+  PerfDataReader reader = PerfDataReader::from_bytes(file_.bytes());
+  expect_leaf_60(reader, in_leaf_60, 3000 * 2 + 300 * 2);
 }
 
-TEST(NamedFunctionSieve, NamesTheSieveCannotFindTakeTheWholeProfile) {
-  SyntheticRecording recording;
-  ASSERT_TRUE(recording.ready()) << "no code segment or no leaf_60 in " << known_answer_fp;
-  FileBuilder file;
-  recording.build(file, 100);
-  PerfDataReader reader = PerfDataReader::from_bytes(file.bytes());
+// The errors come from the whole profile: no sampled function of that name was sieved.
+std::string annotate_error(const PerfDataReader& reader, const std::string& name) {
   AnnotateOptions options;
-  options.symbols = {"leaf_6"};
+  options.symbols = {name};
   try {
     annotate(reader, options);
-    FAIL() << "an unknown name was annotated";
   } catch (const AnnotateError& error) {
-    EXPECT_NE(std::string(error.what()).find("did you mean: leaf_60"), std::string::npos)
-        << error.what();
+    return error.what();
   }
+  return "annotated";
+}
+
+TEST_F(SyntheticSieve, NamesTheSieveCannotFindTakeTheWholeProfile) {
+  recording_.build(file_, 100);
+  PerfDataReader reader = PerfDataReader::from_bytes(file_.bytes());
+  EXPECT_NE(annotate_error(reader, "leaf_6").find("did you mean: leaf_60"), std::string::npos);
   // Defined in the binary, never sampled: said so, as the whole profile says it.
-  options.symbols = {"leaf_10"};
-  try {
-    annotate(reader, options);
-    FAIL() << "a function without samples was annotated";
-  } catch (const AnnotateError& error) {
-    EXPECT_NE(std::string(error.what()).find("leaf_10 has no samples"), std::string::npos)
-        << error.what();
-  }
+  EXPECT_NE(annotate_error(reader, "leaf_10").find("leaf_10 has no samples"), std::string::npos);
 }
 
 // The known-answer workload recorded for real, by perfscope (with call chains: the sieve reads
