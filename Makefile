@@ -1,16 +1,22 @@
 # perfscope: `make demo` and `make test` work on a fresh Debian machine (they install what they
-# need through scripts/install-deps first).
+# need through scripts/install-deps first: `make demo` and `make build` the build's part alone,
+# `make test` the tests' part too).
 BUILD_DIR ?= build
 ASAN_BUILD_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_GENERATOR ?= Ninja
 
-.PHONY: all deps configure build demo test unit-tests sanitizer-tests pmu-lab format format-check bench fuzz clean
+.PHONY: all deps deps-build deps-test configure build demo test unit-tests sanitizer-tests pmu-lab format format-check bench fuzz clean
 
 all: build
 
-deps:
-	./scripts/install-deps
+deps: deps-test
+
+deps-build:
+	./scripts/install-deps build
+
+deps-test:
+	./scripts/install-deps test
 
 # The developer's switches, explicitly: they default to ON only for a top-level build, and the
 # suite must not depend on how perfscope is configured by default.
@@ -21,18 +27,21 @@ DEV_OPTIONS ?= -DPERFSCOPE_WERROR=ON -DPERFSCOPE_BUILD_TESTS=ON -DPERFSCOPE_BUIL
 # workloads that are read back with DWARF ask for -g themselves.
 BUILD_FLAGS ?= -O2 -g1 -DNDEBUG
 
-configure: deps
+configure: deps-build
 	cmake -S . -B $(BUILD_DIR) -G $(CMAKE_GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(BUILD_FLAGS)" -DCMAKE_CXX_COMPILER=g++ $(DEV_OPTIONS)
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The main job on the bundled example: count what examples/demo_workload does.
-demo: build
+# The main job on the bundled example: count what examples/demo_workload does. Only the tool and
+# the example are built (the tests and benchmarks are `make build`'s).
+demo: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target perfscope_cli demo_workload
 	./scripts/run-demo $(BUILD_DIR)
 
-test: build format-check
+# deps-test first: the configure step then finds the test tools (clang, the cross compiler, xz).
+test: deps-test build format-check
 	./scripts/run-tests $(BUILD_DIR) $(ASAN_BUILD_DIR)
 
 # The release suite only (no sanitizer pass), for quick iterations.
@@ -47,16 +56,16 @@ pmu-lab:
 # Every fuzz target for FUZZ_SECONDS each (the suite runs them 30 s); what crashes one is saved in
 # fuzz/regressions/<target>/, which every build's tests replay.
 FUZZ_SECONDS ?= 600
-fuzz: deps
+fuzz: deps-test
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/run-fuzzers $(ASAN_BUILD_DIR)
 
-sanitizer-tests: deps
+sanitizer-tests: deps-test
 	./scripts/run-tests --sanitizer-only $(BUILD_DIR) $(ASAN_BUILD_DIR)
 
 format:
 	./scripts/check-format --fix
 
-format-check: deps
+format-check: deps-test
 	./scripts/check-format
 
 bench: build

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Start-up cost of `perfscope stat -e task-clock -- true` against `perf stat` and against
-# minimal_stat (the least a counting front end can do), run interleaved in one measurement.
-# Targets: perfscope/perf <= 0.2 (5x faster start-up), perfscope/minimal <= 1.5.
+# minimal_stat (the least a counting front end can do), and of `perfscope --help` and
+# `perfscope COMMAND --help`, run interleaved in one measurement.
+# Targets: perfscope/perf <= 0.2 (5x faster start-up), perfscope/minimal <= 1.3, each help <= 2 ms.
 #
 #   bench/stat_startup.sh BUILD_DIR [RUNS] [WARMUP]
 set -euo pipefail
@@ -22,7 +23,11 @@ done
 # The command being counted: an absolute path, so no PATH search differs between the tools.
 workload=$(command -v true)
 commands=(::: perfscope "$perfscope" stat -e task-clock -- "$workload"
-          ::: minimal "$minimal" "$workload")
+          ::: minimal "$minimal" "$workload"
+          ::: help "$perfscope" --help
+          ::: stat_help "$perfscope" stat --help
+          ::: record_help "$perfscope" record --help
+          ::: report_help "$perfscope" report --help)
 perf_program=$(command -v perf || true)
 if [[ -z $perf_program ]]; then
   echo "stat_startup: perf is not installed, so perfscope/perf is not measured" \
@@ -52,4 +57,14 @@ ours=$(median perfscope)
 if [[ -n $perf_program ]]; then
   ratio startup_ratio_vs_perf "$ours" "$(median perf)" 0.2
 fi
-ratio startup_ratio_vs_minimal "$ours" "$(median minimal)" 1.5
+ratio startup_ratio_vs_minimal "$ours" "$(median minimal)" 1.3
+# within NAME MEDIAN_US LIMIT_MS: PASS when the median run is at most LIMIT_MS.
+within() {
+  awk -v name="$1" -v us="$2" -v limit="$3" 'BEGIN {
+    printf "%s %.2f ms (median; target <= %s ms): %s\n", name, us / 1000, limit,
+           (us <= limit * 1000 ? "PASS" : "MISS")
+  }'
+}
+for help in help stat_help record_help report_help; do
+  within "${help}_time" "$(median "$help")" 2
+done

@@ -176,6 +176,52 @@ TEST(CliOptions, DoctorSaysEachFixOnce) {
   }
 }
 
+// Help is found before parsing (help_text_requested): it must be the text CLI11 prints for the
+// same subcommand, with the options given before it, and a --help that belongs to the measured
+// command must stay the command's.
+TEST(CliOptions, HelpIsEachSubcommandsOwnWhereverItIsAsked) {
+  auto top = pt::run_perfscope({"--help"});
+  EXPECT_EQ(top.exit_status, 0);
+  EXPECT_THAT(top.out, StartsWith("perfscope: counting and profiling with Linux perf_event\n"
+                                  "Usage: perfscope [OPTIONS] SUBCOMMAND"));
+  for (const auto& sub : subcommands) {
+    EXPECT_THAT(top.out, HasSubstr("\n  " + sub + " ")) << sub;
+    auto help = pt::run_perfscope({sub, "--help"});
+    EXPECT_EQ(help.exit_status, 0) << sub;
+    EXPECT_THAT(help.out, HasSubstr("Usage: perfscope " + sub + " ")) << sub;
+    EXPECT_EQ(pt::run_perfscope({sub, "-h"}).out, help.out) << sub;
+    EXPECT_EQ(pt::run_perfscope({"-v", sub, "--help"}).out, help.out) << sub;
+    // perf's spelling.
+    auto spelled = pt::run_perfscope({"help", sub});
+    EXPECT_EQ(spelled.exit_status, 0) << sub;
+    EXPECT_EQ(spelled.out, help.out) << sub;
+  }
+  // After options and their values, and in a nested subcommand.
+  auto record = pt::run_perfscope({"record", "-F", "99", "-e", "cpu-clock", "--help"});
+  EXPECT_EQ(record.out, pt::run_perfscope({"record", "--help"}).out);
+  auto timehist = pt::run_perfscope({"sched", "timehist", "--help"});
+  EXPECT_EQ(timehist.exit_status, 0);
+  EXPECT_THAT(timehist.out, HasSubstr("Usage: perfscope sched timehist "));
+  EXPECT_EQ(pt::run_perfscope({"help"}).out, top.out);
+  // The measured command's own --help, with or without "--".
+  for (auto words :
+       {std::vector<std::string>{"stat", "-e", "task-clock", "sh", "-c", "echo own", "--help"},
+        std::vector<std::string>{"stat", "-e", "task-clock", "--", "sh", "-c", "echo own",
+                                 "--help"}}) {
+    auto own = pt::run_perfscope(words);
+    EXPECT_EQ(own.exit_status, 0) << own.err;
+    EXPECT_EQ(own.out, "own\n");
+  }
+}
+
+TEST(CliOptions, VersionHasThreeSpellings) {
+  auto flag = pt::run_perfscope({"--version"});
+  EXPECT_EQ(flag.exit_status, 0);
+  EXPECT_THAT(flag.out, StartsWith("perfscope "));
+  EXPECT_EQ(pt::run_perfscope({"version"}).out, flag.out);
+  EXPECT_EQ(pt::run_perfscope({"-v", "version"}).out, flag.out);
+}
+
 TEST(CliOptions, EveryHelpShowsTwoExamples) {
   for (const auto& sub : subcommands) {
     auto help = pt::run_perfscope({sub, "--help"});

@@ -219,8 +219,9 @@ TEST_F(NameSafety, PprofDecodesStrictly) {
   }
   std::string path = directory_ + "/profile.pb.gz";
   perfscope({"report", "-i", recording_, "--format", "pprof", "-o", path});
-  auto generated = pt::run_command({"protoc", "--proto_path=" PERFSCOPE_SOURCE_DIR "/proto",
-                                    "--python_out=" + directory_, "profile.proto"});
+  auto generated =
+      pt::run_command({"protoc", std::string("--proto_path=") + PERFSCOPE_SOURCE_DIR + "/proto",
+                       "--python_out=" + directory_, "profile.proto"});
   ASSERT_EQ(generated.exit_status, 0) << generated.err;
   // proto3 strings are checked as UTF-8 when parsed: a profile with invalid bytes raises.
   // Debian's interpreter: python3-protobuf installs there, whatever python3 PATH finds first.

@@ -14,6 +14,7 @@
 #include "perfscope/core/event_resolvers.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/core/pmu_registry.hpp"
+#include "perfscope_build_paths.hpp"
 
 namespace pabi = perfscope::abi;
 namespace flag = pabi::attr_flag;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "perfscope/sys/kernel_files.hpp"
+#include "perfscope_build_paths.hpp"
 
 using perfscope::apply_pmu_format;
 using perfscope::parse_pmu_format;

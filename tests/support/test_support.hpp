@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+// PERFSCOPE_CLI_PATH, the workloads and data folders of this build (tests/CMakeLists.txt).
+#include "perfscope_build_paths.hpp"
+
 namespace perfscope::testing {
 
 // True in the AddressSanitizer build (PERFSCOPE_SANITIZE, gcc or clang): its shadow memory, its

@@ -12,12 +12,12 @@
 #include "perfscope/analysis/annotate/annotator.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
 AnnotateCommand::AnnotateCommand(CLI::App& app) {
-  app_ = app.add_subcommand("annotate",
-                            "Show the samples of functions per instruction and source line");
+  app_ = add_subcommand_named(app, "annotate");
   app_->add_option("symbols", symbols_,
                    "Functions to annotate (default: those with --percent-limit % or more)");
   app_->add_option("-i,--input", input_, "Input file (default perf.data; - reads stdin)");

@@ -12,6 +12,7 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
@@ -28,8 +29,7 @@ std::string safe(std::string_view text) {
 }  // namespace
 
 ArchiveCommand::ArchiveCommand(CLI::App& app) {
-  app_ = app.add_subcommand(
-      "archive", "Pack the files a recording's samples reach, for reporting it on another machine");
+  app_ = add_subcommand_named(app, "archive");
   app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-o,--output", options_.output,
                    "The archive (default INPUT.tar.zst; .tar.bz2, .tar.gz, .tar.xz and .tar "

@@ -24,6 +24,7 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
@@ -77,8 +78,7 @@ std::uint32_t event_index(const Profile& profile, const std::string& name) {
 }  // namespace
 
 DiffCommand::DiffCommand(CLI::App& app) {
-  app_ = app.add_subcommand(
-      "diff", "Compare two recordings (perf.data) or two sets of repeated counts (stat --json)");
+  app_ = add_subcommand_named(app, "diff");
   app_->add_option("BASE", options_.base, "The baseline: a perf.data file or a stat --json file")
       ->required();
   app_->add_option("NEW", options_.current, "The file to compare with it (of the same kind)")

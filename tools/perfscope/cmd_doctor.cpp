@@ -14,11 +14,12 @@
 #include "perfscope/analysis/symbols/frame_pointer_check.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/engine/machine_check.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
 DoctorCommand::DoctorCommand(CLI::App& app) {
-  app_ = app.add_subcommand("doctor", "Say what this machine can measure and how to fix what not");
+  app_ = add_subcommand_named(app, "doctor");
   app_->add_option("--binary", binary_, "Also check this binary for frame pointers and symbols");
   app_->add_flag("--json", json_, "Machine-readable output");
   app_->footer(

@@ -8,11 +8,12 @@
 #include "commands.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "perfscope/engine/event_catalog.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
 ListCommand::ListCommand(CLI::App& app) {
-  app_ = app.add_subcommand("list", "List the events this machine offers and whether they open");
+  app_ = add_subcommand_named(app, "list");
   app_->add_option("pattern", pattern_,
                    "Only events matching this glob ('sched:*'), or containing this text");
   app_->add_flag("--json", json_, "Machine-readable output");

@@ -22,6 +22,7 @@
 #include "perfscope/analysis/push/push_request.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
@@ -265,7 +266,7 @@ bool RecordPush::finish() {
 }
 
 PushCommand::PushCommand(CLI::App& app) {
-  app_ = app.add_subcommand("push", "Send a profile to Pyroscope or Parca");
+  app_ = add_subcommand_named(app, "push");
   app_->add_option("profile", profile_, "A perf.data file (sent as pprof) or a .pb.gz")
       ->required()
       ->check(CLI::ExistingFile);

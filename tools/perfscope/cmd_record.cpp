@@ -40,6 +40,7 @@
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stop_signals.hpp"
+#include "subcommand_table.hpp"
 #include "target_options.hpp"
 
 namespace perfscope::cli {
@@ -644,7 +645,7 @@ int finish(Recording& recording) {
 }  // namespace
 
 RecordCommand::RecordCommand(CLI::App& app) {
-  app_ = app.add_subcommand("record", "Sample a command or a target into a perf.data file");
+  app_ = add_subcommand_named(app, "record");
   app_->add_option("-e,--event", options_.events,
                    "Events to sample (default: cycles, or cpu-clock without a hardware PMU)");
   auto* frequency = app_->add_option_function<std::string>(

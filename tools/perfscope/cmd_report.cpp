@@ -22,6 +22,7 @@
 #include "perfscope/analysis/profile/report_table.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
@@ -58,7 +59,7 @@ void make_names_terminal_safe(Profile& profile) {
 }  // namespace
 
 ReportCommand::ReportCommand(CLI::App& app) {
-  app_ = app.add_subcommand("report", "Show where the samples of a perf.data file went");
+  app_ = add_subcommand_named(app, "report");
   app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-s,--sort", options_.sort,
                    "Sort keys: comm,pid,tid,dso,sym,cpu,srcline,state (default comm,dso,sym; "

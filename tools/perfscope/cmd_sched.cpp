@@ -16,6 +16,7 @@
 #include "perfscope/analysis/sched/thread_states.hpp"
 #include "perfscope/analysis/sched/timehist.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
@@ -95,8 +96,7 @@ void add_input_option(CLI::App& app, std::string& input) {
 }  // namespace
 
 SchedCommand::SchedCommand(CLI::App& app) {
-  app_ = app.add_subcommand(
-      "sched", "Scheduler analysis: per-switch history, wake-up latency, thread states");
+  app_ = add_subcommand_named(app, "sched");
   app_->require_subcommand(1);
   add_input_option(*app_, options_.input);
   app_->footer(

@@ -20,6 +20,7 @@
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "script_json.hpp"
+#include "subcommand_table.hpp"
 
 namespace perfscope::cli {
 
@@ -398,7 +399,7 @@ class TextPrinter {
 }  // namespace
 
 ScriptCommand::ScriptCommand(CLI::App& app) {
-  app_ = app.add_subcommand("script", "Print the records of a perf.data file");
+  app_ = add_subcommand_named(app, "script");
   app_->add_option("-i,--input", input_, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-F,--fields", fields_,
                    "Sample fields: comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso (sym "

@@ -29,6 +29,7 @@
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stat_output.hpp"
 #include "stop_signals.hpp"
+#include "subcommand_table.hpp"
 #include "target_options.hpp"
 
 namespace perfscope::cli {
@@ -90,7 +91,7 @@ double now_ns() {
 }  // namespace
 
 StatCommand::StatCommand(CLI::App& app) {
-  app_ = app.add_subcommand("stat", "Count events while a command runs, or for a target");
+  app_ = add_subcommand_named(app, "stat");
   app_->add_option("-e,--event", options_.events,
                    "Events: comma list, {a,b} groups, :u/:k modifiers (default: perf's set)")
       ->type_name("LIST");

@@ -29,6 +29,7 @@
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stop_signals.hpp"
+#include "subcommand_table.hpp"
 #include "target_options.hpp"
 #include "top_screen.hpp"
 
@@ -252,7 +253,7 @@ MachineCheck top_check(const MachineReport& report) {
 }
 
 TopCommand::TopCommand(CLI::App& app) {
-  app_ = app.add_subcommand("top", "Live view of the functions using the CPU (perf top)");
+  app_ = add_subcommand_named(app, "top");
   app_->add_option("-e,--event", options_.events,
                    "Event to sample (default: cycles, or cpu-clock without a hardware PMU)");
   auto* frequency =

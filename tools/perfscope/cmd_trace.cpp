@@ -25,6 +25,7 @@
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "stop_signals.hpp"
+#include "subcommand_table.hpp"
 #include "target_options.hpp"
 
 namespace perfscope::cli {
@@ -260,8 +261,7 @@ Target trace_target(const TraceOptions& options) {
 }  // namespace
 
 TraceCommand::TraceCommand(CLI::App& app) {
-  app_ = app.add_subcommand(
-      "trace", "Trace system calls like strace (without ptrace: from the syscall tracepoints)");
+  app_ = add_subcommand_named(app, "trace");
   app_->add_option("-p,--pid", options_.pid, "Trace a running process and all its threads");
   app_->add_option("-t,--tid", options_.tid, "Trace one running thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Trace every process (system-wide)");

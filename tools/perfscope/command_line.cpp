@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "perfscope/abi/sample_format.hpp"
@@ -147,6 +148,62 @@ std::vector<std::string> split_off_command(const CLI::App& app, std::vector<std:
     if (option != nullptr && option->get_items_expected_max() > 0 && !value_attached) ++at;
   }
   return {};
+}
+
+namespace {
+
+bool is_help_word(const std::string& word) { return word == "-h" || word == "--help"; }
+
+const CLI::App* subcommand_named(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == name) return sub;
+  }
+  return nullptr;
+}
+
+// Does `option` (the word at `word`, without an attached value) take the next word as its value?
+bool takes_next_word(const CLI::App& sub, const std::string& word) {
+  if (word.starts_with("--")) {
+    if (word.find('=') != std::string::npos) return false;
+    const CLI::Option* option = sub.get_option_no_throw(word);
+    return option != nullptr && option->get_items_expected_max() > 0;
+  }
+  for (std::size_t i = 1; i < word.size(); ++i) {
+    const CLI::Option* option = sub.get_option_no_throw(std::string{'-', word[i]});
+    if (option == nullptr) return false;
+    if (option->get_items_expected_max() > 0) return i + 1 == word.size();
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> help_text_requested(const CLI::App& app,
+                                               const std::vector<std::string>& words) {
+  std::size_t at = 0;
+  while (at < words.size() && is_option_word(words[at]) && !is_help_word(words[at])) ++at;
+  if (at >= words.size()) return std::nullopt;
+  if (is_help_word(words[at])) return app.help();
+  const CLI::App* sub = subcommand_named(app, words[at]);
+  if (sub == nullptr) return std::nullopt;
+  std::string path = app.get_name();
+  for (++at; at < words.size(); ++at) {
+    const std::string& word = words[at];
+    if (word == "--") break;
+    if (is_help_word(word)) return sub->help(path);
+    if (is_option_word(word)) {
+      if (takes_next_word(*sub, word)) ++at;
+      continue;
+    }
+    const CLI::App* nested = subcommand_named(*sub, word);
+    if (nested != nullptr) {
+      path += " " + sub->get_name();
+      sub = nested;
+      continue;
+    }
+    if (sub->get_prefix_command()) break;  // the measured command's first word: the rest is its
+  }
+  return std::nullopt;
 }
 
 void check_no_unknown_option(const CLI::App& subcommand) {

@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "cmd_archive.hpp"
 #include "cmd_diff.hpp"
@@ -28,6 +31,49 @@
 
 namespace {
 
+bool is_global_flag(const std::string& word) { return word == "-v" || word == "--verbose"; }
+
+// The subcommand the words name: the first word that is not a global flag, when it is a
+// subcommand's name. Empty for help, the version, no words or a mistyped name: those list every
+// subcommand, so every one is added (without its options).
+std::string chosen_subcommand(const std::vector<std::string>& words) {
+  for (const std::string& word : words) {
+    if (is_global_flag(word)) continue;
+    return perfscope::cli::is_subcommand_name(word) ? word : std::string();
+  }
+  return {};
+}
+
+// perf's spellings: `perfscope help [COMMAND]` is `perfscope [COMMAND] --help`, and `perfscope
+// version` is `perfscope --version`.
+void rewrite_help_and_version(std::vector<std::string>& words) {
+  auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
+  if (first == words.end()) return;
+  if (*first == "version") {
+    *first = "--version";
+  } else if (*first == "help") {
+    auto next = first + 1;
+    if (next != words.end() && perfscope::cli::is_subcommand_name(*next)) {
+      std::string name = *next;
+      words.erase(first, words.end());
+      words.push_back(name);
+      words.push_back("--help");
+    } else {
+      words.erase(first, words.end());
+      words.push_back("--help");
+    }
+  }
+}
+
+// A subcommand's object, made only when its name was chosen (or when no name was: then every
+// subcommand is listed): the options of the other twelve are never built, which was most of a
+// short run's start-up (CLI11's add_option).
+template <typename Command>
+struct Chosen {
+  std::optional<Command> command;
+  bool selected() const { return command && command->selected(); }
+};
+
 int run_cli(int argc, char** argv) {
   CLI::App app{"perfscope: counting and profiling with Linux perf_event", "perfscope"};
   app.require_subcommand(1);
@@ -36,19 +82,61 @@ int run_cli(int argc, char** argv) {
   constexpr const char* verbose_help = "Show the perf_event_attr of a failed event and more";
   app.add_flag("-v,--verbose", verbose, verbose_help);
 
-  perfscope::cli::StatCommand stat(app);
-  perfscope::cli::DoctorCommand doctor(app);
-  perfscope::cli::ListCommand list(app);
-  perfscope::cli::RecordCommand record(app);
-  perfscope::cli::ScriptCommand script(app);
-  perfscope::cli::ReportCommand report(app);
-  perfscope::cli::DiffCommand diff(app);
-  perfscope::cli::AnnotateCommand annotate(app);
-  perfscope::cli::TraceCommand trace(app);
-  perfscope::cli::ArchiveCommand archive(app);
-  perfscope::cli::TopCommand top(app);
-  perfscope::cli::SchedCommand sched(app);
-  perfscope::cli::PushCommand push(app);
+  std::vector<std::string> words(argv + 1, argv + argc);
+  if (words.empty()) {
+    for (const auto& entry : perfscope::cli::subcommand_table()) {
+      perfscope::cli::add_subcommand_named(app, entry.name);
+    }
+    perfscope::cli::print_subcommand_list(app, stderr);
+    return 1;
+  }
+  rewrite_help_and_version(words);
+  const std::string chosen = chosen_subcommand(words);
+
+  Chosen<perfscope::cli::StatCommand> stat;
+  Chosen<perfscope::cli::DoctorCommand> doctor;
+  Chosen<perfscope::cli::ListCommand> list;
+  Chosen<perfscope::cli::RecordCommand> record;
+  Chosen<perfscope::cli::ScriptCommand> script;
+  Chosen<perfscope::cli::ReportCommand> report;
+  Chosen<perfscope::cli::DiffCommand> diff;
+  Chosen<perfscope::cli::AnnotateCommand> annotate;
+  Chosen<perfscope::cli::TraceCommand> trace;
+  Chosen<perfscope::cli::ArchiveCommand> archive;
+  Chosen<perfscope::cli::TopCommand> top;
+  Chosen<perfscope::cli::SchedCommand> sched;
+  Chosen<perfscope::cli::PushCommand> push;
+  if (chosen.empty()) {
+    for (const auto& entry : perfscope::cli::subcommand_table()) {
+      perfscope::cli::add_subcommand_named(app, entry.name);
+    }
+  } else if (chosen == "stat") {
+    stat.command.emplace(app);
+  } else if (chosen == "doctor") {
+    doctor.command.emplace(app);
+  } else if (chosen == "list") {
+    list.command.emplace(app);
+  } else if (chosen == "record") {
+    record.command.emplace(app);
+  } else if (chosen == "script") {
+    script.command.emplace(app);
+  } else if (chosen == "report") {
+    report.command.emplace(app);
+  } else if (chosen == "diff") {
+    diff.command.emplace(app);
+  } else if (chosen == "annotate") {
+    annotate.command.emplace(app);
+  } else if (chosen == "trace") {
+    trace.command.emplace(app);
+  } else if (chosen == "archive") {
+    archive.command.emplace(app);
+  } else if (chosen == "top") {
+    top.command.emplace(app);
+  } else if (chosen == "sched") {
+    sched.command.emplace(app);
+  } else if (chosen == "push") {
+    push.command.emplace(app);
+  }
   // -v after the subcommand too, as perf takes it (`perfscope record -v`).
   for (CLI::App* subcommand : app.get_subcommands({})) {
     subcommand->add_flag("-v,--verbose", verbose, verbose_help);
@@ -62,10 +150,9 @@ int run_cli(int argc, char** argv) {
 
   // The words after a "--" that ends stat's or record's options are the command, never options:
   // split them off before CLI11 sees them. A "--" after the command's first word stays in it.
-  std::vector<std::string> words(argv + 1, argv + argc);
-  if (words.empty()) {
-    perfscope::cli::print_subcommand_list(app, stderr);
-    return 1;
+  if (auto help = perfscope::cli::help_text_requested(app, words)) {
+    std::fwrite(help->data(), 1, help->size(), stdout);
+    return 0;
   }
   std::vector<std::string> command = perfscope::cli::split_off_command(app, words);
   std::reverse(words.begin(), words.end());  // CLI11 takes a reversed vector
@@ -79,19 +166,19 @@ int run_cli(int argc, char** argv) {
     return perfscope::cli::report_parse_error(app, error);
   }
   try {
-    if (stat.selected()) return stat.run(verbose, std::move(command));
-    if (doctor.selected()) return doctor.run();
-    if (list.selected()) return list.run();
-    if (record.selected()) return record.run(verbose, std::move(command));
-    if (script.selected()) return script.run();
-    if (report.selected()) return report.run();
-    if (diff.selected()) return diff.run();
-    if (annotate.selected()) return annotate.run();
-    if (trace.selected()) return trace.run(verbose, std::move(command));
-    if (archive.selected()) return archive.run();
-    if (top.selected()) return top.run();
-    if (sched.selected()) return sched.run(std::move(command));
-    if (push.selected()) return push.run();
+    if (stat.selected()) return stat.command->run(verbose, std::move(command));
+    if (doctor.selected()) return doctor.command->run();
+    if (list.selected()) return list.command->run();
+    if (record.selected()) return record.command->run(verbose, std::move(command));
+    if (script.selected()) return script.command->run();
+    if (report.selected()) return report.command->run();
+    if (diff.selected()) return diff.command->run();
+    if (annotate.selected()) return annotate.command->run();
+    if (trace.selected()) return trace.command->run(verbose, std::move(command));
+    if (archive.selected()) return archive.command->run();
+    if (top.selected()) return top.command->run();
+    if (sched.selected()) return sched.command->run(std::move(command));
+    if (push.selected()) return push.command->run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.with_caret()));
     return 2;

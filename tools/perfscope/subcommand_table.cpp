@@ -1,0 +1,52 @@
+#include "subcommand_table.hpp"
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+namespace perfscope::cli {
+
+namespace {
+
+constexpr std::array subcommands{
+    SubcommandEntry{"stat", "Count events while a command runs, or for a target"},
+    SubcommandEntry{"doctor", "Say what this machine can measure and how to fix what not"},
+    SubcommandEntry{"list", "List the events this machine offers and whether they open"},
+    SubcommandEntry{"record", "Sample a command or a target into a perf.data file"},
+    SubcommandEntry{"script", "Print the records of a perf.data file"},
+    SubcommandEntry{"report", "Show where the samples of a perf.data file went"},
+    SubcommandEntry{
+        "diff", "Compare two recordings (perf.data) or two sets of repeated counts (stat --json)"},
+    SubcommandEntry{"annotate", "Show the samples of functions per instruction and source line"},
+    SubcommandEntry{
+        "trace", "Trace system calls like strace (without ptrace: from the syscall tracepoints)"},
+    SubcommandEntry{
+        "archive",
+        "Pack the files a recording's samples reach, for reporting it on another machine"},
+    SubcommandEntry{"top", "Live view of the functions using the CPU (perf top)"},
+    SubcommandEntry{"sched",
+                    "Scheduler analysis: per-switch history, wake-up latency, thread states"},
+    SubcommandEntry{"push", "Send a profile to Pyroscope or Parca"},
+};
+
+}  // namespace
+
+std::span<const SubcommandEntry> subcommand_table() { return subcommands; }
+
+bool is_subcommand_name(std::string_view word) {
+  for (const SubcommandEntry& entry : subcommands) {
+    if (entry.name == word) return true;
+  }
+  return false;
+}
+
+CLI::App* add_subcommand_named(CLI::App& app, std::string_view name) {
+  for (const SubcommandEntry& entry : subcommands) {
+    if (entry.name == name) {
+      return app.add_subcommand(std::string(entry.name), std::string(entry.description));
+    }
+  }
+  throw std::logic_error("add_subcommand_named: no subcommand " + std::string(name));
+}
+
+}  // namespace perfscope::cli
