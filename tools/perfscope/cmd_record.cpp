@@ -27,7 +27,9 @@
 #include "perfscope/analysis/recording/off_cpu_recorder.hpp"
 #include "perfscope/analysis/recording/perf_data_sink.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
+#include "perfscope/analysis/recording/stack_completion_sink.hpp"
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
+#include "perfscope/analysis/unwinding/stack_completion.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event.hpp"
@@ -56,6 +58,9 @@ constexpr std::uint32_t default_dwarf_stack = 8192;
 struct CallGraph {
   std::string mode;  // "", "fp", "dwarf" or "no"
   std::uint32_t stack_size = default_dwarf_stack;
+  // -g: frame pointers, with the user registers and a small stack copy from which the callers
+  // the frame-pointer walk skips are recovered while recording (StackCompleter).
+  bool fill_gaps = false;
 };
 
 CallGraph parse_call_graph(const std::string& text) {
@@ -109,6 +114,11 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
   }
   if (event_graph.mode == "fp") {
     sample_type |= sf::callchain;
+    if (graph.fill_gaps && spec.call_graph.empty()) {
+      sample_type |= sf::regs_user | sf::stack_user;
+      attr.set_sample_regs_user(abi::dwarf_unwind_register_mask());
+      attr.set_sample_stack_user(frame_pointer_gap_stack_bytes);
+    }
   } else if (event_graph.mode == "dwarf") {
     sample_type |= sf::callchain | sf::regs_user | sf::stack_user;
     attr.set_sample_regs_user(abi::dwarf_unwind_register_mask());
@@ -240,7 +250,12 @@ struct Recording {
   std::unique_ptr<RecordPush> push;
   // An AUX-tracing event (intel_pt//, ...): its PMU and areas.
   std::optional<AuxRecordingPlan> aux;
-  RecordingSink& active_sink() { return push ? push->sink() : *sink; }
+  // -g and --call-graph dwarf: the user stacks completed on their way to the file.
+  std::unique_ptr<StackCompletionSink> completion;
+  RecordingSink& active_sink() {
+    if (completion) return *completion;
+    return push ? push->sink() : *sink;
+  }
   // What the session feeds: with --off-cpu the switch matcher, in front of the file.
   RecordingSink& session_sink() {
     return off_cpu ? static_cast<RecordingSink&>(*off_cpu) : active_sink();
@@ -296,6 +311,12 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     graph = parse_call_graph(options.call_graph);
   } else if (options.frame_pointer_graph) {
     graph.mode = "fp";
+    graph.fill_gaps = true;
+  }
+  if (options.keep_stacks && graph.mode != "dwarf") {
+    throw std::invalid_argument(
+        "--keep-stacks keeps the user stack copies of --call-graph dwarf in the file: add "
+        "--call-graph dwarf, or leave --keep-stacks out");
   }
   Target target = target_from_options(options, "record");
 
@@ -365,10 +386,24 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   }
   if (options.off_cpu) add_off_cpu_events(groups, options, graph, capability);
   bool dwarf_graph = false;
+  // Which stacks are completed while recording: those of every event with stack copies, all of
+  // one kind (an event with a call-graph term of its own of the other kind leaves them as the
+  // kernel wrote them).
+  bool copies_unwound = false, copies_fill_gaps = false;
   for (const auto& group : groups) {
     for (const auto& spec : group.events) {
-      dwarf_graph |= (spec.attr.raw().sample_type & sf::stack_user) != 0;
+      const auto& raw = spec.attr.raw();
+      dwarf_graph |= (raw.sample_type & sf::stack_user) != 0;
+      if ((raw.sample_type & sf::stack_user) == 0) continue;
+      ((raw.flags & flag::exclude_callchain_user) != 0 ? copies_unwound : copies_fill_gaps) = true;
     }
+  }
+  std::optional<StackCompletion> completion;
+  if (copies_fill_gaps && !copies_unwound) {
+    completion = StackCompletion::fill_frame_pointer_gaps;
+    dwarf_graph = false;  // the file has no stack copies for perf to unwind
+  } else if (copies_unwound && !copies_fill_gaps && !options.keep_stacks) {
+    completion = StackCompletion::unwind_dwarf;
   }
 
   SamplingOptions sampling;
@@ -397,6 +432,8 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   // --push builds profiles from the live records: a sample must come after the MMAP of its code,
   // which another CPU's buffer may hold (a file's reader orders them itself).
   if (!options.push.url.empty()) sampling.time_ordered = true;
+  // Stacks unwound as they come need the mappings of their time: records merged by time.
+  if (completion) sampling.time_ordered = true;
   auto recording = std::make_unique<Recording>(Recording{options,
                                                          target,
                                                          nullptr,
@@ -408,7 +445,8 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
                                                          {},
                                                          capability,
                                                          {},
-                                                         aux});
+                                                         aux,
+                                                         {}});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
   RecordingSession& session = *recording->session;
   session.check_fit([](const SampleMisfit& misfit) {
@@ -445,6 +483,10 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     off_cpu_source.model =
         session.sampling().opened_attr(off_cpu_source.switch_event.value_or(0)).raw();
     file_events.push_back(off_cpu_file_event(off_cpu_source));
+  }
+  if (completion) {
+    for (auto& event : file_events)
+      event.attr = StackCompleter::output_attr(event.attr, *completion);
   }
   // Read before recording: a module unloaded meanwhile would take its tracepoints' formats.
   try {
@@ -490,10 +532,15 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     recording->push =
         std::make_unique<RecordPush>(options.push, session, recording->sink.get(), command, rate);
   }
+  if (completion) {
+    recording->completion = std::make_unique<StackCompletionSink>(
+        recording->push ? recording->push->sink() : *recording->sink, *completion);
+  }
   if (options.off_cpu) {
     recording->off_cpu = std::make_unique<OffCpuRecorder>(
-        *recording->sink, off_cpu_source,
-        OffCpuOptions{options.off_cpu_thresh_ns, options.off_cpu_every});
+        recording->completion ? static_cast<RecordingSink&>(*recording->completion)
+                              : *recording->sink,
+        off_cpu_source, OffCpuOptions{options.off_cpu_thresh_ns, options.off_cpu_every});
   }
   session.synthesize(recording->active_sink());
   if (recording->writer) {
@@ -552,6 +599,25 @@ void print_off_cpu_summary(const OffCpuRecorder& recorder, const OffCpuCapabilit
                off.lost_switch_ins == 1 ? "" : "s",
                off.lost_switch_ins == 1 ? "it was" : "them were",
                lost_records != 0 ? "; raise --mmap-pages or use --off-cpu-every N" : "");
+  }
+}
+
+// How the user stacks were completed while recording (-g, --call-graph dwarf).
+void print_stack_summary(const StackCompletionSink& completion) {
+  const StackCompletionStatistics& stacks = completion.statistics();
+  auto share = [](std::uint64_t part, std::uint64_t whole) {
+    return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  };
+  if (completion.mode() == StackCompletion::unwind_dwarf) {
+    fmt::print(stderr,
+               "[ perfscope record: stacks: {} samples unwound while recording ({:.1f} % reach a "
+               "thread's first frame), {} kept their stack copies ]\n",
+               stacks.completed, share(stacks.reached_start, stacks.completed), stacks.kept);
+  } else {
+    fmt::print(stderr,
+               "[ perfscope record: stacks: frame pointers; callers the walk skipped recovered "
+               "in {} of {} samples ({} frames) ]\n",
+               stacks.gaps_filled, stacks.samples, stacks.frames_inserted);
   }
 }
 
@@ -617,6 +683,7 @@ int finish(Recording& recording) {
              static_cast<double>(writer.file_size()) / 1e6,
              writer.pipe_mode() ? std::string("standard output") : recording.options.output, wall,
              cpu_seconds());
+  if (recording.completion) print_stack_summary(*recording.completion);
   if (recording.off_cpu) {
     print_off_cpu_summary(*recording.off_cpu, recording.off_cpu_capability,
                           std::max(stats.lost, stats.lost_samples));
@@ -655,9 +722,16 @@ RecordCommand::RecordCommand(CLI::App& app) {
   auto* period = app_->add_option("-c,--count", options_.period, "Sample every N events");
   frequency->excludes(period);
   app_->add_flag("-g", options_.frame_pointer_graph,
-                 "Record call chains by frame pointers (--call-graph fp)");
+                 "Call chains by frame pointers, with the callers they skip (a function that has "
+                 "not set up its frame: libc's system-call wrappers, frameless routines) found "
+                 "from a 1 KiB stack copy while recording; the file holds plain call chains");
   app_->add_option("--call-graph", options_.call_graph,
-                   "Call chains: fp, or dwarf[,SIZE] (user stack copies of SIZE bytes)");
+                   "Call chains: fp (the kernel's frame-pointer walk alone, as perf -g), or "
+                   "dwarf[,SIZE] (user stack copies of SIZE bytes, default 8192, unwound while "
+                   "recording: the file holds call chains, not the copies)");
+  app_->add_flag("--keep-stacks", options_.keep_stacks,
+                 "With --call-graph dwarf: write the stack copies to the file as perf does "
+                 "(unwound by each report) instead of unwinding them while recording");
   app_->add_option("-p,--pid", options_.pid, "Record a running process and all its threads");
   app_->add_option("-t,--tid", options_.tid, "Record one running thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Record every CPU (system-wide)");

@@ -82,6 +82,7 @@ struct RecordOptions {
   std::uint64_t period = 0;
   bool frame_pointer_graph = false;
   std::string call_graph;
+  bool keep_stacks = false;  // --keep-stacks: dwarf stack copies written, not unwound
   int pid = -1;
   int tid = -1;
   bool all_cpus = false;

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "analysis/record_bytes.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/tracepoint_format.hpp"
@@ -23,22 +24,13 @@ using abi::RecordType;
 
 // What the offcpu-time samples carry beyond the session's identity fields: the stack fields are
 // added when the switch event samples them.
+using record_bytes::put_bytes;
+using record_bytes::put_u64;
+
 constexpr std::uint64_t own_fields = sf::ip | sf::tid | sf::time | sf::period | sf::raw;
 constexpr std::uint64_t stack_fields = sf::callchain | sf::regs_user | sf::stack_user;
 constexpr std::uint64_t identity_bits =
     sf::identifier | sf::tid | sf::time | sf::id | sf::stream_id | sf::cpu;
-
-void put_u64(std::vector<std::byte>& out, std::uint64_t value) {
-  std::size_t at = out.size();
-  out.resize(at + sizeof value);
-  std::memcpy(out.data() + at, &value, sizeof value);
-}
-
-void put_bytes(std::vector<std::byte>& out, const void* bytes, std::size_t size) {
-  std::size_t at = out.size();
-  out.resize(at + size);
-  if (size != 0) std::memcpy(out.data() + at, bytes, size);
-}
 
 std::int64_t read_prev_state(std::span<const std::byte> payload, std::size_t offset,
                              std::size_t size) {

@@ -18,23 +18,13 @@ namespace misc = abi::record_misc;
 
 constexpr auto sample_record_type = static_cast<std::uint32_t>(abi::RecordType::sample);
 
-bool changes_mappings(std::uint32_t type) noexcept {
-  switch (static_cast<abi::RecordType>(type)) {
-    case abi::RecordType::mmap:
-    case abi::RecordType::mmap2:
-    case abi::RecordType::fork:
-    case abi::RecordType::comm: return true;
-    default: return false;
-  }
-}
-
 }  // namespace
 
 void PerfDataSink::record(const RecordView& view, std::size_t, const ParseConfig& config) {
   writer_.append(view.bytes);
   if (view.header.type == sample_record_type) {
     note_hit(view, config);
-  } else if (changes_mappings(view.header.type)) {
+  } else if (TaskMaps::observes(view.header.type)) {
     maps_.observe(view, config);
     last_hits_.fill(LastHit{});
   }

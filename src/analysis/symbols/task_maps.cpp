@@ -109,6 +109,16 @@ const TaskMaps::Mapping* TaskMaps::find(const AddressMap& maps,
   return address < it->second.end ? &it->second : nullptr;
 }
 
+bool TaskMaps::observes(std::uint32_t record_type) noexcept {
+  switch (static_cast<abi::RecordType>(record_type)) {
+    case abi::RecordType::mmap:
+    case abi::RecordType::mmap2:
+    case abi::RecordType::fork:
+    case abi::RecordType::comm: return true;
+    default: return false;
+  }
+}
+
 void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
   auto type = static_cast<abi::RecordType>(view.header.type);
   if (type != abi::RecordType::comm && type != abi::RecordType::fork &&

@@ -22,6 +22,8 @@ class TaskMaps {
  public:
   // Feeds one record; anything but COMM, FORK, MMAP and MMAP2 is ignored.
   void observe(const RecordView& view, const ParseConfig& config);
+  // Whether records of this type change what observe() keeps (COMM, FORK, MMAP, MMAP2).
+  static bool observes(std::uint32_t record_type) noexcept;
 
   // The file mapped at `address`: in the kernel's map for kernel cpumodes, else in process
   // `pid`. Null when nothing recorded maps it.
