@@ -181,7 +181,9 @@ TEST(ReportCliTest, KnownSharesAndCallersFromFramePointers) {
 }
 
 TEST(ReportCliTest, KnownSharesAndCallersFromDwarfStacks) {
-  std::string path = record("dwarf", {"--call-graph", "dwarf"}, {known_answer_nofp, "300"});
+  // --keep-stacks: the stack copies in the file, unwound by report.
+  std::string path =
+      record("dwarf", {"--call-graph", "dwarf", "--keep-stacks"}, {known_answer_nofp, "300"});
   auto result = pt::run_perfscope({"report", "--stdio", "--no-children", "-i", path});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   std::smatch match;

@@ -171,6 +171,13 @@ TEST(StackCompletion, DwarfUnwoundWhileRecordingMatchesStacksUnwoundByReport) {
   double kept_reach = weight_of(kept_lines, {";main;"}) / total_of(kept_lines);
   EXPECT_GE(reach, kept_reach - 0.01);
   EXPECT_LT(file_size(unwound) * 5, file_size(kept));
+  // report's header says where the stacks came from.
+  auto header = pt::run_perfscope({"report", "-i", unwound, "--stdio", "--percent-limit", "50"});
+  EXPECT_NE(header.out.find("# Stacks: DWARF unwound while recording ("), std::string::npos)
+      << header.out;
+  auto kept_header = pt::run_perfscope({"report", "-i", kept, "--stdio", "--percent-limit", "50"});
+  EXPECT_NE(kept_header.out.find("# Stacks: DWARF unwound here ("), std::string::npos)
+      << kept_header.out;
 }
 
 TEST(StackCompletion, LinuxPerfReadsTheUnwoundFileWithoutWarnings) {

@@ -153,7 +153,8 @@ void add_push_options(CLI::App& app, PushOptions& options, bool record) {
 }
 
 RecordPush::RecordPush(const PushOptions& options, RecordingSession& session,
-                       RecordingSink* forward, std::string command, std::uint64_t sample_rate)
+                       RecordingSink* forward, std::string command, std::uint64_t sample_rate,
+                       std::optional<StackCompletion> completion)
     : options_(options),
       target_(std::make_unique<PushTarget>(make_target(options))),
       host_(this_host()),
@@ -166,7 +167,10 @@ RecordPush::RecordPush(const PushOptions& options, RecordingSession& session,
   sink_ = std::make_unique<IntervalProfileSink>(profile, forward);
   const SamplingSession& sampling = session.sampling();
   for (std::size_t i = 0; i < sampling.events().size(); ++i) {
-    sink_->add_event(sampling.events()[i].name, sampling.config(i));
+    // Completed stacks (-g, --call-graph dwarf) arrive in the completed samples' layout.
+    sink_->add_event(sampling.events()[i].name,
+                     completion ? StackCompleter::output_config(sampling.config(i), *completion)
+                                : sampling.config(i));
   }
   if (auto clock = session.clock_data()) {
     wall_clock_at_zero_ = clock->wall_clock_at_zero();

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "perfscope/analysis/unwinding/stack_completion.hpp"
+
 namespace perfscope {
 class PushClient;
 class IntervalProfileSink;
@@ -45,8 +47,10 @@ void add_push_options(CLI::App& app, PushOptions& options, bool record);
 // a background thread; records go on to `forward` (the perf.data file) when there is one.
 class RecordPush {
  public:
+  // `completion`: how the recording completes its stacks on their way here (their layout).
   RecordPush(const PushOptions& options, RecordingSession& session, RecordingSink* forward,
-             std::string command, std::uint64_t sample_rate);
+             std::string command, std::uint64_t sample_rate,
+             std::optional<StackCompletion> completion);
   ~RecordPush();
   RecordingSink& sink();
   // After each poll: closes the interval when it is due.

@@ -529,8 +529,8 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     std::uint64_t rate = options.period > 0  ? 0
                          : options.frequency ? options.frequency
                                              : default_frequency;
-    recording->push =
-        std::make_unique<RecordPush>(options.push, session, recording->sink.get(), command, rate);
+    recording->push = std::make_unique<RecordPush>(options.push, session, recording->sink.get(),
+                                                   command, rate, completion);
   }
   if (completion) {
     recording->completion = std::make_unique<StackCompletionSink>(

@@ -597,7 +597,25 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
                    "kernel.perf_cpu_time_max_percent)\n",
                    summary.throttle);
   }
-  if (summary.dwarf_unwinding) {
+  if (summary.stacks_walked != 0) {
+    const StackSources& sources = summary.stack_sources;
+    std::string from;
+    auto add = [&](std::uint64_t samples, std::string_view what) {
+      if (samples == 0) return;
+      if (!from.empty()) from += ", ";
+      from += fmt::format("{} ({} samples)", what, samples);
+    };
+    add(sources.frame_pointers, "frame pointers");
+    add(sources.dwarf_while_recording, "DWARF unwound while recording");
+    add(sources.dwarf_unwound_here, "DWARF unwound here");
+    add(sources.lbr, "LBR call stacks");
+    std::uint64_t tenths = summary.stacks_reaching_start * 1000 / summary.stacks_walked;
+    fmt::format_to(std::back_inserter(out),
+                   "# Stacks: {}; {} of {} reach a thread's first frame ({}.{} %)\n",
+                   from.empty() ? std::string("kernel call chains") : from,
+                   summary.stacks_reaching_start, summary.stacks_walked, tenths / 10, tenths % 10);
+  }
+  if (summary.dwarf_unwinding && summary.unwinding.samples != 0) {
     const UnwindStatistics& u = summary.unwinding;
     // Rounded down: 35636 of 35637 is 99.9 %, never 100.0 % unless every stack is complete.
     std::uint64_t tenths = u.samples == 0 ? 0 : u.complete * 1000 / u.samples;

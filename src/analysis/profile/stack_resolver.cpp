@@ -58,6 +58,7 @@ struct StackResolver::State {
   TaskMaps maps;
   Symbolizer symbolizer;
   std::unique_ptr<DwarfUnwinder> unwinder;  // made at the first DWARF sample
+  StackSources sources;
   std::vector<std::uint64_t> unwound;
 
   // Resolutions by (ip, context); a deque keeps the references handed out stable.
@@ -216,6 +217,19 @@ struct StackResolver::State {
     // then each branch's source (perf's resolve_lbr_callchain_sample, callee order).
     bool lbr = (branch_sample_type & abi::branch_sample::call_stack) != 0 &&
                sample.has(sf::branch_stack) && !sample.branch_stack.entries.empty();
+    if (options.callchains) {
+      if (lbr) {
+        ++sources.lbr;
+      } else if (unwound_here) {
+        ++sources.dwarf_unwound_here;
+      } else if (sample.has(sf::callchain) && !dwarf) {
+        ++sources.frame_pointers;
+      } else if (sample.has(sf::callchain) &&
+                 std::find(sample.callchain.begin(), sample.callchain.end(), cc::user) !=
+                     sample.callchain.end()) {
+        ++sources.dwarf_while_recording;
+      }
+    }
     if (options.callchains && sample.has(sf::callchain)) {
       std::uint16_t mode = sample_cpumode;
       bool first_of_context = true;
@@ -343,6 +357,8 @@ void StackResolver::clear_address_cache() {
   state_->resolved.clear();
   state_->index = detail::FlatIndexMap{4096};
 }
+
+const StackSources& StackResolver::stack_sources() const noexcept { return state_->sources; }
 
 const UnwindStatistics* StackResolver::unwind_statistics() const noexcept {
   return state_->unwinder ? &state_->unwinder->statistics() : nullptr;

@@ -185,6 +185,11 @@ ParseConfig StackCompleter::output_config(const ParseConfig& config,
 abi::PerfEventAttr StackCompleter::output_attr(const abi::PerfEventAttr& attr,
                                                StackCompletion mode) noexcept {
   abi::PerfEventAttr out = attr;
+  // The call chains hold the user frames now: the attr says so (the kernel did not write them,
+  // but a reader that takes the flag for "no user part" would look in the copies alone).
+  if (mode == StackCompletion::unwind_dwarf && (attr.sample_type & copy_fields) == copy_fields) {
+    out.flags &= ~abi::attr_flag::exclude_callchain_user;
+  }
   if (mode == StackCompletion::fill_frame_pointer_gaps && (attr.sample_type & copy_fields)) {
     out.sample_type &= ~copy_fields;
     out.sample_regs_user = 0;

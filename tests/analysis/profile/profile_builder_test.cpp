@@ -128,7 +128,9 @@ TEST(ProfileBuilderTest, FramePointerChainsGiveTheKnownSharesAndCallers) {
 }
 
 TEST(ProfileBuilderTest, DwarfStacksGiveTheKnownSharesAndCallersWithoutFramePointers) {
-  std::string path = record("dwarf", {"--call-graph", "dwarf"}, {known_answer_nofp, "300"});
+  // --keep-stacks: the stack copies in the file, unwound here.
+  std::string path =
+      record("dwarf", {"--call-graph", "dwarf", "--keep-stacks"}, {known_answer_nofp, "300"});
   Profile profile = build_profile(PerfDataReader::open(path));
   EXPECT_TRUE(profile.summary.dwarf_unwinding);
   EXPECT_TRUE(profile.events[0].has_callchains);
@@ -269,7 +271,25 @@ TEST(ReportTableTest, DwarfCompletenessIsNeverRoundedUpToAWholeHundred) {
   EXPECT_EQ(header(35636, 35637), "# DWARF unwinding: 35636 of 35637 stacks complete (99.9 %)");
   EXPECT_EQ(header(35637, 35637), "# DWARF unwinding: 35637 of 35637 stacks complete (100.0 %)");
   EXPECT_EQ(header(2, 3), "# DWARF unwinding: 2 of 3 stacks complete (66.6 %)");
-  EXPECT_EQ(header(0, 0), "# DWARF unwinding: 0 of 0 stacks complete (0.0 %)");
+  // No stack unwound here (every one unwound while recording): no such line.
+  EXPECT_EQ(header(0, 0).find("# DWARF unwinding"), std::string::npos);
+}
+
+// Where the stacks came from and how many reach a thread's first frame, rounded down too.
+TEST(ReportTableTest, StacksLineSaysTheirSourcesAndCompleteness) {
+  perfscope::Profile profile;
+  profile.events = {{"cpu-clock", 0, 0, true, 0}};
+  profile.summary.stack_sources.frame_pointers = 3;
+  profile.summary.stack_sources.dwarf_while_recording = 1999;
+  profile.summary.stacks_walked = 2002;
+  profile.summary.stacks_reaching_start = 2001;
+  std::string text = perfscope::render_report(profile, {});
+  EXPECT_NE(text.find("# Stacks: frame pointers (3 samples), DWARF unwound while recording (1999 "
+                      "samples); 2001 of 2002 reach a thread's first frame (99.9 %)\n"),
+            std::string::npos)
+      << text;
+  profile.summary.stacks_walked = 0;
+  EXPECT_EQ(perfscope::render_report(profile, {}).find("# Stacks"), std::string::npos);
 }
 
 }  // namespace

@@ -460,8 +460,8 @@ bool perf_available() { return ::access(perf_path.c_str(), X_OK) == 0; }
 
 TEST(DwarfUnwinder, PerfscopeRecordingUnwindsThroughEveryCaller) {
   std::string data = temp_path("perfscope.data");
-  auto result = pt::run_perfscope({"record", "--call-graph", "dwarf", "-e", "cpu-clock", "-F",
-                                   "2000", "-o", data, "--", unwind_target});
+  auto result = pt::run_perfscope({"record", "--call-graph", "dwarf", "--keep-stacks", "-e",
+                                   "cpu-clock", "-F", "2000", "-o", data, "--", unwind_target});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   FileUnwinding unwinding = unwind_file(data);
   expect_known_chains(unwinding);
@@ -476,9 +476,9 @@ TEST(DwarfUnwinder, PerfscopeRecordingUnwindsThroughEveryCaller) {
 // walk exactly as libdwfl does.
 TEST(DwarfUnwinder, SystemCallsThroughThePltWalkAsLibdwflDoes) {
   std::string data = temp_path("plt.data");
-  auto result =
-      pt::run_perfscope({"record", "--call-graph", "dwarf", "-e", "cpu-clock", "-F", "4000", "-o",
-                         data, "--", PERFSCOPE_WORK_HELPER_PATH, "getpid", "4000000"});
+  auto result = pt::run_perfscope({"record", "--call-graph", "dwarf", "--keep-stacks", "-e",
+                                   "cpu-clock", "-F", "4000", "-o", data, "--",
+                                   PERFSCOPE_WORK_HELPER_PATH, "getpid", "4000000"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
   FileUnwinding unwinding = unwind_file(data);
   ASSERT_GE(unwinding.statistics.samples, 200u);

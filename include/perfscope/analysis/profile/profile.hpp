@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/profile/stack_sources.hpp"
 #include "perfscope/analysis/recording/off_cpu_state.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
@@ -116,6 +117,11 @@ struct ProfileSummary {
   std::uint64_t throttle = 0, unthrottle = 0;
   bool dwarf_unwinding = false;
   UnwindStatistics unwinding;
+  // Where the samples' user stacks came from, and of the samples with call chains how many
+  // reach a thread's first frame (_start, clone, clone3, start_thread; ret_from_fork in the
+  // kernel): how complete the stacks are.
+  StackSources stack_sources;
+  std::uint64_t stacks_walked = 0, stacks_reaching_start = 0;
   std::uint64_t first_time = 0, last_time = 0;  // of the samples, ns
   // From the recording's CLOCK_DATA: the clock of the sample times (a clockid_t) and the
   // wall-clock time (CLOCK_REALTIME, ns since the epoch) at time 0 of that clock, so that sample

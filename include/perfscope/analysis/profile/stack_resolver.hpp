@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "perfscope/analysis/profile/stack_sources.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
 #include "perfscope/analysis/unwinding/dwarf_unwinder.hpp"
@@ -134,6 +135,7 @@ class StackResolver {
   Symbolizer& symbolizer() noexcept;
   // The unwinder's statistics; null before the first DWARF sample.
   const UnwindStatistics* unwind_statistics() const noexcept;
+  const StackSources& stack_sources() const noexcept;
 
   // For long-running live callers (top), whose tasks come and go and would otherwise grow the
   // state for good: forget an exited task (TaskMaps::forget_task); the number of cached
