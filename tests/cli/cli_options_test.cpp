@@ -21,9 +21,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-const std::vector<std::string> subcommands = {"stat",   "doctor", "list",     "record", "script",
-                                              "report", "diff",   "annotate", "trace",  "archive",
-                                              "top",    "sched",  "push"};
+const std::vector<std::string> subcommands = {"stat",    "doctor", "list",     "record", "script",
+                                              "report",  "diff",   "annotate", "trace",  "inject",
+                                              "archive", "top",    "sched",    "push"};
 
 std::string help_hint(const std::string& sub) {
   return "run 'perfscope " + sub + " --help' for the options\n";
@@ -258,6 +258,7 @@ TEST(CliOptions, EverySubcommandRejectsBadOptionsTheSameWay) {
       {"diff", {"diff", "--sort"}, {"diff", "--percent-limit", "lots"}, {"a.data", "b.data"}},
       {"annotate", {"annotate", "-i"}, {"annotate", "--percent-limit", "lots"}},
       {"trace", {"trace", "-e"}, {"trace", "-p", "abc", "true"}},
+      {"inject", {"inject", "-i"}, {}, {"-o", "/dev/null"}},  // paths and a flag
       {"archive", {"archive", "-o"}, {}},  // every value is a path: none is a typo
       {"top", {"top", "-e"}, {"top", "-F", "fast"}},
       {"sched", {"sched", "-i"}, {}, {"timehist"}},

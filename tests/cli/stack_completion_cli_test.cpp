@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -197,6 +198,71 @@ TEST(StackCompletion, LinuxPerfReadsTheUnwoundFileWithoutWarnings) {
   auto script = pt::run_command({perf_path, "script", "-i", unwound, "-F", "ip,sym"});
   ASSERT_EQ(script.exit_status, 0) << script.err;
   EXPECT_NE(script.out.find("main"), std::string::npos);
+}
+
+// The rows of `report --stdio --no-children`: symbol -> share.
+std::map<std::string, double> report_rows(const std::string& file) {
+  auto report = pt::run_perfscope(
+      {"report", "-i", file, "--stdio", "--no-children", "--sort", "sym", "-g", "none"});
+  EXPECT_EQ(report.exit_status, 0) << report.err;
+  std::map<std::string, double> rows;
+  std::istringstream in(report.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string share, samples;
+    if (!(words >> share) || share.back() != '%') continue;
+    std::string symbol;
+    std::getline(words, symbol);
+    rows[symbol.substr(symbol.find_first_not_of(' '))] += std::stod(share);
+  }
+  return rows;
+}
+
+// perf's DWARF file, unwound by inject: report's rows of the original within 0.5 points, a
+// fraction of the size, and perf reads it.
+TEST(StackCompletion, InjectUnwindKeepsTheRowsOfPerfsDwarfFile) {
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
+  pt::TempDir dir;
+  std::string original = dir.path() + "/perf.data", unwound = dir.path() + "/small.data";
+  auto recorded =
+      pt::run_command({perf_path, "record", "-q", "--call-graph", "dwarf", "-e", "cpu-clock", "-F",
+                       "1000", "-o", original, "--", no_frame_pointers});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto injected = pt::run_perfscope({"inject", "--unwind", "-i", original, "-o", unwound});
+  ASSERT_EQ(injected.exit_status, 0) << injected.err;
+  EXPECT_NE(injected.err.find("samples unwound ("), std::string::npos) << injected.err;
+  auto before = report_rows(original), after = report_rows(unwound);
+  ASSERT_FALSE(before.empty());
+  for (const auto& [symbol, share] : before) {
+    if (share < 1.0) continue;
+    EXPECT_NEAR(after[symbol], share, 0.5) << symbol;
+  }
+  auto children = folded_report(unwound);
+  EXPECT_GE(weight_of(children, {";main;", ";leaf_60"}) / total_of(children), 0.5);
+  EXPECT_LT(file_size(unwound) * 10, file_size(original));
+  auto perf_report = pt::run_command({perf_path, "report", "-i", unwound, "--stdio"});
+  EXPECT_EQ(perf_report.exit_status, 0) << perf_report.err;
+  EXPECT_NE(perf_report.out.find("leaf_60"), std::string::npos);
+}
+
+TEST(StackCompletion, InjectUnwindRefusesWhatItCannotDo) {
+  pt::TempDir dir;
+  std::string plain = dir.path() + "/fp.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "--call-graph", "fp", "-e", "cpu-clock", "-o", plain, "--", "true"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto refused = pt::run_perfscope({"inject", "--unwind", "-i", plain, "-o", dir.path() + "/x"});
+  EXPECT_EQ(refused.exit_status, 2);
+  EXPECT_NE(refused.err.find("the recording has no stack copies to unwind"), std::string::npos)
+      << refused.err;
+  auto same = pt::run_perfscope({"inject", "--unwind", "-i", plain, "-o", plain});
+  EXPECT_EQ(same.exit_status, 2);
+  EXPECT_NE(same.err.find("that is the input"), std::string::npos) << same.err;
+  auto nothing = pt::run_perfscope({"inject", "-i", plain, "-o", dir.path() + "/y"});
+  EXPECT_EQ(nothing.exit_status, 2);
+  EXPECT_NE(nothing.err.find("--unwind"), std::string::npos) << nothing.err;
 }
 
 TEST(StackCompletion, KeepStacksNeedsDwarf) {

@@ -13,6 +13,7 @@
 
 #include "cmd_archive.hpp"
 #include "cmd_diff.hpp"
+#include "cmd_inject.hpp"
 #include "cmd_push.hpp"
 #include "cmd_sched.hpp"
 #include "cmd_top.hpp"
@@ -103,6 +104,7 @@ int run_cli(int argc, char** argv) {
   Chosen<perfscope::cli::AnnotateCommand> annotate;
   Chosen<perfscope::cli::TraceCommand> trace;
   Chosen<perfscope::cli::ArchiveCommand> archive;
+  Chosen<perfscope::cli::InjectCommand> inject;
   Chosen<perfscope::cli::TopCommand> top;
   Chosen<perfscope::cli::SchedCommand> sched;
   Chosen<perfscope::cli::PushCommand> push;
@@ -128,6 +130,8 @@ int run_cli(int argc, char** argv) {
     annotate.command.emplace(app);
   } else if (chosen == "trace") {
     trace.command.emplace(app);
+  } else if (chosen == "inject") {
+    inject.command.emplace(app);
   } else if (chosen == "archive") {
     archive.command.emplace(app);
   } else if (chosen == "top") {
@@ -176,6 +180,7 @@ int run_cli(int argc, char** argv) {
     if (annotate.selected()) return annotate.command->run();
     if (trace.selected()) return trace.command->run(verbose, std::move(command));
     if (archive.selected()) return archive.command->run();
+    if (inject.selected()) return inject.command->run();
     if (top.selected()) return top.command->run();
     if (sched.selected()) return sched.command->run(std::move(command));
     if (push.selected()) return push.command->run();

@@ -20,6 +20,8 @@ constexpr std::array subcommands{
     SubcommandEntry{"annotate", "Show the samples of functions per instruction and source line"},
     SubcommandEntry{
         "trace", "Trace system calls like strace (without ptrace: from the syscall tracepoints)"},
+    SubcommandEntry{"inject",
+                    "Rewrite a recording: --unwind turns DWARF stack copies into call chains"},
     SubcommandEntry{
         "archive",
         "Pack the files a recording's samples reach, for reporting it on another machine"},
