@@ -13,14 +13,19 @@
 #   times change with every clone (include_file_mtime, include_file_ctime); contents still count.
 # The settings travel on each command line through env, so a build started by hand (ninja in the
 # build folder) caches exactly as one started by make.
+# PERFSCOPE_CCACHE_BASE_DIR: the tree whose paths are made relative (the source tree, or the
+# repository for the PMU lab's project in lab/).
 option(PERFSCOPE_CCACHE "Compile through ccache when it is installed" ON)
+if(NOT PERFSCOPE_CCACHE_BASE_DIR)
+  set(PERFSCOPE_CCACHE_BASE_DIR ${PROJECT_SOURCE_DIR})
+endif()
 find_program(PERFSCOPE_CCACHE_PROGRAM ccache)
 find_program(PERFSCOPE_ENV_PROGRAM env)
 set(perfscope_cache_across_clones_launcher "")
 if(PERFSCOPE_CCACHE AND PERFSCOPE_CCACHE_PROGRAM AND PERFSCOPE_ENV_PROGRAM
    AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   set(perfscope_ccache_settings
-      CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}
+      CCACHE_BASEDIR=${PERFSCOPE_CCACHE_BASE_DIR}
       CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${PERFSCOPE_ENV_PROGRAM} ${perfscope_ccache_settings}
                                   ${PERFSCOPE_CCACHE_PROGRAM})

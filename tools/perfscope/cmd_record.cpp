@@ -547,6 +547,9 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     recording->writer->end_init();
     recording->writer->end_round();
   }
+  // Stacks are completed beside the drain from here on. Not with --push, whose intervals are
+  // closed on this thread from what reached them.
+  if (recording->completion && !recording->push) recording->completion->start_worker();
   return recording;
 }
 
@@ -619,6 +622,15 @@ void print_stack_summary(const StackCompletionSink& completion) {
                "in {} of {} samples ({} frames) ]\n",
                stacks.gaps_filled, stacks.samples, stacks.frames_inserted);
   }
+  if (completion.passed_behind() != 0) {
+    fmt::print(stderr,
+               "perfscope: note: {} samples were written without completing their stacks: the "
+               "unwinding fell {} MB behind the buffers{}\n",
+               completion.passed_behind(), StackCompletionSink::backlog_bound >> 20,
+               completion.mode() == StackCompletion::unwind_dwarf
+                   ? " (they kept their stack copies; report unwinds them)"
+                   : "");
+  }
 }
 
 // Stops and drains, ends a command perfscope started that is still running (as perf record: a
@@ -628,6 +640,7 @@ int finish(Recording& recording) {
   RecordingSession& session = *recording.session;
   session.stop(recording.session_sink());
   if (recording.off_cpu) recording.off_cpu->finish();
+  if (recording.completion) recording.completion->finish();
   bool stopped = stop_signal.load() != 0;
   // The command's output may still be in flight; the file is complete before waiting for it.
   if (stopped) session.terminate_command();

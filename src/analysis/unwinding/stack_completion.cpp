@@ -200,6 +200,16 @@ abi::PerfEventAttr StackCompleter::output_attr(const abi::PerfEventAttr& attr,
 
 bool StackCompleter::complete(const RecordView& view, const ParseConfig& config,
                               std::vector<std::byte>& out) noexcept {
+  return rewrite(view, config, out, true);
+}
+
+bool StackCompleter::strip(const RecordView& view, const ParseConfig& config,
+                           std::vector<std::byte>& out) noexcept {
+  return rewrite(view, config, out, false);
+}
+
+bool StackCompleter::rewrite(const RecordView& view, const ParseConfig& config,
+                             std::vector<std::byte>& out, bool unwind) noexcept {
   State& state = *state_;
   if ((config.sample_type & copy_fields) != copy_fields || !config.has(sf::callchain)) {
     return false;
@@ -209,19 +219,20 @@ bool StackCompleter::complete(const RecordView& view, const ParseConfig& config,
   SampleLayout layout;
   if (!locate_fields(view, config, state.sample, layout)) return false;
   ++state.statistics.samples;
+  bool dwarf = state.mode == StackCompletion::unwind_dwarf;
   if (state.sample.regs_user.abi == 0) {
     ++state.statistics.without_user_registers;
-    if (state.mode == StackCompletion::unwind_dwarf) return false;  // nothing to take out
+    if (dwarf) return false;  // nothing to take out
   }
-  bool unwound = false;
   try {
-    if (state.sample.regs_user.abi == 0) {
+    bool written = false;
+    if (state.sample.regs_user.abi == 0 || (!unwind && !dwarf)) {
       state.chain.assign(state.sample.callchain.begin(), state.sample.callchain.end());
-      unwound = true;
-    } else {
-      unwound = state.complete_chain();
+      written = true;
+    } else if (unwind) {
+      written = state.complete_chain();
     }
-    if (!unwound) {
+    if (!written) {
       ++state.statistics.kept;
       return false;
     }
@@ -232,7 +243,7 @@ bool StackCompleter::complete(const RecordView& view, const ParseConfig& config,
     put_u64(out, state.chain.size());
     for (std::uint64_t ip : state.chain) put_u64(out, ip);
     put_range(out, base + layout.callchain_end, base + layout.copies_begin);
-    if (state.mode == StackCompletion::unwind_dwarf) {
+    if (dwarf) {
       put_u64(out, 0);  // registers ABI none
       put_u64(out, 0);  // stack size 0, and so no dyn_size
     }

@@ -55,6 +55,12 @@ class StackCompleter {
   bool complete(const RecordView& sample, const ParseConfig& config,
                 std::vector<std::byte>& out) noexcept;
 
+  // What complete() writes when there is no time to unwind: in frame-pointer mode the sample
+  // without its copies (its chain as the kernel wrote it), true; unwinding DWARF, false (the
+  // sample keeps its copies, counted as kept).
+  bool strip(const RecordView& sample, const ParseConfig& config,
+             std::vector<std::byte>& out) noexcept;
+
   // The layout of the samples complete() writes for samples of `config`: without REGS_USER and
   // STACK_USER when filling frame-pointer gaps, unchanged when unwinding DWARF.
   static ParseConfig output_config(const ParseConfig& config, StackCompletion mode) noexcept;
@@ -66,6 +72,9 @@ class StackCompleter {
   const StackCompletionStatistics& statistics() const noexcept;
 
  private:
+  bool rewrite(const RecordView& sample, const ParseConfig& config, std::vector<std::byte>& out,
+               bool unwind) noexcept;
+
   struct State;
   std::unique_ptr<State> state_;
 };
