@@ -22,6 +22,9 @@ constexpr std::uint64_t copy_fields = sf::regs_user | sf::stack_user;
 // Frames a completed chain may hold: perf's default kernel.perf_event_max_stack is 127; a DWARF
 // walk of a deep stack copy goes further, as report-time unwinding does.
 constexpr std::size_t max_unwound_frames = 1024;
+// The CFI steps a frame-pointer gap is looked for in: callers skipped in a row beyond this many
+// are left out (the chain then goes on as the kernel walked it).
+constexpr std::size_t gap_walk_frames = 16;
 
 using record_bytes::load_u64;
 using record_bytes::put_u64;
@@ -108,7 +111,11 @@ struct StackCompleter::State {
   // Builds the completed chain into `chain`; false to keep the sample as it is.
   bool complete_chain() noexcept {
     chain.clear();
-    UnwindResult result = unwinder.unwind(sample, unwound);
+    // Filling gaps needs the frames up to the walk's first caller, a few steps in: the walk
+    // stops there rather than at the end of the copy.
+    std::span<std::uint64_t> room(unwound);
+    if (mode == StackCompletion::fill_frame_pointer_gaps) room = room.first(gap_walk_frames);
+    UnwindResult result = unwinder.unwind(sample, room);
     std::span<const std::uint64_t> original = sample.callchain;
     if (mode == StackCompletion::unwind_dwarf) {
       if (result.frames == 0 || result.no_module) return false;
