@@ -17,6 +17,7 @@
 #include "engine/busy_loop.hpp"
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/abi/user_registers.hpp"
 #include "perfscope/core/counter_instructions.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
@@ -406,6 +407,35 @@ void check_sampling(MachineReport& report, const Privileges& privileges) {
                         : std::string(paranoid_fix);
   add(report, "sampling", "sampling", CheckStatus::fail, value,
       "Neither a hardware nor a software event can be sampled into a ring buffer.", fix);
+}
+
+// What record's call-graph modes get here: -g needs the user registers and a small stack copy
+// beside the frame-pointer chain (the callers the walk skips are found from them).
+void check_call_graphs(MachineReport& report) {
+  namespace sf = abi::sample_format;
+  auto attr =
+      EventAttr::software(abi::SoftwareEvent::cpu_clock)
+          .count_user_only()
+          .set_sample_period(100'000)
+          .set_sample_type(sf::ip | sf::tid | sf::callchain | sf::regs_user | sf::stack_user)
+          .set_sample_regs_user(abi::dwarf_unwind_register_mask())
+          .set_sample_stack_user(1024);
+  SamplingProbe probe = probe_sampling(attr);
+  if (probe.errnum == 0 && probe.map_error == 0 && probe.bytes > 0) {
+    add(report, "call_graphs", "call graphs", CheckStatus::ok,
+        "call chains with user registers and stack copies sample",
+        "record -g: frame pointers, with the callers they skip recovered from a 1 KiB stack "
+        "copy while recording; --call-graph dwarf: unwound while recording (--keep-stacks writes "
+        "the copies as perf does); --call-graph fp: the kernel's frame-pointer walk alone.");
+    return;
+  }
+  add(report, "call_graphs", "call graphs", CheckStatus::warn,
+      probe.errnum != 0 ? fmt::format("user registers and stack copies do not open ({})",
+                                      errno_name(probe.errnum))
+                        : std::string("user registers and stack copies gave no sample"),
+      "record -g and --call-graph dwarf need them; --call-graph fp (the kernel's frame-pointer "
+      "walk alone) still works.",
+      "run `perfscope record -v --call-graph dwarf -- true` for the kernel's reason");
 }
 
 void check_software_events(MachineReport& report) {
@@ -867,6 +897,7 @@ MachineReport check_machine() {
   check_aux_tracing(report);
   Event hardware_event = check_hardware_events(report);
   check_sampling(report, privileges);
+  check_call_graphs(report);
   check_software_events(report);
   check_tracepoints(report);
   report.checks.push_back(syscall_tracing_check());

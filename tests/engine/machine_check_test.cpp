@@ -163,12 +163,19 @@ TEST_F(MachineCheckTest, EveryCheckIsCompleteAndProblemsCarryAFix) {
                                   << " without a fix";
     }
   }
-  for (const char* id :
-       {"kernel", "capabilities", "perf_event_paranoid", "pmus", "hardware_events", "sampling",
-        "software_events", "tracepoints", "breakpoints", "user_counter_reads", "kptr_restrict",
-        "nmi_watchdog", "perf_event_max_sample_rate", "locked_memory", "open_files", "cgroup2"}) {
+  for (const char* id : {"kernel", "capabilities", "perf_event_paranoid", "pmus", "hardware_events",
+                         "sampling", "call_graphs", "software_events", "tracepoints", "breakpoints",
+                         "user_counter_reads", "kptr_restrict", "nmi_watchdog",
+                         "perf_event_max_sample_rate", "locked_memory", "open_files", "cgroup2"}) {
     EXPECT_TRUE(ids.count(id)) << "missing check " << id;
   }
+}
+
+// record -g and --call-graph dwarf sample user registers and stack copies: this process may.
+TEST_F(MachineCheckTest, CallGraphsWithStackCopiesSampleHere) {
+  const auto& graphs = check("call_graphs");
+  EXPECT_EQ(graphs.status, CheckStatus::ok) << graphs.value;
+  EXPECT_NE(graphs.explanation.find("record -g: frame pointers"), std::string::npos);
 }
 
 TEST_F(MachineCheckTest, SummaryAgreesWithTheChecks) {

@@ -121,7 +121,11 @@ struct StackCompleter::State {
       if (result.frames == 0 || result.no_module) return false;
       // Its user pc in no recorded mapping: the walk would stop short here but not in a report
       // that has seen the whole recording. The copies stay.
-      if (!maps.dso_of(sample.pid, unwound[0], abi::record_misc::user)) return false;
+      const std::string* dso = maps.dso_of(sample.pid, unwound[0], abi::record_misc::user);
+      if (dso == nullptr) return false;
+      // The vDSO has no file to read its CFI from here, but its image can be had (the kernel's
+      // own copy, saved build ids): the copies stay for a reader that unwinds through it.
+      if (result.frames == 1 && *dso == "[vdso]") return false;
       // The kernel part as the kernel wrote it (perf's dwarf mode excludes the user part).
       for (std::uint64_t ip : original) {
         if (ip == cc::user) break;
