@@ -39,22 +39,7 @@ std::vector<double> measured(const std::string& out) {
   return values;
 }
 
-struct FoldedLine {
-  std::string stack;
-  double weight = 0;
-};
-
-std::vector<FoldedLine> folded(const std::string& text) {
-  std::vector<FoldedLine> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto space = line.rfind(' ');
-    if (space == std::string::npos) continue;
-    lines.push_back({line.substr(0, space), std::stod(line.substr(space + 1))});
-  }
-  return lines;
-}
+using pt::FoldedLine;
 
 // The weight of the lines that start with `prefix` and contain every one of `parts`.
 double weight_of(const std::vector<FoldedLine>& lines, const std::string& prefix,
@@ -108,7 +93,7 @@ TEST(OffCpuRecord, WallAttributesSpinSleepAndPipeWaitToTheirFunctions) {
 
   auto wall = pt::run_perfscope({"report", "-i", file, "--wall", "--format", "folded"});
   ASSERT_EQ(wall.exit_status, 0) << wall.err;
-  auto lines = folded(wall.out);
+  auto lines = pt::parse_folded(wall.out);
   const std::string main_thread = "offcpu_workload;";
   double thread_total = weight_of(lines, main_thread);
   ASSERT_GT(thread_total, 0) << wall.out;
@@ -133,7 +118,7 @@ TEST(OffCpuRecord, WallAttributesSpinSleepAndPipeWaitToTheirFunctions) {
   // Off-CPU alone: the blocked time in the sleep and the pipe read is the measured one.
   auto split = pt::run_perfscope({"report", "-i", file, "--format", "folded"});
   ASSERT_EQ(split.exit_status, 0) << split.err;
-  auto split_lines = folded(split.out);
+  auto split_lines = pt::parse_folded(split.out);
   double blocked = weight_of(split_lines, "[offcpu-time];offcpu_workload;", {";sleep_phase"}) +
                    weight_of(split_lines, "[offcpu-time];offcpu_workload;", {";read_phase"});
   EXPECT_NEAR(blocked, sleep + wait, (sleep + wait) * 0.03) << split.out;
@@ -160,7 +145,7 @@ TEST(OffCpuRecord, MutexWaiterBlocksAtItsLockCallSite) {
   ASSERT_EQ(waited.size(), 1u) << recorded.out;
   auto report = pt::run_perfscope({"report", "-i", file, "--format", "folded"});
   ASSERT_EQ(report.exit_status, 0) << report.err;
-  auto lines = folded(report.out);
+  auto lines = pt::parse_folded(report.out);
   // The waiter (the main thread) blocked in the kernel's futex wait, called from its lock site.
   double at_lock =
       weight_of(lines, "[offcpu-time];offcpu_workload;", {";waiter_lock_site;", "futex"});
@@ -314,7 +299,7 @@ TEST(OffCpuRecord, AttachedProcessThreadAndSystemWideTargets) {
     ASSERT_EQ(phases.size(), 3u) << printed << recorded.err;
     auto report = pt::run_perfscope({"report", "-i", file, "--format", "folded"});
     ASSERT_EQ(report.exit_status, 0) << report.err;
-    auto lines = folded(report.out);
+    auto lines = pt::parse_folded(report.out);
     double slept = weight_of(lines, "[offcpu-time];offcpu_workload;", {";sleep_phase"});
     double waited = weight_of(lines, "[offcpu-time];offcpu_workload;", {";read_phase"});
     EXPECT_NEAR(slept, phases[1], phases[1] * 0.03) << report.out.substr(0, 3000);

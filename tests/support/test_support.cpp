@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,18 @@ sys.exit(1 if errors else 0)
     check.report = result.out + result.err;
   }
   return check;
+}
+
+std::vector<FoldedLine> parse_folded(const std::string& text) {
+  std::vector<FoldedLine> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    lines.push_back({line.substr(0, space), std::stod(line.substr(space + 1))});
+  }
+  return lines;
 }
 
 }  // namespace perfscope::testing

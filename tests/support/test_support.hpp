@@ -85,4 +85,11 @@ struct SchemaCheck {
 };
 SchemaCheck check_json_schema(const std::string& schema, const std::string& document);
 
+// One line of a folded-stacks export (`report --format folded`): the stack and its weight.
+struct FoldedLine {
+  std::string stack;
+  double weight = 0;
+};
+std::vector<FoldedLine> parse_folded(const std::string& text);
+
 }  // namespace perfscope::testing

@@ -3,7 +3,8 @@
 // sample inside them skips their caller.
 //   stack_gaps_workload waits MS: this process and a forked child each wait MS ms in
 //     sleep_part (nanosleep, called directly) and MS ms in pipe_part (read, called directly, of a
-//     pipe that a helper thread writes MS ms later); prints "measured" when both are done.
+//     pipe that a helper thread writes MS ms later); each prints "waited SLEEP_NS PIPE_NS", and
+//     the parent "measured" when both are done.
 //   stack_gaps_workload leaves MS: for MS ms, scan_part runs strlen over 256 KiB and copy_part
 //     memcpy over 256 KiB, in turn.
 #include <pthread.h>
@@ -51,13 +52,19 @@ void* writer(void*) {
   return nullptr;
 }
 
+// Prints "waited SLEEP_NS PIPE_NS": how long this process spent in each (its own clock).
 void wait_both() {
   if (::pipe(pipe_fds) != 0) std::abort();
+  double start = seconds_now();
   sleep_part(delay_ms);
+  double slept = seconds_now();
   pthread_t thread;
   pthread_create(&thread, nullptr, writer, nullptr);
   pipe_part();
+  double read = seconds_now();
   pthread_join(thread, nullptr);
+  std::printf("waited %.0f %.0f\n", (slept - start) * 1e9, (read - slept) * 1e9);
+  std::fflush(stdout);
 }
 
 extern "C" __attribute__((noinline)) void scan_part() {
