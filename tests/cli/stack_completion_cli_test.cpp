@@ -217,7 +217,7 @@ TEST(StackCompletion, DwarfUnwoundWhileRecordingMatchesStacksUnwoundByReport) {
       << kept_header.out;
 }
 
-TEST(StackCompletion, LinuxPerfReadsTheUnwoundFileWithoutWarnings) {
+TEST(StackCompletion, LinuxPerfReadsTheUnwoundFileWithoutWarningsAboutIt) {
   if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
   pt::TempDir dir;
   std::string unwound = dir.path() + "/perf.data";
@@ -227,7 +227,19 @@ TEST(StackCompletion, LinuxPerfReadsTheUnwoundFileWithoutWarnings) {
   auto report = pt::run_command({perf_path, "report", "-i", unwound, "--stdio", "--no-children",
                                  "--sort", "sym", "-g", "caller"});
   ASSERT_EQ(report.exit_status, 0) << report.err;
-  EXPECT_EQ(report.err.find("arning"), std::string::npos) << report.err;
+  // perf's one warning that says nothing of the file's form: its LOST records (the recorder fell
+  // behind on a loaded machine), allowed only when record said it lost some.
+  std::string warnings;
+  std::istringstream lines(report.err);
+  for (std::string line; std::getline(lines, line);) {
+    bool about_losses = line == "Warning:" || line.find("events and lost") != std::string::npos ||
+                        line == "Check IO/CPU overload!" || line.empty();
+    if (!about_losses) warnings += line + "\n";
+  }
+  EXPECT_EQ(warnings, "") << report.err;
+  if (report.err.find("events and lost") != std::string::npos) {
+    EXPECT_EQ(recorded.err.find(" 0 LOST records"), std::string::npos) << recorded.err;
+  }
   // The leaves under main, from the call chains alone (perf finds no stack to unwind).
   EXPECT_NE(report.out.find("leaf_60"), std::string::npos) << report.out;
   EXPECT_NE(report.out.find("main"), std::string::npos) << report.out;
