@@ -10,6 +10,7 @@
 
 #include "analysis/path_names.hpp"
 #include "analysis/profile/flat_index_map.hpp"
+#include "analysis/profile/stack_completeness.hpp"
 #include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
@@ -598,50 +599,6 @@ struct ProfileBuilder::State {
     }
   }
 };
-
-namespace {
-
-// A thread's first frame: where a walk that went all the way ends.
-bool is_thread_start(std::string_view name) noexcept {
-  for (std::string_view start :
-       {"_start", "__start", "clone", "__clone", "clone3", "__clone3", "start_thread",
-        "thread_start", "ret_from_fork", "ret_from_fork_asm"}) {
-    if (name == start) return true;
-  }
-  return false;
-}
-
-// Of the samples with call chains, those whose outermost frame is a thread's first frame.
-void count_stacks_reaching_start(Profile& profile) {
-  // Each node's outermost frame, parents first (a node's parent was made before it).
-  std::vector<std::uint8_t> reaches(profile.stacks.size(), 0);
-  for (std::size_t i = 0; i < profile.stacks.size(); ++i) {
-    const ProfileStack& node = profile.stacks[i];
-    if (node.parent != no_index && node.parent < i) {
-      reaches[i] = reaches[node.parent];
-    } else if (node.parent != no_index) {
-      std::uint32_t root = static_cast<std::uint32_t>(i);
-      while (profile.stacks[root].parent != no_index) root = profile.stacks[root].parent;
-      const ProfileFrame& frame = profile.frames[profile.stacks[root].frame];
-      reaches[i] = is_thread_start(profile.functions[frame.function].name) ? 1 : 0;
-    } else {
-      const ProfileFrame& frame = profile.frames[node.frame];
-      reaches[i] = is_thread_start(profile.functions[frame.function].name) ? 1 : 0;
-    }
-  }
-  auto count = [&](std::uint32_t stack, std::uint32_t event, std::uint64_t samples) {
-    if (stack == no_index || event >= profile.events.size()) return;
-    if (!profile.events[event].has_callchains) return;
-    profile.summary.stacks_walked += samples;
-    if (reaches[stack]) profile.summary.stacks_reaching_start += samples;
-  };
-  for (const ProfileSample& sample : profile.samples) count(sample.stack, sample.event, 1);
-  for (const ProfileSampleGroup& group : profile.sample_groups) {
-    count(group.stack, group.event, group.samples);
-  }
-}
-
-}  // namespace
 
 ProfileBuilder::ProfileBuilder(ProfileOptions options)
     : state_(std::make_unique<State>(std::move(options))) {
