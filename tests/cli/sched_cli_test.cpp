@@ -314,7 +314,9 @@ TEST(SchedCli, CutFileGivesTheRowsBeforeTheCut) {
     return kept;
   };
   RowMatch match = match_rows(workload_rows(result.out), workload_rows(whole.out));
-  EXPECT_GT(match.ours, 1000u) << result.err;
+  // A few hundred: on a busy machine (CI runs other tests beside this one) other tasks' rows take
+  // much of the first half (a CI run kept 289 workload rows before the cut).
+  EXPECT_GT(match.ours, 100u) << result.err;
   EXPECT_LT(match.ours, match.theirs);
   EXPECT_GE(static_cast<double>(match.equal), 0.9 * static_cast<double>(match.ours));
 }
