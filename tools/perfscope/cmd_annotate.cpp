@@ -43,6 +43,8 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
   app_->add_option("--debug-root", debug_root_,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--kcore", kcore_, "Where kernel code is read (default /proc/kcore)");
+  app_->add_option("-M,--disassembler-style", disassembler_style_,
+                   "x86-64 syntax: att (default, as objdump and perf write it) or intel");
   app_->footer(
       "Examples:\n"
       "  perfscope annotate -i perf.data leaf_60\n"
@@ -60,6 +62,12 @@ int AnnotateCommand::run() {
     throw std::invalid_argument("--source and --asm-only exclude each other: pick one view");
   }
   AnnotateOptions options;
+  if (disassembler_style_ == "intel") {
+    options.syntax = AssemblySyntax::intel;
+  } else if (disassembler_style_ != "att") {
+    throw std::invalid_argument(fmt::format(
+        "-M '{}': the disassembler styles are att (the default) and intel", disassembler_style_));
+  }
   options.symbols = symbols_;
   options.percent_limit = percent_limit_;
   options.kcore_path = kcore_;

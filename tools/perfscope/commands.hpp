@@ -192,6 +192,7 @@ class AnnotateCommand {
   std::string comm_list_, dso_list_;
   std::vector<std::uint32_t> pids_, tids_;
   std::string debug_root_, kcore_ = "/proc/kcore";
+  std::string disassembler_style_ = "att";
   SymbolSourceOptions symbol_sources_;
 };
 

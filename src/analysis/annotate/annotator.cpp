@@ -121,7 +121,7 @@ class Annotator {
 
   Disassembler& disassembler(Architecture architecture) {
     auto& slot = disassemblers_[static_cast<int>(architecture)];
-    if (!slot) slot = make_disassembler(architecture);
+    if (!slot) slot = make_disassembler(architecture, options_.syntax);
     return *slot;
   }
 
@@ -245,8 +245,10 @@ class Annotator {
         entry.callee_period += callee->second.period;
       }
       describe(entry, key, instruction);
-      entry.text = instruction.mnemonic;
-      if (!instruction.operands.empty()) entry.text += " " + instruction.operands;
+      // objdump's layout, as perf annotate shows it: the mnemonic in a column of six.
+      entry.text = instruction.operands.empty()
+                       ? instruction.mnemonic
+                       : fmt::format("{:<6} {}", instruction.mnemonic, instruction.operands);
       if (!entry.target_name.empty()) entry.text += " <" + entry.target_name + ">";
       entry.instruction = std::move(instruction);
       out.instructions.push_back(std::move(entry));

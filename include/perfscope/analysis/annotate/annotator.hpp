@@ -35,6 +35,8 @@ struct AnnotateOptions {
   // (NamedFunctionSieve). The annotation is the same either way; off, every sample is resolved
   // (the tests compare the two).
   bool sieve_samples = true;
+  // x86-64's assembly syntax: AT&T (objdump's and perf's default) or Intel (-M intel).
+  AssemblySyntax syntax = AssemblySyntax::att;
 };
 
 // One place in the source: a file and line, with the function its code belongs to.
