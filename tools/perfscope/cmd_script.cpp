@@ -168,6 +168,7 @@ StackResolverOptions resolver_options(const SymbolizerOptions& symbols) {
 }
 
 void add_recorded_build_ids(StackResolver& resolver, const PerfDataReader& reader) {
+  resolver.set_recording_vdso(reader.features());
   for (const auto& entry : reader.features().build_ids) {
     bool kernel = (entry.misc & abi::record_misc::cpumode_mask) == abi::record_misc::kernel &&
                   entry.filename.starts_with("[kernel.kallsyms]");

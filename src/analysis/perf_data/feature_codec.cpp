@@ -32,6 +32,14 @@ class ByteCursor {
     position_ += size;
     return true;
   }
+  bool skip(std::uint64_t size) noexcept {
+    if (!ok_ || left() < size) {
+      ok_ = false;
+      return false;
+    }
+    position_ += size;
+    return true;
+  }
   std::uint32_t u32() noexcept {
     std::uint32_t value = 0;
     take(&value, sizeof value);
@@ -190,7 +198,20 @@ std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& feat
         }
       }
       break;
-    default: break;
+    default:
+      if (bit == perf_data::perfscope_feature_embedded_files && !features.embedded_files.empty()) {
+        out.u32(static_cast<std::uint32_t>(features.embedded_files.size()));
+        for (const EmbeddedFile& file : features.embedded_files) {
+          out.string(file.kind);
+          out.string(file.name);
+          out.u32(static_cast<std::uint32_t>(file.build_id.size()));
+          out.put(file.build_id.data(), file.build_id.size());
+          out.u64(file.bytes.size());
+          out.put(file.bytes.data(), file.bytes.size());
+          out.bytes.resize((out.bytes.size() + 7) & ~std::size_t{7});
+        }
+      }
+      break;
   }
   return std::move(out.bytes);
 }
@@ -348,7 +369,28 @@ void decode_feature(unsigned bit, std::span<const std::byte> file, std::uint64_t
       break;
     }
     default:
-      if (bit == perf_data::simpleperf_feature_meta_info) {
+      if (bit == perf_data::perfscope_feature_embedded_files) {
+        std::uint32_t count = in.u32();
+        if (count > size / 16) fail("more embedded files than the section holds");
+        for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+          EmbeddedFile embedded;
+          embedded.kind = in.string();
+          embedded.name = in.string();
+          std::uint32_t id_size = in.u32();
+          if (id_size > perf_data::build_id_max) fail("an embedded file's build id is too long");
+          embedded.build_id.resize(id_size);
+          in.take(embedded.build_id.data(), id_size);
+          std::uint64_t bytes = in.u64();
+          if (!in.ok() || bytes > offset + size - in.position()) {
+            fail("an embedded file is larger than the section");
+          }
+          embedded.bytes.resize(bytes);
+          in.take(embedded.bytes.data(), embedded.bytes.size());
+          // The padding to 8 (the last file's may be cut by the section's end).
+          in.skip(std::min<std::uint64_t>((8 - (in.position() - offset) % 8) % 8, in.left()));
+          if (in.ok()) features.embedded_files.push_back(std::move(embedded));
+        }
+      } else if (bit == perf_data::simpleperf_feature_meta_info) {
         // NUL-terminated key, NUL-terminated value, to the end of the section.
         std::string text(size, '\0');
         in.take(text.data(), text.size());

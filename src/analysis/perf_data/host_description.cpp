@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "perfscope/analysis/symbols/vdso_image.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/trim_whitespace.hpp"
 #include "perfscope/sys/kernel_files.hpp"
@@ -67,6 +68,8 @@ PerfDataFeatures describe_host(std::vector<std::string> cmdline) {
   }
   features.version = std::string(version_banner);
   features.cmdline = std::move(cmdline);
+  // The vDSO has no file: the recording keeps its image, as perf keeps it in its build-id cache.
+  if (auto vdso = this_process_vdso_file()) features.embedded_files.push_back(std::move(*vdso));
 
   std::vector<int> online;
   if (auto list = sys::online_cpu_list()) online = parse_cpu_list(trim_whitespace(*list));

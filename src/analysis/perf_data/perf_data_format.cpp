@@ -55,6 +55,7 @@ std::string_view feature_name(unsigned bit) noexcept {
 }
 
 std::string_view feature_label(unsigned bit) noexcept {
+  if (bit == perfscope_feature_embedded_files) return "perfscope's embedded files";
   std::string_view name = feature_name(bit);
   return name.empty() ? std::string_view("unknown feature") : name;
 }

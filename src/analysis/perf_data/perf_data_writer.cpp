@@ -301,6 +301,13 @@ void PerfDataWriter::finish(const PerfDataFeatures& features) {
     header.set_feature(bit);
     sections.emplace_back(bit, std::move(contents));
   }
+  // perfscope's own, after perf's: perf skips the sections of the bits it does not know.
+  if (auto contents = encode_feature(perf_data::perfscope_feature_embedded_files, *described,
+                                     events_, attr_size_);
+      !contents.empty()) {
+    header.set_feature(perf_data::perfscope_feature_embedded_files);
+    sections.emplace_back(perf_data::perfscope_feature_embedded_files, std::move(contents));
+  }
   std::uint64_t table = data_offset_ + data_size_;
   std::uint64_t at = table + sections.size() * sizeof(perf_data::FileSection);
   std::vector<perf_data::FileSection> entries;

@@ -629,6 +629,10 @@ void ProfileBuilder::observe(const RecordView& view, std::uint32_t event) {
   state_->observe(view, event);
 }
 
+void ProfileBuilder::set_recording_vdso(const PerfDataFeatures& features) {
+  state_->resolver.set_recording_vdso(features);
+}
+
 void ProfileBuilder::add_samples_read(std::uint64_t count) noexcept {
   state_->profile.summary.samples_read += count;
 }
@@ -728,6 +732,7 @@ Profile build_profile_with(const PerfDataReader& reader, const ProfileOptions& o
     builder.add_event(std::move(name), event.config);
   }
   const PerfDataFeatures& features = reader.features();
+  builder.set_recording_vdso(features);
   for (const auto& entry : features.build_ids) {
     if (entry.filename.size() > 4000) continue;
     std::vector<std::byte> bytes = build_id_record(entry);

@@ -9,6 +9,7 @@
 #include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/symbols/vdso_image.hpp"
 
 namespace perfscope {
 
@@ -151,10 +152,15 @@ struct StackResolver::State {
       out.symbol = symbolizer.resolve_jit(pid, lookup);
       out.dso = out.symbol.dso.empty() ? name : out.symbol.dso;
     } else {
-      // [vdso], [vsyscall] and the like: named by their mapping, no file to read. The vDSO is an
-      // image whose addresses perf shows as offsets; the others are plain memory.
+      // [vdso], [vsyscall] and the like: named by their mapping. The vDSO is an image with
+      // symbols (carried by the recording, or this kernel's), whose addresses perf shows as
+      // offsets; the others are plain memory.
       out.dso = name;
-      if (name == "[vdso]") out.dso_address = mapping.file_offset(address.ip);
+      if (name == vdso_mapping_name) {
+        out.symbol =
+            symbolizer.resolve_file(name, mapping.file_offset(lookup), build_id_of(mapping));
+        out.dso_address = mapping.file_offset(address.ip);
+      }
     }
   }
 
@@ -282,6 +288,10 @@ StackResolver::~StackResolver() = default;
 void StackResolver::observe(const RecordView& view, const ParseConfig& config) {
   state_->maps.observe(view, config);
   state_->generation_known = false;
+}
+
+void StackResolver::set_recording_vdso(const PerfDataFeatures& features) {
+  state_->symbolizer.set_recording_vdso(features);
 }
 
 void StackResolver::add_recorded_build_id(std::string_view filename,

@@ -2,7 +2,7 @@
 
 #include <elf.h>
 #include <fmt/format.h>
-#include <sys/auxv.h>
+#include <sys/utsname.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -24,6 +24,7 @@
 #include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/symbols/elf_image.hpp"
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
+#include "perfscope/analysis/symbols/vdso_image.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope {
@@ -183,17 +184,9 @@ struct JitState {
   std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
 };
 
-// The vDSO is the same image in every process of this kernel: read this process's copy.
-std::optional<ElfImage> vdso_image() {
-  auto base = reinterpret_cast<const unsigned char*>(getauxval(AT_SYSINFO_EHDR));
-  if (!base) return std::nullopt;
-  Elf64_Ehdr header;
-  std::memcpy(&header, base, sizeof header);
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) {
-    return std::nullopt;
-  }
-  std::size_t size = header.e_shoff + std::size_t{header.e_shnum} * header.e_shentsize;
-  return ElfImage::from_bytes(std::vector<unsigned char>(base, base + size));
+std::optional<ElfImage> elf_of(std::span<const std::byte> bytes) {
+  const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
+  return ElfImage::from_bytes(std::vector<unsigned char>(begin, begin + bytes.size()));
 }
 
 }  // namespace
@@ -210,7 +203,59 @@ struct Symbolizer::State {
   SymbolizerStatistics statistics;
   std::unordered_set<std::string> short_plt_names;  // node-based: views into it stay valid
 
+  // The recording's vDSO (Symbolizer::set_recording_vdso).
+  std::vector<EmbeddedFile> vdso_images;
+  std::optional<std::string> recording_os_release;
+
   void warn(std::string text) { warnings.push_back(std::move(text)); }
+
+  // The image to name [vdso] addresses from; nullopt with `error` saying why there is none.
+  std::optional<ElfImage> vdso(std::span<const std::uint8_t> recorded_id, std::string& error) {
+    auto matches = [&](std::span<const std::uint8_t> id) {
+      return recorded_id.empty() ||
+             std::equal(id.begin(), id.end(), recorded_id.begin(), recorded_id.end());
+    };
+    for (const EmbeddedFile& carried : vdso_images) {
+      if (matches(carried.build_id)) return elf_of(carried.bytes);
+    }
+    std::string hex = recorded_id.empty() ? std::string() : build_id_hex(recorded_id);
+    if (!recorded_id.empty()) {
+      // perf record keeps the vDSO in its build-id cache: [vdso]/<id>/vdso.
+      std::vector<std::string> roots = locator.roots().build_id_dirs;
+      roots.push_back(options.build_id_cache_dir.empty() ? default_build_id_cache_dir()
+                                                         : options.build_id_cache_dir);
+      for (const std::string& root : roots) {
+        std::string ignored;
+        if (auto cached = ElfImage::open(fmt::format("{}/[vdso]/{}/vdso", root, hex), ignored)) {
+          return cached;
+        }
+      }
+    }
+    std::vector<std::byte> own = this_process_vdso_image();
+    if (own.empty()) {
+      error = "the recording carries no vDSO image and this process has none to stand in";
+      return std::nullopt;
+    }
+    std::vector<std::uint8_t> own_id = elf_image_build_id(own);
+    if (!recorded_id.empty() && !matches(own_id)) {
+      error = fmt::format(
+          "the recording's vDSO (build id {}) is neither in the recording nor in perf's build-id "
+          "cache, and this kernel's vDSO is another build ({})",
+          hex, own_id.empty() ? std::string("no build id") : build_id_hex(own_id));
+      return std::nullopt;
+    }
+    if (recorded_id.empty() && recording_os_release) {
+      struct utsname names {};
+      if (::uname(&names) == 0 && *recording_os_release != names.release) {
+        error = fmt::format(
+            "the recording carries no vDSO image and was made on kernel {}, this is {}: this "
+            "kernel's vDSO would name its addresses wrongly",
+            *recording_os_release, names.release);
+        return std::nullopt;
+      }
+    }
+    return elf_of(own);
+  }
 
   void add_missing(std::string_view path, std::span<const std::uint8_t> build_id,
                    std::string_view reason, std::string detail) {
@@ -239,9 +284,8 @@ struct Symbolizer::State {
     std::optional<ElfImage> image;
     file.read_path = file.path;
     std::vector<std::string> rejected;
-    if (file.path == "[vdso]") {
-      image = vdso_image();
-      if (!image) error = "no vDSO image in this process to read [vdso] symbols from";
+    if (file.path == vdso_mapping_name) {
+      image = vdso(file.recorded_build_id, error);
     } else {
       LocatedFile where = locator.locate(file.path, file.recorded_build_id);
       rejected = std::move(where.rejected);
@@ -593,6 +637,14 @@ void Symbolizer::prefetch_kernel() {
 void Symbolizer::set_kernel_build_id(std::span<const std::uint8_t> build_id) {
   if (state_->kernel.loaded || state_->kernel.loader.joinable()) return;
   state_->options.kernel_build_id.assign(build_id.begin(), build_id.end());
+}
+
+void Symbolizer::set_recording_vdso(const PerfDataFeatures& features) {
+  state_->vdso_images.clear();
+  for (const EmbeddedFile& file : features.embedded_files) {
+    if (file.kind == vdso_embedded_kind) state_->vdso_images.push_back(file);
+  }
+  state_->recording_os_release = features.osrelease;
 }
 
 void Symbolizer::set_kernel_reference_address(std::uint64_t address) noexcept {

@@ -22,6 +22,7 @@
 #include "perfscope/analysis/perf_data/host_description.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+#include "perfscope/analysis/symbols/vdso_image.hpp"
 #include "record_builder.hpp"
 
 namespace {
@@ -120,6 +121,18 @@ TEST(PerfDataTest, RoundTripsRecordsEventsAndFeatures) {
   ASSERT_EQ(features.build_ids.size(), 1u);
   EXPECT_EQ(features.build_ids[0].filename, "/bin/true");
   EXPECT_EQ(features.build_ids[0].build_id, (std::vector<std::uint8_t>{1, 2, 3, 4}));
+  // The vDSO image travels in perfscope's own feature, byte for byte, with its build id.
+  std::vector<std::byte> vdso = perfscope::this_process_vdso_image();
+  if (!vdso.empty()) {
+    ASSERT_EQ(features.embedded_files.size(), 1u);
+    EXPECT_EQ(features.embedded_files[0].kind, "vdso");
+    EXPECT_EQ(features.embedded_files[0].name, "[vdso]");
+    EXPECT_EQ(features.embedded_files[0].bytes, vdso);
+    EXPECT_EQ(features.embedded_files[0].build_id, perfscope::elf_image_build_id(vdso));
+    EXPECT_NE(std::find(features.present.begin(), features.present.end(),
+                        perf_data::perfscope_feature_embedded_files),
+              features.present.end());
+  }
 
   // File order, and each record's event from its IDENTIFIER.
   std::vector<std::pair<std::uint64_t, std::size_t>> in_file;

@@ -20,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
+#include "perfscope/analysis/symbols/vdso_image.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "support/test_support.hpp"
 
@@ -563,6 +565,47 @@ TEST(Symbolizer, VdsoSymbolsFromThisProcessesImage) {
     found = at.symbol.find("clock_gettime") != std::string_view::npos;
   }
   EXPECT_TRUE(found) << (symbolizer.warnings().empty() ? "" : symbolizer.warnings().front());
+}
+
+// The vDSO of a recording: the image it carries names its addresses, whatever this process's
+// vDSO is (a copy renamed here stands for another kernel's); without one, this process's vDSO
+// stands in only for a recording of this kernel.
+TEST(Symbolizer, VdsoSymbolsFromTheImageTheRecordingCarries) {
+  auto own = perfscope::this_process_vdso_file();
+  if (!own) GTEST_SKIP() << "this kernel maps no vDSO";
+  std::string_view text(reinterpret_cast<const char*>(own->bytes.data()), own->bytes.size());
+  std::size_t at = text.find("clock_gettime");
+  ASSERT_NE(at, std::string_view::npos);
+  perfscope::EmbeddedFile carried = *own;
+  std::memcpy(carried.bytes.data() + at, "clock_gettimX", 13);
+  perfscope::PerfDataFeatures features;
+  features.embedded_files.push_back(carried);
+  features.osrelease = "0.0.0-another-kernel";
+  Symbolizer symbolizer;
+  symbolizer.set_recording_vdso(features);
+  std::string named;
+  for (std::uint64_t offset = 0; offset < 0x2000 && named.empty(); offset += 4) {
+    auto found = symbolizer.resolve_file("[vdso]", offset, carried.build_id);
+    if (found.symbol.find("clock_gettim") != std::string_view::npos) named = found.symbol;
+  }
+  EXPECT_THAT(named, HasSubstr("clock_gettimX"));
+
+  // No image carried, another kernel, no build id: no names, and a sentence that says why.
+  features.embedded_files.clear();
+  Symbolizer other;
+  other.set_recording_vdso(features);
+  for (std::uint64_t offset = 0; offset < 0x2000; offset += 4) {
+    EXPECT_TRUE(other.resolve_file("[vdso]", offset).symbol.empty());
+  }
+  ASSERT_FALSE(other.warnings().empty());
+  EXPECT_THAT(other.warnings().front(), HasSubstr("made on kernel 0.0.0-another-kernel"));
+  // A recorded build id that is neither carried nor this kernel's.
+  Symbolizer unknown;
+  unknown.set_recording_vdso(perfscope::PerfDataFeatures{});
+  std::vector<std::uint8_t> another_id(20, 0x5a);
+  EXPECT_TRUE(unknown.resolve_file("[vdso]", 0x800, another_id).symbol.empty());
+  ASSERT_FALSE(unknown.warnings().empty());
+  EXPECT_THAT(unknown.warnings().front(), HasSubstr("build id 5a5a"));
 }
 
 namespace kernel_copy {

@@ -82,6 +82,13 @@ enum class Feature : unsigned {
   pmu_caps = 31,
 };
 inline constexpr unsigned feature_last_known = 31;
+// perfscope's own feature: files the recording carries so that a report made later or elsewhere
+// names the same code (the vDSO image). perf reads the feature bits it knows (below
+// HEADER_LAST_FEATURE) and skips the sections of the rest, so it reads these files unharmed; the
+// bit lies between perf's (1-31 today) and simpleperf's (128 and up).
+// Contents: u32 count, then per file: kind, name (perf strings), u32 build id size, the build id,
+// u64 size, the bytes, zero padding to 8.
+inline constexpr unsigned perfscope_feature_embedded_files = 100;
 // simpleperf's own feature bits (FEAT_FILE and after) start here; META_INFO holds its version.
 inline constexpr unsigned simpleperf_feature_first = 128;
 inline constexpr unsigned simpleperf_feature_meta_info = 129;

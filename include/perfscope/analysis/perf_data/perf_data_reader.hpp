@@ -98,6 +98,14 @@ struct AuxtraceIndexEntry {
   bool operator==(const AuxtraceIndexEntry&) const = default;
 };
 
+// A file a perfscope recording carries (perfscope_feature_embedded_files).
+struct EmbeddedFile {
+  std::string kind;  // "vdso"
+  std::string name;  // "[vdso]"
+  std::vector<std::uint8_t> build_id;
+  std::vector<std::byte> bytes;
+};
+
 struct PerfDataFeatures {
   std::optional<std::string> hostname, osrelease, version, arch, cpudesc, cpuid;
   std::optional<std::uint32_t> nr_cpus_available, nr_cpus_online;
@@ -117,6 +125,8 @@ struct PerfDataFeatures {
   // simpleperf's META_INFO feature (bit 129): key/value pairs ("simpleperf_version",
   // "event_type_info", ...). Empty in files perf wrote.
   std::vector<std::pair<std::string, std::string>> simpleperf_meta_info;
+  // perfscope's embedded files (the vDSO image of the recording machine). Not in pipe mode.
+  std::vector<EmbeddedFile> embedded_files;
 };
 
 // One data record as the reader delivers it.

@@ -98,6 +98,8 @@ class StackResolver {
   // records): files are checked against it when their mapping carried none. "[kernel.kallsyms]"
   // gives the symbolizer the recording's kernel.
   void add_recorded_build_id(std::string_view filename, std::span<const std::uint8_t> build_id);
+  // The recording's vDSO images and kernel release (Symbolizer::set_recording_vdso).
+  void set_recording_vdso(const PerfDataFeatures& features);
   // The recorded build id of `mapping`'s file: the MMAP2 record's, else the recorded one.
   std::span<const std::uint8_t> build_id_of(const TaskMaps::MappingView& mapping) const;
   std::span<const std::uint8_t> recorded_build_id(std::string_view filename) const;

@@ -19,6 +19,8 @@
 
 namespace perfscope {
 
+struct PerfDataFeatures;
+
 struct SymbolizerOptions {
   bool demangle = true;  // C++ names through the ABI demangler
   // Demangled names with their parameter lists, return types and clone suffixes
@@ -152,6 +154,12 @@ class Symbolizer {
   // address: SymbolizerOptions::kernel_build_id and kernel_reference_address. Ignored once
   // kernel symbols are loading.
   void set_kernel_build_id(std::span<const std::uint8_t> build_id);
+  // What the recording says of its vDSO: the images it carries (perfscope's embedded files) and
+  // the kernel it was made on (OSRELEASE). [vdso] addresses are named from the carried image with
+  // the recorded build id, else from perf's build-id cache, else from this process's own vDSO
+  // when it is the same (same build id, or same kernel release when no build id was recorded).
+  // Before the first [vdso] lookup.
+  void set_recording_vdso(const PerfDataFeatures& features);
   void set_kernel_reference_address(std::uint64_t address) noexcept;
   // An address in anonymous executable memory of process `pid`: /tmp/perf-PID.map.
   SymbolizedAddress resolve_jit(std::uint32_t pid, std::uint64_t address);
