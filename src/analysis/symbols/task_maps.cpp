@@ -106,7 +106,16 @@ const TaskMaps::Mapping* TaskMaps::find(const AddressMap& maps,
   auto it = maps.upper_bound(address);
   if (it == maps.begin()) return nullptr;
   --it;
-  return address < it->second.end ? &it->second : nullptr;
+  if (address < it->second.end) return &it->second;
+  // The kernel's own map reaches up to the next kernel map (a module), as perf's does: its MMAP
+  // record ends at _etext, but kallsyms names what lies after it too (.init.text, where the idle
+  // task's start_kernel frames stay; the entry trampolines).
+  // (A map of length 0 maps nothing, as in perf.)
+  if (&maps == &kernel_ && it->second.end > it->first &&
+      names_[it->second.name] == kernel_dso_name) {
+    return &it->second;
+  }
+  return nullptr;
 }
 
 bool TaskMaps::observes(std::uint32_t record_type) noexcept {
@@ -189,12 +198,11 @@ std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid, std
     if (found == processes_.end()) return std::nullopt;
     maps = &found->second;
   }
-  auto it = maps->upper_bound(address);
-  if (it == maps->begin()) return std::nullopt;
-  --it;
-  if (address >= it->second.end) return std::nullopt;
-  name_hit_[it->second.name] |= kernel ? 2 : 1;
-  return view_of(it->first, it->second);
+  const Mapping* mapping = find(*maps, address);
+  if (!mapping) return std::nullopt;
+  name_hit_[mapping->name] |= kernel ? 2 : 1;
+  auto start = maps->upper_bound(address);
+  return view_of(std::prev(start)->first, *mapping);
 }
 
 void TaskMaps::for_each_mapping(std::uint32_t pid,

@@ -411,6 +411,11 @@ TEST(ForeignPerfDataTest, KernelModuleMapsAreNamedAsPerfNamesThem) {
   EXPECT_EQ(name_at(0xffffffffc0000010), "[joydev]");
   EXPECT_EQ(name_at(0xffffffffc0006010), "[videobuf2_memops]");
   EXPECT_EQ(name_at(0x401000), "(none)");  // a user address with kernel misc (PEBS skid)
+  // The kernel's map reaches past its MMAP's end (_etext) up to the first module, as perf's:
+  // .init.text (start_kernel under the idle task) is the kernel's. Past a module's end: none.
+  EXPECT_EQ(name_at(0xffffffff83780b10), "[kernel.kallsyms]");
+  EXPECT_EQ(name_at(0xffffffffbfffffff), "[kernel.kallsyms]");
+  EXPECT_EQ(name_at(0xffffffffc000d010), "(none)");
 }
 
 std::vector<std::byte> kernel_mmap_bytes(std::uint64_t start, std::uint64_t length,
