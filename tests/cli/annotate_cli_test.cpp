@@ -444,6 +444,7 @@ TEST(AnnotateCliFiles, HottestLibcFunctionOfSortAgreesWithPerfAnnotate) {
   const std::string symbol = match[1];
   json document = annotate_json({"-i", file, symbol});
   ASSERT_EQ(document["functions"].size(), 1u) << document.dump(1);
+  EXPECT_EQ(document["functions"][0]["name"], symbol);  // the name report shows
   std::vector<json> instructions(document["functions"][0]["instructions"].begin(),
                                  document["functions"][0]["instructions"].end());
   ASSERT_GT(instructions.size(), 3u);

@@ -338,9 +338,13 @@ class TextPrinter {
     if (text.empty()) text = frame_text(ip, where, symbol_text(where), false);
     return text;
   }
-  // An inlined call's frame: its function's name and " (inlined)" after the file.
+  // An inlined call's frame as perf script prints it: its function's name with the offset of
+  // the function it was inlined into ("_PyEval_EvalFrame+0xcf"), no file, then " (inlined)".
   std::string_view inlined_text(const StackFrame& frame) {
-    scratch_ = frame_text(frame.where->dso_address, *frame.where, frame.function, true);
+    std::string name = fields_.symoff
+                           ? fmt::format("{}+{:#x}", frame.function, frame.where->function_offset())
+                           : std::string(frame.function);
+    scratch_ = frame_text(frame.where->dso_address, *frame.where, name, true);
     return scratch_;
   }
   // "leaf+0x19" with symoff (perf's default), "leaf" without; "[unknown]" either way.
@@ -357,7 +361,7 @@ class TextPrinter {
       if (fields_.ip) text.push_back(' ');
       text.append(safe_name(symbol));
     }
-    if (fields_.dso) {
+    if (fields_.dso && !inlined) {
       if (fields_.ip || fields_.sym) text.push_back(' ');
       text.push_back('(');
       text.append(where.dso.empty() ? std::string("[unknown]") : safe_name(where.dso));

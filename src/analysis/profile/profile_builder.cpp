@@ -26,6 +26,12 @@ namespace perfscope {
 
 namespace {
 
+// perf's name for an address no symbol covers: "0x" and 16 hex digits ("%#.16llx", so 0 is
+// sixteen zeros).
+std::string unresolved_function_name(std::uint64_t address) {
+  return address == 0 ? std::string(16, '0') : fmt::format("{:#018x}", address);
+}
+
 namespace sf = abi::sample_format;
 namespace cc = abi::callchain_context;
 namespace misc = abi::record_misc;
@@ -174,8 +180,9 @@ struct ProfileBuilder::State {
                                                                 : std::span<const std::uint8_t>());
     std::string_view function_name = symbol.symbol;
     if (function_name.empty()) {
-      // perf's spelling: "0x" and 16 hex digits.
-      key = dso == no_index ? std::string("[unknown]") : fmt::format("{:#018x}", where.dso_address);
+      // One function per address, as perf keeps one row per address: the ip itself where no
+      // file maps it, else its offset in the file (the same for sampled ips and callers).
+      key = unresolved_function_name(dso == no_index ? ip.ip : where.dso_address);
       function_name = key;
     }
     std::string name_storage(function_name);
@@ -249,8 +256,7 @@ struct ProfileBuilder::State {
       // An ip outside every recorded kernel map has no file: [unknown], as in resolve().
       std::uint32_t dso = where.dso.empty() ? no_index : intern_dso(where.dso, true, {});
       std::string function_name = !symbol.symbol.empty() ? std::string(symbol.symbol)
-                                  : dso == no_index      ? std::string("[unknown]")
-                                                         : fmt::format("{:#018x}", frame.address);
+                                                         : unresolved_function_name(frame.address);
       frame.function = intern_function(
           function_name, dso, !symbol.symbol.empty(),
           symbol.symbol.empty() ? frame.address : where.dso_address - where.function_offset());

@@ -14,14 +14,21 @@ namespace perfscope {
 namespace {
 
 // Which of two symbols at one address names it, the higher rank first: functions before untyped
-// labels, then perf's order (choose_best_symbol): sized before size-0 aliases, not weak before
-// weak, global before local; finish() then takes fewer leading underscores, then the longer name.
-std::uint8_t symbol_rank(const GElf_Sym& symbol) {
+// labels, sized before size-0 aliases, then the name a program links against before a
+// compatibility alias of an old version ("free" before "cfree@GLIBC_2.2.5": only such aliases
+// carry a single '@' in .symtab, and .dynsym marks them hidden in .gnu.version), then perf's order
+// (choose_best_symbol): not weak before weak, global before local; finish() then takes fewer
+// leading underscores, then the longer name.
+std::uint8_t symbol_rank(const GElf_Sym& symbol, std::string_view name, bool hidden_version) {
   int type = GELF_ST_TYPE(symbol.st_info);
   int binding = GELF_ST_BIND(symbol.st_info);
   bool function = type == STT_FUNC || type == STT_GNU_IFUNC;
-  return static_cast<std::uint8_t>((function ? 8 : 0) + (symbol.st_size > 0 ? 4 : 0) +
-                                   (binding != STB_WEAK ? 2 : 0) + (binding == STB_GLOBAL ? 1 : 0));
+  std::size_t at = name.find('@');
+  bool compatibility_alias =
+      hidden_version || (at != std::string_view::npos && name.substr(at, 2) != "@@");
+  return static_cast<std::uint8_t>((function ? 16 : 0) + (symbol.st_size > 0 ? 8 : 0) +
+                                   (compatibility_alias ? 0 : 4) + (binding != STB_WEAK ? 2 : 0) +
+                                   (binding == STB_GLOBAL ? 1 : 0));
 }
 
 std::size_t leading_underscores(std::string_view name) noexcept {
@@ -63,9 +70,18 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
         names_index != 0 ? elf_strptr(elf, names_index, sections[i].sh_name) : nullptr;
     text_section[i] = section_name && std::strstr(section_name, "text") != nullptr;
   }
+  // .dynsym's versions: the hidden bit marks a non-default version (a compatibility alias).
+  Elf_Data* versions = nullptr;
+  if (section_type == SHT_DYNSYM) {
+    if (Elf_Scn* versym = image.section_of_type(SHT_GNU_versym))
+      versions = elf_getdata(versym, nullptr);
+  }
   for (std::size_t i = 0; i < count; ++i) {
     GElf_Sym symbol;
     if (!gelf_getsym(data, static_cast<int>(i), &symbol)) continue;
+    GElf_Versym version = 0;
+    bool hidden_version = versions && gelf_getversym(versions, static_cast<int>(i), &version) &&
+                          (version & 0x8000) != 0;
     int type = GELF_ST_TYPE(symbol.st_info);
     if (symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= section_count) continue;
     const GElf_Shdr& holder = sections[symbol.st_shndx];
@@ -80,7 +96,7 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
     // '$' starts the ARM and AArch64 mapping symbols ($x, $d), which mark code and data runs.
     if (!name || name[0] == '\0' || name[0] == '$') continue;
     push(symbol.st_value, symbol.st_size > 0 ? symbol.st_value + symbol.st_size : 0,
-         holder.sh_addr + holder.sh_size, name, symbol_rank(symbol), false);
+         holder.sh_addr + holder.sh_size, name, symbol_rank(symbol, name, hidden_version), false);
     ++added;
   }
   return added;
@@ -169,7 +185,7 @@ std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
     if (!target || target[0] == '\0') continue;
     name.assign(target);
     name += "@plt";
-    push(start, start + entry_size, plt_end, name, 8 + 4 + 2, true);
+    push(start, start + entry_size, plt_end, name, 16 + 8 + 4 + 2, true);
     ++added;
   }
   return added;

@@ -139,10 +139,9 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
   if (!decode_record(view, config, record, error)) return;
   std::uint16_t cpumode = view.header.misc & abi::record_misc::cpumode_mask;
   if (auto* comm = std::get_if<CommRecord>(&record)) {
-    if (comm->exec) {
-      processes_.erase(comm->pid);
-      touch(comm->pid);
-    }
+    // An exec keeps the old mappings until the new image's MMAPs replace them, as in perf: a
+    // sample taken inside execve after its COMM still holds the old image's user frames.
+    if (comm->exec) touch(comm->pid);
     comms_[comm->tid] = std::string(comm->comm);
   } else if (auto* task = std::get_if<TaskRecord>(&record)) {
     auto parent = comms_.find(task->ptid);

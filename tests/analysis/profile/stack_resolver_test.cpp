@@ -388,8 +388,19 @@ TEST(StackResolverTest, KernelIpsOutsideEveryKernelMapAreUnknown) {
                              "[kernel.kallsyms]_text", misc::kernel));
   EXPECT_EQ(bounded.resolve(pid, {0xffffffff81000150, misc::kernel, false}).dso,
             "[kernel.kallsyms]");
-  // Past the map's end (a recording's kernel map ends at _etext or the first module).
-  EXPECT_TRUE(bounded.resolve(pid, {0xffffffff81001000, misc::kernel, false}).dso.empty());
+  // Past the map's end (_etext: .init.text and the like) the kernel's map still names it, up to
+  // the first module, as in perf; past a module's end nothing does.
+  EXPECT_EQ(bounded.resolve(pid, {0xffffffff81001000, misc::kernel, false}).dso,
+            "[kernel.kallsyms]");
+  StackResolver with_module(options);
+  feed(with_module, mmap2_record(0xffffffff, 0xffffffff81000000, 0x1000, 0xffffffff81000000,
+                                 "[kernel.kallsyms]_text", misc::kernel));
+  feed(with_module, mmap2_record(0xffffffff, 0xffffffffc0000000, 0x1000, 0,
+                                 "/lib/modules/6.1/kernel/fs/ext4/ext4.ko", misc::kernel));
+  EXPECT_EQ(with_module.resolve(pid, {0xffffffff81001000, misc::kernel, false}).dso,
+            "[kernel.kallsyms]");
+  EXPECT_EQ(with_module.resolve(pid, {0xffffffffc0000010, misc::kernel, false}).dso, "[ext4]");
+  EXPECT_TRUE(with_module.resolve(pid, {0xffffffffc0002000, misc::kernel, false}).dso.empty());
 }
 
 // A --call-graph dwarf sample whose registers hold the pc 0x401010, with 64 bytes of stack.
