@@ -1,7 +1,8 @@
 // The vDSO by name: a program hot in clock_gettime spends its time in the kernel's vDSO, which
 // has no file. perfscope names it from the image the recording carries (or, for perf's files,
-// from perf's build-id cache or this kernel's own), in report, script and the pprof export, as
-// perf names it; and a recording read back after the vDSO changed still names it from its copy.
+// from perf's build-id cache or this kernel's own), in report, script, annotate and the pprof
+// export, as perf names it; and a recording read back after the vDSO changed still names it from
+// its copy.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -53,6 +54,15 @@ TEST(VdsoCli, HotClockGettimeIsNamedInReportScriptAndPprof) {
   EXPECT_TRUE(std::regex_search(script.out,
                                 std::regex(R"( __vdso_clock_gettime\+0x[0-9a-f]+ \(\[vdso\]\))")))
       << script.out.substr(0, 2000);
+
+  // annotate disassembles it from the recording's copy of the image.
+  auto annotated = pt::run_perfscope({"annotate", "-i", file, std::string(vdso_function)});
+  ASSERT_EQ(annotated.exit_status, 0) << annotated.err;
+  EXPECT_NE(annotated.out.find("__vdso_clock_gettime in [vdso] ("), std::string::npos)
+      << annotated.out;
+  EXPECT_TRUE(std::regex_search(annotated.out,
+                                std::regex(R"(\n +[0-9]+\.[0-9]+ +[0-9]+ +[0-9a-f]+  [a-z]+)")))
+      << annotated.out;
 
   std::string pprof = dir.path() + "/profile.pb.gz";
   auto exported = pt::run_perfscope({"report", "--format", "pprof", "-o", pprof, "-i", file});

@@ -12,6 +12,7 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/vdso_image.hpp"
 
 namespace perfscope {
 
@@ -100,7 +101,7 @@ class Annotator {
           "no code bytes available: JIT code, named by {}; the recording holds no copy of the "
           "code the runtime generated",
           out.dso);
-    } else if (out.dso.starts_with('[')) {
+    } else if (out.dso.starts_with('[') && out.dso != vdso_mapping_name) {
       out.no_code_reason = fmt::format("no file to read {} code from", out.dso);
     } else {
       annotate_file(out, f, hits);
@@ -110,6 +111,11 @@ class Annotator {
   }
 
   std::vector<std::string> warnings() const { return symbolizer_.warnings(); }
+
+  // The vDSO's code comes from the image the recording carries (or this kernel's own).
+  void set_recording_vdso(const PerfDataFeatures& features) {
+    symbolizer_.set_recording_vdso(features);
+  }
 
  private:
   static SymbolizerOptions symbolizer_options(const AnnotateOptions& options) {
@@ -159,8 +165,14 @@ class Annotator {
     std::string error;
     // The file that was sampled may be elsewhere now (an extracted archive, a symfs).
     const std::vector<std::uint8_t> recorded = build_id_from_hex(out.build_id);
-    LocatedFile where = symbolizer_.file_locator().locate(out.dso, recorded);
-    std::optional<ElfImage> image = ElfImage::open(where.path, error);
+    LocatedFile where;
+    std::optional<ElfImage> image;
+    if (out.dso == vdso_mapping_name) {
+      image = symbolizer_.vdso_image(recorded, error);
+    } else {
+      where = symbolizer_.file_locator().locate(out.dso, recorded);
+      image = ElfImage::open(where.path, error);
+    }
     if (!image) {
       out.no_code_reason = fmt::format("cannot read its code: {}", error);
       list_addresses(out, hits, 0);
@@ -378,6 +390,7 @@ std::uint32_t function_of(Profile& profile, const SievedFunction& counted) {
 // profile says why (or finds it where the sieve could not look).
 std::optional<Annotation> annotate_profile(Profile& profile, const AnnotateOptions& options,
                                            const ProfileOptions& profile_options,
+                                           const PerfDataFeatures& features,
                                            NamedFunctionSieve* sieve) {
   Annotation annotation;
   annotation.callees = options.callees;
@@ -473,6 +486,7 @@ std::optional<Annotation> annotate_profile(Profile& profile, const AnnotateOptio
   });
 
   Annotator annotator(options, profile);
+  annotator.set_recording_vdso(features);
   for (std::uint32_t index : chosen) {
     AnnotatedFunction& out = annotation.functions.emplace_back();
     annotator.annotate(out, index, hits[index]);
@@ -519,13 +533,14 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
         profile = build_profile(reader, profile_options,
                                 [&](const PerfDataRecord& record) { return sieve->keep(record); });
       }
-      if (auto annotation = annotate_profile(profile, options, profile_options, &*sieve)) {
+      if (auto annotation =
+              annotate_profile(profile, options, profile_options, reader.features(), &*sieve)) {
         return std::move(*annotation);
       }
     }
   }
   Profile profile = build_profile(reader, profile_options);
-  return *annotate_profile(profile, options, profile_options, nullptr);
+  return *annotate_profile(profile, options, profile_options, reader.features(), nullptr);
 }
 
 }  // namespace perfscope

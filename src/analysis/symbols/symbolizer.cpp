@@ -647,6 +647,11 @@ void Symbolizer::set_recording_vdso(const PerfDataFeatures& features) {
   state_->recording_os_release = features.osrelease;
 }
 
+std::optional<ElfImage> Symbolizer::vdso_image(std::span<const std::uint8_t> recorded_build_id,
+                                               std::string& error) {
+  return state_->vdso(recorded_build_id, error);
+}
+
 void Symbolizer::set_kernel_reference_address(std::uint64_t address) noexcept {
   if (state_->kernel.loaded || state_->kernel.loader.joinable()) return;
   state_->options.kernel_reference_address = address;

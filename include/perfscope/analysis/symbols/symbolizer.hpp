@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "perfscope/analysis/symbols/elf_image.hpp"
 #include "perfscope/analysis/symbols/symbol_file_locator.hpp"
 
 namespace perfscope {
@@ -160,6 +162,10 @@ class Symbolizer {
   // when it is the same (same build id, or same kernel release when no build id was recorded).
   // Before the first [vdso] lookup.
   void set_recording_vdso(const PerfDataFeatures& features);
+  // The vDSO image [vdso] addresses are named from (as above); nullopt with `error` saying why
+  // there is none.
+  std::optional<ElfImage> vdso_image(std::span<const std::uint8_t> recorded_build_id,
+                                     std::string& error);
   void set_kernel_reference_address(std::uint64_t address) noexcept;
   // An address in anonymous executable memory of process `pid`: /tmp/perf-PID.map.
   SymbolizedAddress resolve_jit(std::uint32_t pid, std::uint64_t address);
