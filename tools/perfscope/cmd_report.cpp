@@ -79,6 +79,9 @@ ReportCommand::ReportCommand(CLI::App& app) {
   add_inline_option(*app_, options_.inline_frames);
   app_->add_flag("--full-names", options_.full_names,
                  "C++ names with parameter lists and return types (perf shows them with -v)");
+  app_->add_flag("--group-by-name", options_.group_by_name,
+                 "One row for the functions that print the same name in one file (overloads, "
+                 "recompiled JIT code); by default each symbol is a row, as in perf");
   app_->add_flag("--raw-names", options_.raw_names,
                  "Print comms, files and symbols as recorded, control bytes and all (by default "
                  "the text report escapes them: \\x1b, \\xff)");
@@ -139,6 +142,7 @@ int ReportCommand::run() {
   ProfileOptions options;
   options.symbols.source_lines = o.srcline;
   options.symbols.parameter_lists = o.full_names;
+  options.group_functions_by_name = o.group_by_name;
   for (ReportSortKey key : report.sort) {
     if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
   }

@@ -152,6 +152,7 @@ struct ReportCommandOptions {
   bool srcline = false;
   int inline_frames = 0;  // > 0: --inline, < 0: --no-inline, 0: with DWARF call chains, as perf
   bool full_names = false;
+  bool group_by_name = false;
   bool raw_names = false;
   std::string debug_root;
   SymbolSourceOptions symbol_sources;

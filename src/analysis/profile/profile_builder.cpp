@@ -130,11 +130,17 @@ struct ProfileBuilder::State {
     return index;
   }
 
+  // A function is its file and symbol start (resolved, not inlined: `start` nonzero), else its
+  // file and name (inlined calls, unresolved addresses, --group-by-name).
   std::uint32_t intern_function(std::string_view name, std::uint32_t dso, bool resolved,
-                                std::uint64_t start) {
+                                std::uint64_t start, bool inlined = false) {
     key.assign(name);
     key.push_back('\0');
     key.append(reinterpret_cast<const char*>(&dso), sizeof dso);
+    if (resolved && !inlined && !options.group_functions_by_name) {
+      key.push_back('\1');
+      key.append(reinterpret_cast<const char*>(&start), sizeof start);
+    }
     auto found = function_index.find(key);
     if (found != function_index.end()) return found->second;
     auto index = static_cast<std::uint32_t>(profile.functions.size());
@@ -206,7 +212,7 @@ struct ProfileBuilder::State {
     for (std::size_t i = symbol.inlined.size(); i-- > 0;) {
       const InlinedCall& call = symbol.inlined[i];
       ProfileFrame frame;
-      frame.function = intern_function(call.function, dso, true, 0);
+      frame.function = intern_function(call.function, dso, true, 0, true);
       frame.address = ip.ip;
       frame.dso_address = where.dso_address;
       frame.kernel = where.kernel;

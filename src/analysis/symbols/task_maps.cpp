@@ -92,6 +92,19 @@ void TaskMaps::insert_kernel(std::uint64_t start, std::uint64_t length, std::uin
   insert(kernel_, start, length, pgoff, kernel_map_name(filename), build_id);
 }
 
+const TaskMaps::Mapping* TaskMaps::find_user(std::uint32_t pid, std::uint64_t address,
+                                             std::uint64_t& start) const noexcept {
+  for (const auto* table : {&processes_, &before_exec_}) {
+    auto maps = table->find(pid);
+    if (maps == table->end()) continue;
+    if (const Mapping* mapping = find(maps->second, address)) {
+      start = std::prev(maps->second.upper_bound(address))->first;
+      return mapping;
+    }
+  }
+  return nullptr;
+}
+
 void TaskMaps::touch(std::uint32_t pid) { generations_[pid] = next_generation_++; }
 
 TaskMaps::MappingView TaskMaps::view_of(std::uint64_t start,
@@ -139,9 +152,17 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
   if (!decode_record(view, config, record, error)) return;
   std::uint16_t cpumode = view.header.misc & abi::record_misc::cpumode_mask;
   if (auto* comm = std::get_if<CommRecord>(&record)) {
-    // An exec keeps the old mappings until the new image's MMAPs replace them, as in perf: a
-    // sample taken inside execve after its COMM still holds the old image's user frames.
-    if (comm->exec) touch(comm->pid);
+    // An exec sets the old image's maps aside: a sample taken inside execve after its COMM still
+    // holds the old image's user frames, which perf names from the old maps it keeps. They name
+    // only addresses the new image's maps do not cover, and take no part in unwinding.
+    if (comm->exec) {
+      auto old = processes_.find(comm->pid);
+      if (old != processes_.end()) {
+        before_exec_[comm->pid] = std::move(old->second);
+        processes_.erase(old);
+      }
+      touch(comm->pid);
+    }
     comms_[comm->tid] = std::string(comm->comm);
   } else if (auto* task = std::get_if<TaskRecord>(&record)) {
     auto parent = comms_.find(task->ptid);
@@ -180,8 +201,8 @@ const std::string* TaskMaps::dso_of(std::uint32_t pid, std::uint64_t address,
   if (kernel) {
     mapping = find(kernel_, address);
   } else {
-    auto maps = processes_.find(pid);
-    if (maps != processes_.end()) mapping = find(maps->second, address);
+    std::uint64_t start = 0;
+    mapping = find_user(pid, address, start);
   }
   if (!mapping) return nullptr;
   name_hit_[mapping->name] |= kernel ? 2 : 1;
@@ -191,17 +212,17 @@ const std::string* TaskMaps::dso_of(std::uint32_t pid, std::uint64_t address,
 std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid, std::uint64_t address,
                                                           std::uint16_t cpumode) const noexcept {
   bool kernel = kernel_mode(cpumode);
-  const AddressMap* maps = &kernel_;
-  if (!kernel) {
-    auto found = processes_.find(pid);
-    if (found == processes_.end()) return std::nullopt;
-    maps = &found->second;
+  std::uint64_t start = 0;
+  const Mapping* mapping = nullptr;
+  if (kernel) {
+    mapping = find(kernel_, address);
+    if (mapping) start = std::prev(kernel_.upper_bound(address))->first;
+  } else {
+    mapping = find_user(pid, address, start);
   }
-  const Mapping* mapping = find(*maps, address);
   if (!mapping) return std::nullopt;
   name_hit_[mapping->name] |= kernel ? 2 : 1;
-  auto start = maps->upper_bound(address);
-  return view_of(std::prev(start)->first, *mapping);
+  return view_of(start, *mapping);
 }
 
 void TaskMaps::for_each_mapping(std::uint32_t pid,
@@ -228,6 +249,7 @@ void TaskMaps::forget_task(std::uint32_t pid, std::uint32_t tid) {
   comms_.erase(tid);
   if (pid != tid) return;
   processes_.erase(pid);
+  before_exec_.erase(pid);
   // A later process with this pid starts with a FORK (and an exec): it gets a new generation.
   generations_.erase(pid);
 }

@@ -34,6 +34,11 @@ struct ProfileOptions {
   // Profile::sample_groups instead, all a report table needs, in a fraction of the memory.
   bool keep_samples = true;
   ProfileFilter filter;
+  // One function per symbol (its file and start address), as perf keeps one row per symbol:
+  // two overloads that print the same short name, or two JIT compilations of one function, stay
+  // apart. True merges the functions that print the same name in the same file (report
+  // --group-by-name).
+  bool group_functions_by_name = false;
 };
 
 // Builds a Profile from records fed one at a time, in time order: the recording's events first

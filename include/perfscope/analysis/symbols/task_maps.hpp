@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "perfscope/core/parse_config.hpp"
@@ -90,6 +91,12 @@ class TaskMaps {
   std::uint32_t intern(std::string_view filename);
 
   std::unordered_map<std::uint32_t, AddressMap> processes_;
+  // The maps a process had before its last exec: they name what its new maps do not cover.
+  std::unordered_map<std::uint32_t, AddressMap> before_exec_;
+  // A user address's mapping (its start in `start`): the process's maps, else those it had
+  // before its exec.
+  const Mapping* find_user(std::uint32_t pid, std::uint64_t address,
+                           std::uint64_t& start) const noexcept;
   AddressMap kernel_;
   bool kernel_mapped_ = false;  // a kernel map that maps something was recorded
   std::unordered_map<std::uint32_t, std::string> comms_;
