@@ -14,6 +14,7 @@
 #include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/perf_data/feature_codec.hpp"
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
@@ -704,30 +705,6 @@ Profile ProfileBuilder::finish_interval() {
   state.start_next_interval(profile);
   return profile;
 }
-
-namespace {
-
-// The BUILD_ID feature's entries as the PERF_RECORD_HEADER_BUILD_ID records pipe mode carries.
-std::vector<std::byte> build_id_record(const BuildIdEntry& entry) {
-  perf_data::BuildIdHead head{};
-  std::size_t name_size = (entry.filename.size() + 1 + 63) / 64 * 64;
-  std::size_t size = sizeof head + name_size;
-  size = (size + 7) / 8 * 8;
-  head.header.type = static_cast<std::uint32_t>(abi::UserRecordType::header_build_id);
-  head.header.misc = static_cast<std::uint16_t>(entry.misc | perf_data::build_id_size_misc);
-  head.header.size = static_cast<std::uint16_t>(size);
-  head.pid = entry.pid;
-  std::size_t id_size = std::min(entry.build_id.size(), perf_data::build_id_max);
-  // An entry without an id (possible in a damaged file) has no data pointer to copy from.
-  if (id_size != 0) std::memcpy(head.build_id, entry.build_id.data(), id_size);
-  head.build_id[20] = static_cast<std::uint8_t>(id_size);
-  std::vector<std::byte> bytes(size);
-  std::memcpy(bytes.data(), &head, sizeof head);
-  std::memcpy(bytes.data() + sizeof head, entry.filename.data(), entry.filename.size());
-  return bytes;
-}
-
-}  // namespace
 
 namespace {
 

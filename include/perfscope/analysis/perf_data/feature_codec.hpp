@@ -30,6 +30,9 @@ std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& feat
 // One build id: a BUILD_ID feature entry or a HEADER_BUILD_ID record (the same layout), from its
 // head and the file name bytes after it.
 BuildIdEntry build_id_entry(const perf_data::BuildIdHead& head, std::span<const std::byte> name);
+// The inverse: a BUILD_ID entry as the PERF_RECORD_HEADER_BUILD_ID record pipe mode carries
+// (its size a multiple of 8).
+std::vector<std::byte> build_id_record(const BuildIdEntry& entry);
 
 // Where a decoded feature's contents go.
 struct FeatureDecodeTarget {
