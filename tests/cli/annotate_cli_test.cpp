@@ -360,6 +360,17 @@ TEST(AnnotateCliJit, JitCodeIsNamedFromThePerfMapAndItsMissingBytesAreSaid) {
   std::smatch pid;
   ASSERT_TRUE(std::regex_search(recorded.out, pid, std::regex("jit pid ([0-9]+)"))) << recorded.out;
   json document = annotate_json({"-i", file, "jit_spin_loop"});
+  // report names the map's code "[JIT] tid PID", as perf report does (script shows its path).
+  pt::CommandResult report =
+      pt::run_perfscope({"report", "--stdio", "--sort", "dso,sym", "-i", file});
+  ASSERT_EQ(report.exit_status, 0) << report.err;
+  const std::regex jit_row(fmt::format(R"(\[JIT\] tid {} +\[\.\] jit_spin_loop\n)", pid[1].str()));
+  EXPECT_TRUE(std::regex_search(report.out, jit_row)) << report.out;
+  if (perf_available()) {
+    pt::CommandResult theirs =
+        pt::run_command({perf_path, "report", "--stdio", "--sort", "dso,sym", "-i", file});
+    EXPECT_TRUE(std::regex_search(theirs.out, jit_row)) << theirs.out;
+  }
   std::filesystem::remove(fmt::format("/tmp/perf-{}.map", pid[1].str()));
   std::filesystem::remove(file);
   ASSERT_EQ(document["functions"].size(), 1u) << document.dump(1);

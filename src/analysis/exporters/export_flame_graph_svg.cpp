@@ -114,7 +114,7 @@ std::string frame_name(const Profile& profile, const ProfileFrame& frame) {
   // Built with append, not "[" + name + "]": GCC 12 at -O3 reports a false -Wrestrict in
   // std::string's operator+.
   std::string name = "[";
-  name.append(export_detail::file_name_of(profile.dsos[function.dso].path)).append("]");
+  name.append(detail::short_dso_name(profile.dsos[function.dso].path)).append("]");
   return name;
 }
 

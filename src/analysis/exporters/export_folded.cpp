@@ -40,7 +40,7 @@ std::string folded_frame_name(const Profile& profile, const ProfileFrame& frame)
     name = tidy_function_name(function.name);
   } else if (function.dso != no_index) {
     name = "[";
-    name += folded_safe(export_detail::file_name_of(profile.dsos[function.dso].path));
+    name += folded_safe(detail::short_dso_name(profile.dsos[function.dso].path));
     name += "]";
   } else {
     name = "[unknown]";

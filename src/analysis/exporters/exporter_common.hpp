@@ -149,7 +149,7 @@ inline std::string readable_frame_name(const Profile& profile, const ProfileFram
   const ProfileFunction& function = profile.functions[frame.function];
   if (function.resolved || function.dso == no_index) return function.name;
   std::string name = "[";
-  name += file_name_of(profile.dsos[function.dso].path);
+  name += detail::short_dso_name(profile.dsos[function.dso].path);
   name += "]+";
   name += function.name;
   return name;

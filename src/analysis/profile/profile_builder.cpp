@@ -411,7 +411,7 @@ struct ProfileBuilder::State {
       std::string_view path = f.dso == no_index ? std::string_view("[unknown]")
                                                 : std::string_view(profile.dsos[f.dso].path);
       pass = std::any_of(filter.dsos.begin(), filter.dsos.end(), [&](const std::string& dso) {
-        return dso == path || dso == file_name_of(path);
+        return dso == path || dso == file_name_of(path) || dso == detail::short_dso_name(path);
       });
     }
     known = pass ? 1 : 0;

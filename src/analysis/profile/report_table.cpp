@@ -183,7 +183,7 @@ class TableBuilder {
                                       ? std::string_view(profile_.dsos[function->dso].path)
                                       : std::string_view("[unknown]");
           // perf's short name: the last component of every path, relative ones too.
-          out.keys.emplace_back(file_name_of(path));
+          out.keys.push_back(detail::short_dso_name(path));
           break;
         }
         case ReportSortKey::sym:

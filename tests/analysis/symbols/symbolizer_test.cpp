@@ -608,6 +608,45 @@ TEST(Symbolizer, VdsoSymbolsFromTheImageTheRecordingCarries) {
   EXPECT_THAT(unknown.warnings().front(), HasSubstr("build id 5a5a"));
 }
 
+// A size-0 label inside a sized function (V8's construct_stub_create_deopt_addr inside
+// Builtins_JSConstructStubGeneric) does not name the rest of the function: the sized function
+// does, as in perf. A label outside every sized function still names what follows it.
+TEST(Symbolizer, SizedFunctionWinsOverALabelInsideIt) {
+  TempDir directory;
+  std::string source = directory.write("labels.s",
+                                       ".text\n"
+                                       ".globl sized_function\n"
+                                       ".type sized_function, @function\n"
+                                       "sized_function:\n"
+                                       ".fill 32, 1, 0x90\n"
+                                       "inner_label:\n"
+                                       ".fill 32, 1, 0x90\n"
+                                       "ret\n"
+                                       ".size sized_function, .-sized_function\n"
+                                       "outer_label:\n"
+                                       ".fill 16, 1, 0x90\n"
+                                       "ret\n");
+  std::string object = directory.path() + "/labels.o", library = directory.path() + "/labels.so";
+  if (perfscope::testing::run_command({"as", source, "-o", object}).exit_status != 0 ||
+      perfscope::testing::run_command({"ld", "-shared", object, "-o", library}).exit_status != 0) {
+    GTEST_SKIP() << "no GNU as and ld to build the test library";
+  }
+  Symbolizer symbolizer;
+  // .text's offset in the file is its address in a library ld lays out this way; find it from
+  // the symbol itself.
+  std::uint64_t start = 0;
+  for (std::uint64_t offset = 0; offset < 0x4000 && start == 0; ++offset) {
+    auto at = symbolizer.resolve_file(library, offset);
+    if (at.symbol == "sized_function" && at.offset == 0) start = offset;
+  }
+  ASSERT_NE(start, 0u) << (symbolizer.warnings().empty() ? "" : symbolizer.warnings().front());
+  auto inside = symbolizer.resolve_file(library, start + 40);
+  EXPECT_EQ(inside.symbol, "sized_function");
+  EXPECT_EQ(inside.offset, 40u);
+  auto after = symbolizer.resolve_file(library, start + 65 + 4);
+  EXPECT_EQ(after.symbol, "outer_label");
+}
+
 namespace kernel_copy {
 
 // A build-id cache holding a kallsyms copy whose symbols differ from the kallsyms_path file's:
