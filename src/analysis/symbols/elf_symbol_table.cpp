@@ -205,9 +205,9 @@ void ElfSymbolTable::finish() {
   });
   auto same_start = [](const Entry& a, const Entry& b) { return a.start == b.start; };
   entries_.erase(std::unique(entries_.begin(), entries_.end(), same_start), entries_.end());
-  // A size-0 label inside a sized function (a JIT stub's deopt point, an assembly routine's
-  // inner entry) does not take the rest of the function from it: the function names its whole
-  // extent, as in perf.
+  // A size-0 label inside a sized function (a deoptimization point V8 marks inside a builtin, an
+  // assembly routine's inner entry) does not take the rest of the function from it: the function
+  // names its whole extent, as in perf.
   std::uint64_t sized_end = 0;
   std::size_t kept = 0;
   for (const Entry& entry : entries_) {

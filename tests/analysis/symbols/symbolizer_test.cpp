@@ -608,9 +608,9 @@ TEST(Symbolizer, VdsoSymbolsFromTheImageTheRecordingCarries) {
   EXPECT_THAT(unknown.warnings().front(), HasSubstr("build id 5a5a"));
 }
 
-// A size-0 label inside a sized function (V8's construct_stub_create_deopt_addr inside
-// Builtins_JSConstructStubGeneric) does not name the rest of the function: the sized function
-// does, as in perf. A label outside every sized function still names what follows it.
+// A size-0 label inside a sized function (a deoptimization point V8 marks inside one of its
+// builtins) does not name the rest of the function: the sized function does, as in perf. A label
+// outside every sized function still names what follows it.
 TEST(Symbolizer, SizedFunctionWinsOverALabelInsideIt) {
   TempDir directory;
   std::string source = directory.write("labels.s",
