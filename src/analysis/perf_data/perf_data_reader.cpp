@@ -5,6 +5,7 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -108,6 +109,13 @@ std::vector<std::byte> read_stream(std::FILE* file, const std::string& path) {
     std::size_t got = std::fread(bytes.data() + used, 1, bytes.size() - used, file);
     used += got;
     if (got == 0) break;
+    // An endless device (/dev/zero) or any other stream that is no recording: its first eight
+    // bytes say so, and reading stops there (parse() says what is wrong).
+    if (used >= sizeof(std::uint64_t) && used - got < sizeof(std::uint64_t)) {
+      std::uint64_t magic = 0;
+      std::memcpy(&magic, bytes.data(), sizeof magic);
+      if (magic != perf_data::file_magic && magic != perf_data::file_magic_swapped) break;
+    }
     if (used == bytes.size()) bytes.resize(bytes.size() * 2);
   }
   if (std::ferror(file)) throw Error(errno, fmt::format("cannot read {}", path));
@@ -119,6 +127,11 @@ std::vector<std::byte> read_stream(std::FILE* file, const std::string& path) {
 
 PerfDataReader PerfDataReader::open(const std::string& path) {
   if (path == "-") return from_bytes(read_stream(stdin, "standard input"));
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    throw Error(EISDIR, fmt::format("cannot read {}: it is a directory", path),
+                fmt::format("give the recording in it: -i {}/perf.data", path));
+  }
   PerfDataReader reader;
   int result = reader.map_.map_file(path.c_str());
   if (result == -ENODEV) {
