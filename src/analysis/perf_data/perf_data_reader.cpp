@@ -5,7 +5,6 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,9 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <memory>
-#include <new>
 
+#include "analysis/perf_data/perf_data_stream.hpp"
 #include "analysis/perf_data/round_queue.hpp"
 #include "analysis/perf_data/walk_tuning.hpp"
 #include "analysis/perf_data/zstd_record_stream.hpp"
@@ -93,53 +91,18 @@ std::optional<std::vector<int>> decode_cpu_map(std::span<const std::byte> data) 
   return cpus;
 }
 
-std::vector<std::byte> read_stream(std::FILE* file, const std::string& path) {
-  std::vector<std::byte> bytes;
-  std::size_t used = 0;
-  // A regular file is read in one piece: growing by doubling copied and cleared the bytes of a
-  // large file several times over.
-  std::size_t initial = 1 << 20;
-  if (std::fseek(file, 0, SEEK_END) == 0) {  // fails on pipes
-    long size = std::ftell(file);
-    if (size > 0) initial = static_cast<std::size_t>(size) + 1;  // + 1: sees the end at once
-    std::fseek(file, 0, SEEK_SET);
-  }
-  bytes.resize(initial);
-  for (;;) {
-    std::size_t got = std::fread(bytes.data() + used, 1, bytes.size() - used, file);
-    used += got;
-    if (got == 0) break;
-    // An endless device (/dev/zero) or any other stream that is no recording: its first eight
-    // bytes say so, and reading stops there (parse() says what is wrong).
-    if (used >= sizeof(std::uint64_t) && used - got < sizeof(std::uint64_t)) {
-      std::uint64_t magic = 0;
-      std::memcpy(&magic, bytes.data(), sizeof magic);
-      if (magic != perf_data::file_magic && magic != perf_data::file_magic_swapped) break;
-    }
-    if (used == bytes.size()) bytes.resize(bytes.size() * 2);
-  }
-  if (std::ferror(file)) throw Error(errno, fmt::format("cannot read {}", path));
-  bytes.resize(used);
-  return bytes;
-}
-
 }  // namespace
 
 PerfDataReader PerfDataReader::open(const std::string& path) {
-  if (path == "-") return from_bytes(read_stream(stdin, "standard input"));
-  struct stat info {};
-  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    throw Error(EISDIR, fmt::format("cannot read {}: it is a directory", path),
-                fmt::format("give the recording in it: -i {}/perf.data", path));
-  }
+  if (path == "-") return from_bytes(read_perf_data_stream(stdin, "standard input"));
+  refuse_directory(path);
   PerfDataReader reader;
   int result = reader.map_.map_file(path.c_str());
   if (result == -ENODEV) {
     // A FIFO or a device: its bytes can only be read as they come.
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                         &std::fclose);
-    if (file) return from_bytes(read_stream(file.get(), path));
-    result = -errno;
+    std::vector<std::byte> bytes;
+    result = read_perf_data_path(path, bytes);
+    if (result == 0) return from_bytes(std::move(bytes));
   }
   if (result < 0) {
     int errnum = -result;
