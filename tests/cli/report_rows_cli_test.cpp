@@ -1,11 +1,25 @@
 // Report rows are symbols, as perf's are: two overloads that print the same short name are two
 // rows with their own shares (perf report on the same file gives the same two), and
-// --group-by-name merges them into one for those who want that.
+// --group-by-name merges them into one for those who want that. A PLT stub is its own row
+// (NAME@plt), an untyped label inside a sized function is not, and a JS function compiled twice
+// is a row per code load, each named as perf names it.
+//
+// Where perf differs, on purpose here:
+//   - perf_label_by_tree_shape: perf keeps untyped labels as symbols and names an address both a
+//     sized function and a label inside it cover by whichever its symbol tree meets first (the
+//     label here, the function in node's Builtins_JSConstructStubGeneric); perfscope always
+//     names the sized function. Compared: our function's share against perf's two rows'.
+//   - perf_init_covers_plt: perf 6.1 extends the size-0 _init symbol up to the next symbol of
+//     the symbol table (past the PLT) before it adds the stubs' symbols, and then names a stub
+//     either NAME@plt or _init, by the same tree shape. Compared: our stub's share against
+//     perf's stub and _init rows'.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -17,6 +31,12 @@ namespace {
 namespace pt = perfscope::testing;
 
 const std::string workload = PERFSCOPE_OVERLOADS_WORKLOAD_PATH;
+#ifdef PERFSCOPE_PLT_LABEL_WORKLOAD_PATH
+const std::string plt_label_workload = PERFSCOPE_PLT_LABEL_WORKLOAD_PATH;
+#else
+const std::string plt_label_workload;
+#endif
+const std::string node_path = "/usr/bin/node";
 const std::string perf_path = "/usr/bin/perf";
 
 // The shares of the rows naming `symbol`, largest first.
@@ -57,6 +77,92 @@ TEST(ReportRows, OverloadsWithOneShortNameAreTwoRowsAsInPerf) {
   ASSERT_EQ(perf.size(), 2u) << theirs.out;
   EXPECT_NEAR(ours[0], perf[0], 0.01);
   EXPECT_NEAR(ours[1], perf[1], 0.01);
+}
+
+// Every row's share by its symbol text (after the [.] or [k] mark), rows of one text summed.
+std::map<std::string, double> shares_by_symbol(const std::string& report) {
+  std::map<std::string, double> shares;
+  static const std::regex row(R"(^\s*([0-9.]+)%.*\[[.k]\] (.*?)\s*$)");
+  std::istringstream lines(report);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (line.starts_with('#') || !std::regex_match(line, match, row)) continue;
+    shares[match[2].str()] += std::stod(match[1].str());
+  }
+  return shares;
+}
+
+TEST(ReportRows, PltStubsAndLabelsAreNamedAsInPerf) {
+  if (plt_label_workload.empty()) GTEST_SKIP() << "the workload is x86-64 assembly";
+  pt::TempDir dir;
+  std::string file = dir.path() + "/plt.data";
+  auto recorded =
+      pt::run_perfscope({"record", "-F", "2000", "-o", file, "--", plt_label_workload, "300"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto report = pt::run_perfscope({"report", "--stdio", "--sort", "sym", "-i", file});
+  ASSERT_EQ(report.exit_status, 0) << report.err;
+  auto ours = shares_by_symbol(report.out);
+  // The stub is a row of its own; the label is not a row, its samples are the function's.
+  EXPECT_GT(ours["library_step@plt"], 1.0) << report.out;
+  EXPECT_GT(ours["library_step"], 10.0) << report.out;
+  EXPECT_GT(ours["labelled_loop"], 10.0) << report.out;
+  EXPECT_EQ(ours.count("loop_body_label"), 0u) << report.out;
+
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  auto theirs = pt::run_command({perf_path, "report", "--stdio", "--sort", "sym", "-i", file});
+  ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+  auto perf = shares_by_symbol(theirs.out);
+  for (const char* symbol : {"library_step", "main"}) {
+    EXPECT_NEAR(ours[symbol], perf[symbol], 0.011) << symbol << "\n" << theirs.out;
+  }
+  // perf_init_covers_plt.
+  EXPECT_NEAR(ours["library_step@plt"] + ours["_init"], perf["library_step@plt"] + perf["_init"],
+              0.02)
+      << theirs.out;
+  // perf_label_by_tree_shape.
+  EXPECT_NEAR(ours["labelled_loop"], perf["labelled_loop"] + perf["loop_body_label"], 0.02)
+      << theirs.out;
+}
+
+// A JS function optimized, deoptimized and optimized again: two code loads in node's perf map,
+// two rows "JS:*sieve ..." with their own shares (about 2:1), as perf report gives them.
+TEST(ReportRows, JsFunctionCompiledTwiceIsOneRowPerCodeLoad) {
+  if (::access(node_path.c_str(), X_OK) != 0) GTEST_SKIP() << "node is not installed";
+  pt::TempDir dir;
+  std::string file = dir.path() + "/node.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-F", "2000", "-o", file, "--", node_path, "--allow-natives-syntax",
+       "--perf-basic-prof",
+       std::string(PERFSCOPE_SOURCE_DIR) + "/tests/cli/data/sieve_compiled_twice.js", "400"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto report = pt::run_perfscope({"report", "--stdio", "--sort", "dso,sym", "-i", file});
+  bool have_perf = ::access(perf_path.c_str(), X_OK) == 0;
+  auto theirs =
+      have_perf ? pt::run_command({perf_path, "report", "--stdio", "--sort", "dso,sym", "-i", file})
+                : pt::CommandResult{};
+  // node leaves its map behind: take it away once both have read it.
+  std::smatch pid;
+  if (std::regex_search(report.out, pid, std::regex(R"(\[JIT\] tid ([0-9]+))"))) {
+    std::filesystem::remove("/tmp/perf-" + pid[1].str() + ".map");
+  }
+  ASSERT_EQ(report.exit_status, 0) << report.err;
+  const std::string sieve = R"(JS:\*sieve \S+sieve_compiled_twice\.js:\S+)";
+  // The two optimized loads, and sometimes a third that ran a few samples (on-stack
+  // replacement).
+  std::vector<double> ours = shares_of(report.out, sieve);
+  ASSERT_GE(ours.size(), 2u) << report.out;
+  EXPECT_GT(ours[0] + ours[1], 60.0) << report.out;
+  EXPECT_GT(ours[1], 10.0) << report.out;
+  // perf's name for the map's code, which filters written for perf use.
+  EXPECT_NE(report.out.find("[JIT] tid "), std::string::npos) << report.out;
+
+  if (!have_perf) GTEST_SKIP() << "perf is not installed";
+  ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+  std::vector<double> perf = shares_of(theirs.out, sieve);
+  ASSERT_EQ(perf.size(), ours.size()) << theirs.out << report.out;
+  for (std::size_t i = 0; i < perf.size(); ++i) {
+    EXPECT_NEAR(ours[i], perf[i], 0.011) << i << "\n" << theirs.out;
+  }
 }
 
 }  // namespace

@@ -96,14 +96,15 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
     // '$' starts the ARM and AArch64 mapping symbols ($x, $d), which mark code and data runs.
     if (!name || name[0] == '\0' || name[0] == '$') continue;
     push(symbol.st_value, symbol.st_size > 0 ? symbol.st_value + symbol.st_size : 0,
-         holder.sh_addr + holder.sh_size, name, symbol_rank(symbol, name, hidden_version), false);
+         holder.sh_addr + holder.sh_size, name, symbol_rank(symbol, name, hidden_version), false,
+         type == STT_GNU_IFUNC);
     ++added;
   }
   return added;
 }
 
 void ElfSymbolTable::push(std::uint64_t start, std::uint64_t end, std::uint64_t section_end,
-                          std::string_view name, std::uint8_t rank, bool plt) {
+                          std::string_view name, std::uint8_t rank, bool plt, bool ifunc) {
   Entry entry;
   entry.start = start;
   entry.end = end;
@@ -112,83 +113,10 @@ void ElfSymbolTable::push(std::uint64_t start, std::uint64_t end, std::uint64_t 
   entry.name_size = static_cast<std::uint32_t>(name.size());
   entry.rank = rank;
   entry.plt = plt;
+  entry.ifunc = ifunc;
   names_.append(name);
   names_.push_back('\0');  // for the demangler
   entries_.push_back(entry);
-}
-
-std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
-  Elf* elf = image.elf();
-  GElf_Ehdr file_header;
-  if (!gelf_getehdr(elf, &file_header)) return 0;
-  // Where entry i starts: after a header of one entry (x86) or 32 bytes (AArch64) in .plt, or
-  // at i * 16 in .plt.sec (x86-64 with IBT, where .plt holds only the lazy-binding trampolines).
-  std::uint64_t header = 0, entry_size = 16;
-  Elf_Scn* plt = image.section(".plt.sec");
-  GElf_Shdr plt_header;
-  if (plt && gelf_getshdr(plt, &plt_header) && file_header.e_machine == EM_X86_64) {
-    header = 0;
-  } else {
-    plt = image.section(".plt");
-    if (!plt || !gelf_getshdr(plt, &plt_header)) return 0;
-    switch (file_header.e_machine) {
-      case EM_X86_64:
-      case EM_386:
-        entry_size = plt_header.sh_entsize != 0 ? plt_header.sh_entsize : 16;
-        header = entry_size;
-        break;
-      case EM_AARCH64: header = 32; break;
-      default: return 0;
-    }
-  }
-  bool rela = true;
-  Elf_Scn* relocations = image.section(".rela.plt");
-  if (!relocations) {
-    relocations = image.section(".rel.plt");
-    rela = false;
-  }
-  GElf_Shdr relocations_header;
-  if (!relocations || !gelf_getshdr(relocations, &relocations_header) ||
-      relocations_header.sh_entsize == 0) {
-    return 0;
-  }
-  Elf_Data* data = elf_getdata(relocations, nullptr);
-  Elf_Scn* symbols = elf_getscn(elf, relocations_header.sh_link);
-  GElf_Shdr symbols_header;
-  if (!data || !symbols || !gelf_getshdr(symbols, &symbols_header)) return 0;
-  Elf_Data* symbol_data = elf_getdata(symbols, nullptr);
-  if (!symbol_data) return 0;
-  const std::uint64_t plt_end = plt_header.sh_addr + plt_header.sh_size;
-  const std::size_t count = relocations_header.sh_size / relocations_header.sh_entsize;
-  std::size_t added = 0;
-  std::string name;
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint64_t start = plt_header.sh_addr + header + i * entry_size;
-    if (start + entry_size > plt_end) break;
-    std::uint64_t info = 0;
-    if (rela) {
-      GElf_Rela relocation;
-      if (!gelf_getrela(data, static_cast<int>(i), &relocation)) continue;
-      info = relocation.r_info;
-    } else {
-      GElf_Rel relocation;
-      if (!gelf_getrel(data, static_cast<int>(i), &relocation)) continue;
-      info = relocation.r_info;
-    }
-    // IRELATIVE slots name no symbol: their stubs stay unnamed.
-    std::size_t symbol_index = GELF_R_SYM(info);
-    GElf_Sym symbol;
-    if (symbol_index == 0 || !gelf_getsym(symbol_data, static_cast<int>(symbol_index), &symbol)) {
-      continue;
-    }
-    const char* target = elf_strptr(elf, symbols_header.sh_link, symbol.st_name);
-    if (!target || target[0] == '\0') continue;
-    name.assign(target);
-    name += "@plt";
-    push(start, start + entry_size, plt_end, name, 16 + 8 + 4 + 2, true);
-    ++added;
-  }
-  return added;
 }
 
 void ElfSymbolTable::finish() {

@@ -20,7 +20,8 @@ class ElfSymbolTable {
   std::size_t add(const ElfImage& image, std::uint32_t section_type);
   // Adds a "NAME@plt" symbol for each PLT entry of `image` whose relocation (.rela.plt or
   // .rel.plt) names a symbol, as perf names the stubs that calls to shared libraries go through
-  // (x86-64 .plt or .plt.sec, i386, AArch64); returns how many were added.
+  // (x86-64 .plt or .plt.sec, i386, AArch64), and for x86-64's .plt.got; an IRELATIVE slot is
+  // named by the ifunc its addend points at. Call after add(); returns how many were added.
   std::size_t add_plt(const ElfImage& image);
   // Sorts, keeps one symbol per address (a function over a plain label, sized over unsized,
   // global over local) and extends each size-0 symbol to the next symbol or its section's end.
@@ -46,10 +47,14 @@ class ElfSymbolTable {
     std::uint32_t name_offset = 0, name_size = 0;
     std::uint32_t demangled = unset;  // index into demangled_, or unset / no_demangling
     std::uint8_t rank = 0;
-    bool plt = false;  // synthesized by add_plt(): the name ends in "@plt"
+    bool plt = false;    // synthesized by add_plt(): the name ends in "@plt"
+    bool ifunc = false;  // STT_GNU_IFUNC: the entry is the resolver, the name the function's
   };
+  // The version-less name of the ifunc whose resolver starts at `address` (its public name, with
+  // the fewest leading underscores), else of the best symbol there, else empty.
+  std::string_view name_at(std::uint64_t address) const noexcept;
   void push(std::uint64_t start, std::uint64_t end, std::uint64_t section_end,
-            std::string_view name, std::uint8_t rank, bool plt);
+            std::string_view name, std::uint8_t rank, bool plt, bool ifunc = false);
   static constexpr std::uint32_t unset = 0xffffffffu;
   static constexpr std::uint32_t no_demangling = 0xfffffffeu;
 

@@ -164,36 +164,85 @@ TEST(Symbolizer, ShortNamesLikePerfWhenParameterListsAreOff) {
   EXPECT_EQ(at.symbol, "symtest::compute");
 }
 
-// PLT stubs, named as perf names them: the target's name, then "@plt"; C++ targets demangled
-// before the suffix. objdump lists the stubs (its own reading of .rela.plt).
-TEST(Symbolizer, NamesPltStubsAsPerfDoes) {
+struct PltListing {
+  std::size_t stubs = 0, irelative = 0, plt_got = 0;
+  std::string listing;
+};
+
+// Every stub objdump lists in `path`'s PLT sections against the symbolizer's name for an address
+// inside it. objdump calls the stub of an IRELATIVE slot "*ABS*+0xADDR@plt": its name is the
+// ifunc at ADDR (from objdump's own symbol lists, -T and -t) with the fewest leading
+// underscores, the public name (mempcpy, not __mempcpy).
+PltListing compare_plt_names(const std::string& objdump, const std::string& path) {
+  PltListing result;
   auto listing = perfscope::testing::run_command(
-      {PERFSCOPE_OBJDUMP, "-d", "-j", ".plt", "-j", ".plt.sec", target_path});
+      {objdump, "-d", "-j", ".plt", "-j", ".plt.sec", "-j", ".plt.got", path});
+  result.listing = listing.out + listing.err;
+  std::map<std::uint64_t, std::vector<std::string>> ifuncs;  // the names with fewest '_'
+  for (const char* table : {"-t", "-T"}) {
+    auto symbols = perfscope::testing::run_command({objdump, table, path});
+    std::istringstream lines(symbols.out);
+    // objdump's seven flag characters: the fifth is 'i' for an ifunc.
+    static const std::regex ifunc(R"(^([0-9a-f]+) [ lgu!][ w][ C][ W]i[ dD][ FfO] .*\s(\S+)$)");
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch match;
+      if (!std::regex_match(line, match, ifunc)) continue;
+      std::string name = match[2].str();
+      if (std::size_t at = name.find('@'); at != std::string::npos) name.erase(at);
+      auto& names = ifuncs[std::stoull(match[1].str(), nullptr, 16)];
+      std::size_t underscores = name.find_first_not_of('_');
+      if (!names.empty() && underscores > names.front().find_first_not_of('_')) continue;
+      if (!names.empty() && underscores < names.front().find_first_not_of('_')) names.clear();
+      names.push_back(name);
+    }
+  }
   std::istringstream lines(listing.out);
   static const std::regex stub(R"(^([0-9a-f]+) <(.+)@plt>:$)");
   SymbolizerOptions mangled;
   mangled.demangle = false;
   Symbolizer raw(mangled);
-  std::size_t stubs = 0;
   for (std::string line; std::getline(lines, line);) {
     std::smatch match;
     if (!std::regex_match(line, match, stub)) continue;
     std::uint64_t address = std::stoull(match[1].str(), nullptr, 16);
-    auto at = raw.resolve_file(target_path, file_offset(target_path, address) + 2);
-    EXPECT_EQ(at.symbol, match[2].str() + "@plt") << line;
+    auto at = raw.resolve_file(path, file_offset(path, address) + 2);
+    std::string target = match[2].str();
+    if (target.starts_with("*ABS*+0x")) {
+      auto ifunc = ifuncs.find(std::stoull(target.substr(8), nullptr, 16));
+      EXPECT_NE(ifunc, ifuncs.end()) << line;
+      if (ifunc == ifuncs.end()) continue;
+      // Public names of one ifunc (memcmp and bcmp): any of them.
+      const auto& names = ifunc->second;
+      std::string ours(at.symbol.substr(0, at.symbol.size() - 4));
+      target = std::find(names.begin(), names.end(), ours) != names.end() ? ours : names.front();
+      ++result.irelative;
+    }
+    if (target == "__cxa_finalize") ++result.plt_got;
+    EXPECT_EQ(at.symbol, target + "@plt") << path << ": " << line;
     EXPECT_EQ(at.offset, 2u) << line;
-    ++stubs;
+    ++result.stubs;
   }
-  EXPECT_GE(stubs, 4u) << listing.out << listing.err;  // printf, strtol, the exception's three
+  return result;
+}
+
+// PLT stubs, named as perf names them: the target's name, then "@plt"; C++ targets demangled
+// before the suffix. objdump lists the stubs (its own reading of .rela.plt and .plt.got); the
+// stub of an IRELATIVE slot is named by its ifunc, as perf 6.3 and later name it.
+TEST(Symbolizer, NamesPltStubsAsPerfDoes) {
+  PltListing target = compare_plt_names(PERFSCOPE_OBJDUMP, target_path);
+  // printf, strtol, the exception's three, the ifunc, __cxa_finalize.
+  EXPECT_GE(target.stubs, 7u) << target.listing;
+  EXPECT_EQ(target.irelative, 1u) << target.listing;
+  EXPECT_EQ(target.plt_got, 1u) << target.listing;
 
   std::uint64_t constructor_stub = 0;
-  std::istringstream again(listing.out);
+  std::istringstream again(target.listing);
   for (std::string line; std::getline(again, line);) {
     if (line.ends_with(" <_ZNSt13runtime_errorC1EPKc@plt>:")) {
       constructor_stub = std::stoull(line, nullptr, 16);
     }
   }
-  ASSERT_NE(constructor_stub, 0u) << listing.out;
+  ASSERT_NE(constructor_stub, 0u) << target.listing;
   std::uint64_t offset = file_offset(target_path, constructor_stub);
   SymbolizerOptions brief;
   brief.parameter_lists = false;
@@ -203,6 +252,22 @@ TEST(Symbolizer, NamesPltStubsAsPerfDoes) {
   Symbolizer full_names{SymbolizerOptions{}};
   EXPECT_EQ(full_names.resolve_file(target_path, offset).symbol,
             "std::runtime_error::runtime_error(char const*)@plt");
+}
+
+// The C library calls its own ifuncs (memcpy, strlen...) through IRELATIVE slots, whose
+// relocations come last in .rela.plt while their stubs are among the others.
+TEST(Symbolizer, NamesTheCLibrarysPltStubsAsObjdumpDoes) {
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  if (::access(libc.c_str(), R_OK) != 0) GTEST_SKIP() << libc << " is not here (not x86-64?)";
+  PltListing x86 = compare_plt_names(PERFSCOPE_OBJDUMP, libc);
+  EXPECT_GE(x86.irelative, 10u) << x86.listing;
+  const std::string cross_objdump = "/usr/bin/aarch64-linux-gnu-objdump";
+  const std::string cross_libc = "/usr/aarch64-linux-gnu/lib/libc.so.6";
+  if (::access(cross_objdump.c_str(), X_OK) != 0 || ::access(cross_libc.c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "no AArch64 C library and objdump (apt-get install g++-aarch64-linux-gnu)";
+  }
+  PltListing aarch64 = compare_plt_names(cross_objdump, cross_libc);
+  EXPECT_GE(aarch64.stubs, 10u) << aarch64.listing;
 }
 
 TEST(Symbolizer, KeepsMangledNamesWhenAsked) {
