@@ -37,6 +37,7 @@ const std::string plt_label_workload = PERFSCOPE_PLT_LABEL_WORKLOAD_PATH;
 const std::string plt_label_workload;
 #endif
 const std::string node_path = "/usr/bin/node";
+const std::string self_inlined_workload = PERFSCOPE_SELF_INLINED_WORKLOAD_PATH;
 const std::string perf_path = "/usr/bin/perf";
 
 // The shares of the rows naming `symbol`, largest first.
@@ -163,6 +164,31 @@ TEST(ReportRows, JsFunctionCompiledTwiceIsOneRowPerCodeLoad) {
   for (std::size_t i = 0; i < perf.size(); ++i) {
     EXPECT_NEAR(ours[i], perf[i], 0.011) << i << "\n" << theirs.out;
   }
+}
+
+// fib, inlined into itself by GCC: the DWARF chain at an address is fib in fib in fib, which
+// perf shows as the one real frame. perfscope's script --inline prints perf's frames, and no
+// report row says "fib (inlined)".
+TEST(ReportRows, FunctionInlinedIntoItselfIsOneFrameAsInPerf) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/fib.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-g", "-F", "1000", "-o", file, "--", self_inlined_workload, "37"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto script = pt::run_perfscope({"script", "-i", file, "-F", "ip,sym", "--inline"});
+  ASSERT_EQ(script.exit_status, 0) << script.err;
+  EXPECT_EQ(script.out.find("fib (inlined)"), std::string::npos) << script.out.substr(0, 3000);
+  EXPECT_GT(std::count(script.out.begin(), script.out.end(), '\n'), 50) << script.out;
+  auto report = pt::run_perfscope({"report", "--stdio", "--children", "-i", file, "-g", "none"});
+  ASSERT_EQ(report.exit_status, 0) << report.err;
+  EXPECT_EQ(report.out.find("fib (inlined)"), std::string::npos) << report.out;
+  EXPECT_GT(shares_by_symbol(report.out)["fib"], 80.0) << report.out;
+
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  auto theirs = pt::run_command({perf_path, "script", "-i", file, "-F", "ip,sym", "--inline"});
+  ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+  // perf shows a symbol's default version (__libc_start_main@@GLIBC_2.34), perfscope the name.
+  EXPECT_EQ(script.out, std::regex_replace(theirs.out, std::regex("@@[A-Z_0-9.]+"), ""));
 }
 
 }  // namespace

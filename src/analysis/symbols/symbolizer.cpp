@@ -432,6 +432,14 @@ struct Symbolizer::State {
     if (options.inline_frames) {
       result.source = lines->inlined_calls(*address, options.demangle, cached.inlined);
       for (InlinedCall& call : cached.inlined) call.function = display_name(call.function);
+      // A function inlined into itself (recursion GCC unrolled: fib in fib in fib) is the real
+      // frame, as perf shows it: the outermost calls that name the function itself go, and the
+      // real frame's line is the innermost of them's.
+      while (!cached.inlined.empty() && !result.symbol.empty() &&
+             cached.inlined.back().function == result.symbol) {
+        result.source = cached.inlined.back().location;
+        cached.inlined.pop_back();
+      }
       result.inlined = cached.inlined;
     } else {
       result.source = lines->line(*address);
