@@ -168,7 +168,10 @@ StackResolverOptions resolver_options(const SymbolizerOptions& symbols) {
 }
 
 void add_recorded_build_ids(StackResolver& resolver, const PerfDataReader& reader) {
-  resolver.set_recording_vdso(reader.features());
+  resolver.set_recording_files(reader.features());
+  std::vector<abi::PerfEventAttr> attrs;
+  for (const auto& event : reader.events()) attrs.push_back(event.attr);
+  resolver.set_sample_clock(attrs);
   for (const auto& entry : reader.features().build_ids) {
     bool kernel = (entry.misc & abi::record_misc::cpumode_mask) == abi::record_misc::kernel &&
                   entry.filename.starts_with("[kernel.kallsyms]");

@@ -113,8 +113,8 @@ class Annotator {
   std::vector<std::string> warnings() const { return symbolizer_.warnings(); }
 
   // The vDSO's code comes from the image the recording carries (or this kernel's own).
-  void set_recording_vdso(const PerfDataFeatures& features) {
-    symbolizer_.set_recording_vdso(features);
+  void set_recording_files(const PerfDataFeatures& features) {
+    symbolizer_.set_recording_files(features);
   }
 
  private:
@@ -486,7 +486,7 @@ std::optional<Annotation> annotate_profile(Profile& profile, const AnnotateOptio
   });
 
   Annotator annotator(options, profile);
-  annotator.set_recording_vdso(features);
+  annotator.set_recording_files(features);
   for (std::uint32_t index : chosen) {
     AnnotatedFunction& out = annotation.functions.emplace_back();
     annotator.annotate(out, index, hits[index]);

@@ -642,8 +642,12 @@ void ProfileBuilder::observe(const RecordView& view, std::uint32_t event) {
   state_->observe(view, event);
 }
 
-void ProfileBuilder::set_recording_vdso(const PerfDataFeatures& features) {
-  state_->resolver.set_recording_vdso(features);
+void ProfileBuilder::set_recording_files(const PerfDataFeatures& features) {
+  state_->resolver.set_recording_files(features);
+}
+
+void ProfileBuilder::set_sample_clock(std::span<const abi::PerfEventAttr> attrs) {
+  state_->resolver.set_sample_clock(attrs);
 }
 
 void ProfileBuilder::add_samples_read(std::uint64_t count) noexcept {
@@ -721,7 +725,10 @@ Profile build_profile_with(const PerfDataReader& reader, const ProfileOptions& o
     builder.add_event(std::move(name), event.config);
   }
   const PerfDataFeatures& features = reader.features();
-  builder.set_recording_vdso(features);
+  builder.set_recording_files(features);
+  std::vector<abi::PerfEventAttr> attrs;
+  for (const auto& event : reader.events()) attrs.push_back(event.attr);
+  builder.set_sample_clock(attrs);
   for (const auto& entry : features.build_ids) {
     if (entry.filename.size() > 4000) continue;
     std::vector<std::byte> bytes = build_id_record(entry);

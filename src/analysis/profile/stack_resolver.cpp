@@ -1,5 +1,7 @@
 #include "perfscope/analysis/profile/stack_resolver.hpp"
 
+#include <time.h>
+
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -7,8 +9,10 @@
 
 #include "analysis/profile/flat_index_map.hpp"
 #include "analysis/symbols/kernel_symbols.hpp"
+#include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/symbols/jitdump.hpp"
 #include "perfscope/analysis/symbols/vdso_image.hpp"
 
 namespace perfscope {
@@ -77,6 +81,7 @@ struct StackResolver::State {
   bool generation_known = false;
 
   std::vector<StackAddress> addresses;  // resolve_sample's walk
+  std::uint64_t sample_time = 0;        // of the sample walked last: JIT code is named at it
 
   const std::string* stable_name(const std::string& name) {
     auto found = names.find(name);
@@ -149,7 +154,7 @@ struct StackResolver::State {
       out.dso_address = mapping.file_offset(address.ip);
     } else if (is_anonymous_mapping(name)) {
       // JIT code: /tmp/perf-PID.map names it, if anything.
-      out.symbol = symbolizer.resolve_jit(pid, lookup);
+      out.symbol = symbolizer.resolve_jit(pid, lookup, sample_time);
       out.dso = out.symbol.dso.empty() ? name : out.symbol.dso;
     } else {
       // [vdso], [vsyscall] and the like: named by their mapping. The vDSO is an image with
@@ -202,6 +207,12 @@ struct StackResolver::State {
                                    : ((std::uint64_t{pid} << 32 ^ generation_of(pid)) << 2) | 2 |
                                          (address.cpumode == misc::user ? 0 : 1ULL << 63);
     context ^= address.return_address ? 1ULL << 62 : 0;
+    // JIT code named from a jitdump changes as the runtime loads and moves code.
+    if (!kernel) {
+      if (std::uint64_t jit = symbolizer.jit_epoch(pid, sample_time); jit != 0) {
+        context = (context ^ jit * 0x9e3779b97f4a7c15ULL) | 2;
+      }
+    }
     auto id = static_cast<std::uint32_t>(resolved.size());
     std::uint32_t found = index.insert(address.ip, context, id);
     if (found != id) return resolved[found];
@@ -214,6 +225,7 @@ struct StackResolver::State {
   void walk(const SampleRecord& sample, std::uint16_t sample_cpumode,
             std::uint64_t branch_sample_type, std::vector<StackAddress>& out) {
     out.clear();
+    sample_time = sample.has(sf::time) ? sample.time : 0;
     bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
     // The user part comes from the unwinder when the sample carries user registers. A recorder
     // that unwound at record time (simpleperf: registers ABI 0, no stack) left the user frames
@@ -288,10 +300,31 @@ StackResolver::~StackResolver() = default;
 void StackResolver::observe(const RecordView& view, const ParseConfig& config) {
   state_->maps.observe(view, config);
   state_->generation_known = false;
+  // A runtime maps its jitdump to tell perf where it is (perf inject finds it the same way).
+  auto type = static_cast<abi::RecordType>(view.header.type);
+  if (type != abi::RecordType::mmap && type != abi::RecordType::mmap2) return;
+  Record record;
+  DecodeError error;
+  if (!decode_record(view, config, record, error)) return;
+  if (const auto* mmap = std::get_if<MmapRecord>(&record);
+      mmap && is_jitdump_path(mmap->filename)) {
+    state_->symbolizer.add_jitdump(mmap->pid, mmap->filename);
+  } else if (const auto* mmap2 = std::get_if<Mmap2Record>(&record);
+             mmap2 && is_jitdump_path(mmap2->filename)) {
+    state_->symbolizer.add_jitdump(mmap2->pid, mmap2->filename);
+  }
 }
 
-void StackResolver::set_recording_vdso(const PerfDataFeatures& features) {
-  state_->symbolizer.set_recording_vdso(features);
+void StackResolver::set_sample_clock(std::span<const abi::PerfEventAttr> attrs) {
+  bool monotonic = !attrs.empty();
+  for (const abi::PerfEventAttr& attr : attrs) {
+    monotonic &= (attr.flags & abi::attr_flag::use_clockid) != 0 && attr.clockid == CLOCK_MONOTONIC;
+  }
+  state_->symbolizer.set_sample_clock_monotonic(monotonic);
+}
+
+void StackResolver::set_recording_files(const PerfDataFeatures& features) {
+  state_->symbolizer.set_recording_files(features);
 }
 
 void StackResolver::add_recorded_build_id(std::string_view filename,

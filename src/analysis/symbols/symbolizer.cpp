@@ -17,7 +17,7 @@
 #include "analysis/symbols/debug_file_locator.hpp"
 #include "analysis/symbols/dwarf_source_lines.hpp"
 #include "analysis/symbols/elf_symbol_table.hpp"
-#include "analysis/symbols/jit_symbol_map.hpp"
+#include "analysis/symbols/jit_symbols.hpp"
 #include "analysis/symbols/kernel_symbols.hpp"
 #include "analysis/symbols/mini_debug_info.hpp"
 #include "analysis/symbols/short_function_name.hpp"
@@ -175,15 +175,6 @@ struct KernelState {
   }
 };
 
-struct JitState {
-  std::string path;       // as the recording's machine had it: the name results carry
-  std::string read_path;  // where it was read (an archived copy, or `path`)
-  std::string problem;
-  JitSymbolMap map;
-  std::deque<std::string> demangled;
-  std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
-};
-
 std::optional<ElfImage> elf_of(std::span<const std::byte> bytes) {
   const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
   return ElfImage::from_bytes(std::vector<unsigned char>(begin, begin + bytes.size()));
@@ -198,14 +189,26 @@ struct Symbolizer::State {
   std::unordered_map<std::string, std::unique_ptr<FileSymbols>, PathHash, std::equal_to<>> files;
   FileSymbols* last_file = nullptr;
   KernelState kernel;
-  std::unordered_map<std::uint32_t, std::unique_ptr<JitState>> jit;
   std::vector<std::string> warnings;
   SymbolizerStatistics statistics;
   std::unordered_set<std::string> short_plt_names;  // node-based: views into it stay valid
 
-  // The recording's vDSO (Symbolizer::set_recording_vdso).
+  // The recording's vDSO (Symbolizer::set_recording_files).
   std::vector<EmbeddedFile> vdso_images;
   std::optional<std::string> recording_os_release;
+  std::unique_ptr<JitSymbols> jit;  // made at the first JIT question
+
+  JitSymbols& jit_symbols() {
+    if (!jit) {
+      jit = std::make_unique<JitSymbols>(
+          options, locator, [this](std::string text) { warn(std::move(text)); },
+          [this](const std::string& path, const std::string& problem) {
+            add_missing(path, {}, missing_file_not_found, problem);
+          },
+          [this](std::string_view name) { return display_name(name); });
+    }
+    return *jit;
+  }
 
   void warn(std::string text) { warnings.push_back(std::move(text)); }
 
@@ -484,29 +487,6 @@ struct Symbolizer::State {
     }
     if (!kernel.note.empty()) warn(kernel.note);
   }
-
-  JitState& jit_state(std::uint32_t pid) {
-    auto& slot = jit[pid];
-    if (slot) return *slot;
-    slot = std::make_unique<JitState>();
-    slot->path = fmt::format("{}/perf-{}.map", options.jit_map_dir, pid);
-    slot->read_path = locator.jit_map_path(pid, options.jit_map_dir);
-    auto text = sys::read_regular_file(slot->read_path);
-    if (!text) {
-      slot->problem = fmt::format("no perf-{}.map for pid {} ({}: {})", pid, pid, slot->read_path,
-                                  std::strerror(errno));
-      add_missing(slot->path, {}, missing_file_not_found, slot->problem);
-      warn(
-          fmt::format("{}; its JIT frames stay unresolved (start the runtime with perf map "
-                      "output, e.g. node --perf-basic-prof)",
-                      slot->problem));
-    } else {
-      ++statistics.files_opened;
-      slot->map.parse(*text);
-      statistics.symbols_loaded += slot->map.size();
-    }
-    return *slot;
-  }
 };
 
 Symbolizer::Symbolizer(SymbolizerOptions options) : state_(std::make_unique<State>()) {
@@ -647,12 +627,13 @@ void Symbolizer::set_kernel_build_id(std::span<const std::uint8_t> build_id) {
   state_->options.kernel_build_id.assign(build_id.begin(), build_id.end());
 }
 
-void Symbolizer::set_recording_vdso(const PerfDataFeatures& features) {
+void Symbolizer::set_recording_files(const PerfDataFeatures& features) {
   state_->vdso_images.clear();
   for (const EmbeddedFile& file : features.embedded_files) {
     if (file.kind == vdso_embedded_kind) state_->vdso_images.push_back(file);
   }
   state_->recording_os_release = features.osrelease;
+  state_->jit_symbols().set_recording_files(features.embedded_files);
 }
 
 std::optional<ElfImage> Symbolizer::vdso_image(std::span<const std::uint8_t> recorded_build_id,
@@ -691,35 +672,26 @@ SymbolizedAddress Symbolizer::resolve_kernel(std::uint64_t address) {
   return result;
 }
 
-SymbolizedAddress Symbolizer::resolve_jit(std::uint32_t pid, std::uint64_t address) {
-  State& state = *state_;
-  ++state.statistics.lookups;
-  JitState& jit = state.jit_state(pid);
-  auto found = jit.cache.find(address);
-  if (found != jit.cache.end()) {
-    ++state.statistics.cache_hits;
-    return found->second;
-  }
-  SymbolizedAddress& result = jit.cache[address];
-  result.dso = jit.path;
-  JitSymbolMap::Hit hit;
-  if (!jit.problem.empty()) {
-    result.unresolved_reason = jit.problem;
-  } else if (jit.map.find(address, hit)) {
-    result.symbol = hit.name;
-    result.offset = address - hit.start;
-    result.size = hit.end - hit.start;
-    if (state.options.demangle && hit.name.starts_with("_Z")) {
-      // perf-PID.map names are NUL-free views into one buffer; the demangler wants a C string.
-      std::string text = demangle_symbol(std::string(hit.name).c_str());
-      if (!text.empty()) {
-        result.symbol = state.display_name(jit.demangled.emplace_back(std::move(text)));
-      }
-    }
-  } else {
-    result.unresolved_reason = outside_reason;
-  }
-  return result;
+SymbolizedAddress Symbolizer::resolve_jit(std::uint32_t pid, std::uint64_t address,
+                                          std::uint64_t time) {
+  return state_->jit_symbols().resolve(pid, address, time, state_->statistics);
+}
+
+void Symbolizer::add_jitdump(std::uint32_t pid, std::string_view path) {
+  state_->jit_symbols().add_jitdump(pid, path);
+}
+
+std::uint64_t Symbolizer::jit_epoch(std::uint32_t pid, std::uint64_t time) {
+  return state_->jit ? state_->jit->epoch(pid, time) : 0;
+}
+
+const JitCode* Symbolizer::jit_code_at(std::uint32_t pid, std::uint64_t address,
+                                       std::uint64_t time) {
+  return state_->jit_symbols().code_at(pid, address, time);
+}
+
+void Symbolizer::set_sample_clock_monotonic(bool monotonic) {
+  state_->jit_symbols().set_sample_clock_monotonic(monotonic);
 }
 
 const std::vector<std::string>& Symbolizer::warnings() const noexcept { return state_->warnings; }

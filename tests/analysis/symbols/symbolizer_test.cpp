@@ -647,7 +647,7 @@ TEST(Symbolizer, VdsoSymbolsFromTheImageTheRecordingCarries) {
   features.embedded_files.push_back(carried);
   features.osrelease = "0.0.0-another-kernel";
   Symbolizer symbolizer;
-  symbolizer.set_recording_vdso(features);
+  symbolizer.set_recording_files(features);
   std::string named;
   for (std::uint64_t offset = 0; offset < 0x2000 && named.empty(); offset += 4) {
     auto found = symbolizer.resolve_file("[vdso]", offset, carried.build_id);
@@ -658,7 +658,7 @@ TEST(Symbolizer, VdsoSymbolsFromTheImageTheRecordingCarries) {
   // No image carried, another kernel, no build id: no names, and a sentence that says why.
   features.embedded_files.clear();
   Symbolizer other;
-  other.set_recording_vdso(features);
+  other.set_recording_files(features);
   for (std::uint64_t offset = 0; offset < 0x2000; offset += 4) {
     EXPECT_TRUE(other.resolve_file("[vdso]", offset).symbol.empty());
   }
@@ -666,7 +666,7 @@ TEST(Symbolizer, VdsoSymbolsFromTheImageTheRecordingCarries) {
   EXPECT_THAT(other.warnings().front(), HasSubstr("made on kernel 0.0.0-another-kernel"));
   // A recorded build id that is neither carried nor this kernel's.
   Symbolizer unknown;
-  unknown.set_recording_vdso(perfscope::PerfDataFeatures{});
+  unknown.set_recording_files(perfscope::PerfDataFeatures{});
   std::vector<std::uint8_t> another_id(20, 0x5a);
   EXPECT_TRUE(unknown.resolve_file("[vdso]", 0x800, another_id).symbol.empty());
   ASSERT_FALSE(unknown.warnings().empty());

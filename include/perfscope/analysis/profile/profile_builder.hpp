@@ -55,8 +55,10 @@ class ProfileBuilder {
   void add_event(std::string name, const ParseConfig& config);
   // One record of event `event`. Never throws on malformed records (they are counted).
   void observe(const RecordView& view, std::uint32_t event);
-  // The recording's vDSO images and kernel release (StackResolver::set_recording_vdso).
-  void set_recording_vdso(const PerfDataFeatures& features);
+  // The recording's carried files and kernel release (StackResolver::set_recording_files).
+  void set_recording_files(const PerfDataFeatures& features);
+  // Whether the recording's sample times can be compared with jitdumps' (StackResolver).
+  void set_sample_clock(std::span<const abi::PerfEventAttr> attrs);
   // Samples the caller read and left out of the profile (build_profile's sieve): they count
   // toward summary.samples_read, which lost samples are measured against, and nowhere else.
   void add_samples_read(std::uint64_t count) noexcept;

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/analysis/profile/stack_sources.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
@@ -98,8 +99,10 @@ class StackResolver {
   // records): files are checked against it when their mapping carried none. "[kernel.kallsyms]"
   // gives the symbolizer the recording's kernel.
   void add_recorded_build_id(std::string_view filename, std::span<const std::uint8_t> build_id);
-  // The recording's vDSO images and kernel release (Symbolizer::set_recording_vdso).
-  void set_recording_vdso(const PerfDataFeatures& features);
+  // The recording's carried files and kernel release (Symbolizer::set_recording_files).
+  void set_recording_files(const PerfDataFeatures& features);
+  // The recording's events: whether their sample times are CLOCK_MONOTONIC, as jitdumps' are.
+  void set_sample_clock(std::span<const abi::PerfEventAttr> attrs);
   // The recorded build id of `mapping`'s file: the MMAP2 record's, else the recorded one.
   std::span<const std::uint8_t> build_id_of(const TaskMaps::MappingView& mapping) const;
   std::span<const std::uint8_t> recorded_build_id(std::string_view filename) const;

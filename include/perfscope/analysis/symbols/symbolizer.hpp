@@ -2,7 +2,7 @@
 // subprocesses. User code through ELF symbol tables (.symtab, .dynsym, the MiniDebugInfo of
 // .gnu_debugdata, separate debug files found by build id under the debug root or by
 // .gnu_debuglink), the kernel through the kallsyms copy a recording left in the build-id cache
-// or /proc/kallsyms, JIT code through /tmp/perf-PID.map.
+// or /proc/kallsyms, JIT code through the process's jitdump or /tmp/perf-PID.map.
 // Source lines and inline frames come from DWARF (libdw) when asked for. Files are read where
 // SymbolFileLocator finds them (extracted archives, a symfs, else the recorded path).
 #pragma once
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "perfscope/analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/jitdump.hpp"
 #include "perfscope/analysis/symbols/symbol_file_locator.hpp"
 
 namespace perfscope {
@@ -156,19 +157,30 @@ class Symbolizer {
   // address: SymbolizerOptions::kernel_build_id and kernel_reference_address. Ignored once
   // kernel symbols are loading.
   void set_kernel_build_id(std::span<const std::uint8_t> build_id);
-  // What the recording says of its vDSO: the images it carries (perfscope's embedded files) and
-  // the kernel it was made on (OSRELEASE). [vdso] addresses are named from the carried image with
-  // the recorded build id, else from perf's build-id cache, else from this process's own vDSO
-  // when it is the same (same build id, or same kernel release when no build id was recorded).
-  // Before the first [vdso] lookup.
-  void set_recording_vdso(const PerfDataFeatures& features);
+  // The files the recording carries (perfscope's embedded files) and the kernel it was made on
+  // (OSRELEASE). [vdso] addresses are named from the carried image with the recorded build id,
+  // else from perf's build-id cache, else from this process's own vDSO when it is the same (same
+  // build id, or same kernel release when no build id was recorded). JIT code is named from the
+  // carried copies of perf maps and jitdumps before the files on disk. Before the first lookup.
+  void set_recording_files(const PerfDataFeatures& features);
   // The vDSO image [vdso] addresses are named from (as above); nullopt with `error` saying why
   // there is none.
   std::optional<ElfImage> vdso_image(std::span<const std::uint8_t> recorded_build_id,
                                      std::string& error);
   void set_kernel_reference_address(std::uint64_t address) noexcept;
-  // An address in anonymous executable memory of process `pid`: /tmp/perf-PID.map.
-  SymbolizedAddress resolve_jit(std::uint32_t pid, std::uint64_t address);
+  // An address in anonymous executable memory of process `pid` at sample time `time`: named by
+  // the jitdump the process mapped (the code there at that time), else by /tmp/perf-PID.map.
+  SymbolizedAddress resolve_jit(std::uint32_t pid, std::uint64_t address, std::uint64_t time = 0);
+  // Process `pid` mapped the jitdump `path` (its MMAP record): its JIT code is named from it.
+  void add_jitdump(std::uint32_t pid, std::string_view path);
+  // Changes whenever the code at some JIT address of `pid` may have (0 without a jitdump): for
+  // callers that cache answers by address.
+  std::uint64_t jit_epoch(std::uint32_t pid, std::uint64_t time);
+  // The jitdump code at `address` of `pid` at `time`, with its bytes; null when none.
+  const JitCode* jit_code_at(std::uint32_t pid, std::uint64_t address, std::uint64_t time);
+  // Whether the recording's sample times are CLOCK_MONOTONIC, as jitdump timestamps are (else
+  // JIT code is named without regard to time, with a warning). Default true.
+  void set_sample_clock_monotonic(bool monotonic);
 
   // What the symbolizer had to tell the user (build-id mismatches, kptr_restrict, files not
   // found, debug files used), each once.

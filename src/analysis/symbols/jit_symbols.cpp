@@ -1,0 +1,191 @@
+#include "analysis/symbols/jit_symbols.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "analysis/symbols/elf_symbol_table.hpp"
+#include "perfscope/core/error.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope {
+
+namespace {
+
+constexpr std::string_view jit_outside_reason = "address outside every symbol";
+
+}  // namespace
+
+JitSymbols::JitSymbols(const SymbolizerOptions& options, const SymbolFileLocator& locator,
+                       Warn warn, Missing missing, Display display)
+    : options_(options),
+      locator_(locator),
+      warn_(std::move(warn)),
+      missing_(std::move(missing)),
+      display_(std::move(display)) {}
+
+void JitSymbols::set_recording_files(const std::vector<EmbeddedFile>& files) {
+  files_.clear();
+  for (const EmbeddedFile& file : files) {
+    if (file.kind == perf_map_embedded_kind || file.kind == jitdump_embedded_kind) {
+      files_.push_back(file);
+    }
+  }
+}
+
+void JitSymbols::add_jitdump(std::uint32_t pid, std::string_view path) {
+  Process& entry = process(pid);
+  if (!entry.dump_path.empty() || entry.loaded) return;
+  entry.dump_path = std::string(path);
+  ++dumps_;
+}
+
+const std::vector<std::byte>* JitSymbols::carried(std::string_view kind,
+                                                  std::string_view path) const {
+  for (const EmbeddedFile& file : files_) {
+    if (file.kind == kind && file.name == path) return &file.bytes;
+  }
+  return nullptr;
+}
+
+JitSymbols::Process& JitSymbols::process(std::uint32_t pid) {
+  auto& slot = processes_[pid];
+  if (!slot) {
+    slot = std::make_unique<Process>();
+    slot->map_path = fmt::format("{}/perf-{}.map", options_.jit_map_dir, pid);
+  }
+  return *slot;
+}
+
+void JitSymbols::load(Process& entry, std::uint32_t pid) {
+  entry.loaded = true;
+  std::string dump_problem;
+  if (!entry.dump_path.empty()) {
+    std::vector<std::uint8_t> bytes;
+    if (const auto* copy = carried(jitdump_embedded_kind, entry.dump_path)) {
+      const auto* begin = reinterpret_cast<const std::uint8_t*>(copy->data());
+      bytes.assign(begin, begin + copy->size());
+    } else if (auto text = sys::read_regular_file(entry.dump_path)) {
+      bytes.assign(text->begin(), text->end());
+    } else {
+      dump_problem = fmt::format("{} cannot be read ({}) and the recording carries no copy",
+                                 entry.dump_path, std::strerror(errno));
+    }
+    if (dump_problem.empty()) {
+      try {
+        entry.dump = Jitdump::parse(std::move(bytes), entry.dump_path);
+        for (const std::string& warning : entry.dump->warnings()) warn_(warning);
+        for (const JitCode& code : entry.dump->code()) entry.event_times.push_back(code.from);
+        std::sort(entry.event_times.begin(), entry.event_times.end());
+        entry.time_comparable = monotonic_ && !entry.dump->arch_timestamps();
+        if (!entry.time_comparable) {
+          warn_(fmt::format(
+              "{} is timed by {}, the recording by another clock: its code is named without "
+              "regard to when it was loaded (code at a reused address may take a later "
+              "function's name); record with -k mono, as perfscope record does by default",
+              entry.dump_path,
+              entry.dump->arch_timestamps() ? "the CPU's time-stamp counter" : "CLOCK_MONOTONIC"));
+        }
+      } catch (const Error& error) {
+        dump_problem = error.what();
+      }
+    }
+    if (!dump_problem.empty()) {
+      warn_(fmt::format("{}; the JIT frames of pid {} are named from its perf map, if any",
+                        dump_problem, pid));
+    }
+  }
+  std::optional<std::string> text;
+  if (const auto* copy = carried(perf_map_embedded_kind, entry.map_path)) {
+    text.emplace(reinterpret_cast<const char*>(copy->data()), copy->size());
+  } else {
+    text = sys::read_regular_file(locator_.jit_map_path(pid, options_.jit_map_dir));
+  }
+  if (text) {
+    entry.map.parse(*text);
+  } else if (!entry.dump) {
+    entry.problem =
+        fmt::format("no perf-{}.map for pid {} ({}: {})", pid, pid,
+                    locator_.jit_map_path(pid, options_.jit_map_dir), std::strerror(errno));
+    if (!dump_problem.empty()) entry.problem = dump_problem;
+    missing_(entry.map_path, entry.problem);
+    warn_(
+        fmt::format("{}; its JIT frames stay unresolved (record the runtime with perfscope "
+                    "record --jit, or start it with perf map output, e.g. node "
+                    "--perf-basic-prof)",
+                    entry.problem));
+  }
+}
+
+std::uint64_t JitSymbols::epoch(std::uint32_t pid, std::uint64_t time) {
+  if (dumps_ == 0) return 0;
+  auto found = processes_.find(pid);
+  if (found == processes_.end() || found->second->dump_path.empty()) return 0;
+  Process& entry = *found->second;
+  if (!entry.loaded) load(entry, pid);
+  if (!entry.dump) return 0;
+  if (!entry.time_comparable) return 1;
+  return 1 + static_cast<std::uint64_t>(
+                 std::upper_bound(entry.event_times.begin(), entry.event_times.end(), time) -
+                 entry.event_times.begin());
+}
+
+const JitCode* JitSymbols::code_at(std::uint32_t pid, std::uint64_t address, std::uint64_t time) {
+  Process& entry = process(pid);
+  if (!entry.loaded) load(entry, pid);
+  if (!entry.dump) return nullptr;
+  return entry.dump->find(address, entry.time_comparable ? time : 0);
+}
+
+std::string_view JitSymbols::demangled(Process& entry, std::string_view name) {
+  if (!options_.demangle || !name.starts_with("_Z")) return name;
+  // The names are NUL-free views into one buffer; the demangler wants a C string.
+  std::string text = demangle_symbol(std::string(name).c_str());
+  if (text.empty()) return name;
+  return display_(entry.demangled.emplace_back(std::move(text)));
+}
+
+SymbolizedAddress JitSymbols::resolve(std::uint32_t pid, std::uint64_t address, std::uint64_t time,
+                                      SymbolizerStatistics& statistics) {
+  ++statistics.lookups;
+  Process& entry = process(pid);
+  if (!entry.loaded) {
+    load(entry, pid);
+    if (entry.dump || !entry.map.empty()) ++statistics.files_opened;
+    statistics.symbols_loaded += entry.map.size() + (entry.dump ? entry.dump->code().size() : 0);
+  }
+  if (entry.dump) {
+    if (const JitCode* code = entry.dump->find(address, entry.time_comparable ? time : 0)) {
+      SymbolizedAddress result;
+      result.dso = entry.dump_path;
+      result.symbol = demangled(entry, code->name);
+      result.offset = address - code->start;
+      result.size = code->size;
+      if (const JitLine* line = code->line_of(address)) result.source = {line->file, line->line};
+      return result;
+    }
+  }
+  auto found = entry.cache.find(address);
+  if (found != entry.cache.end()) {
+    ++statistics.cache_hits;
+    return found->second;
+  }
+  SymbolizedAddress& result = entry.cache[address];
+  result.dso = entry.dump && entry.map.empty() ? std::string_view(entry.dump_path)
+                                               : std::string_view(entry.map_path);
+  JitSymbolMap::Hit hit;
+  if (!entry.problem.empty()) {
+    result.unresolved_reason = entry.problem;
+  } else if (entry.map.find(address, hit)) {
+    result.symbol = demangled(entry, hit.name);
+    result.offset = address - hit.start;
+    result.size = hit.end - hit.start;
+  } else {
+    result.unresolved_reason = jit_outside_reason;
+  }
+  return result;
+}
+
+}  // namespace perfscope
