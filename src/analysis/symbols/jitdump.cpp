@@ -299,17 +299,22 @@ const JitCode* Jitdump::find(std::uint64_t address, std::uint64_t time) const no
                        [](std::uint64_t value, const JitCode& code) { return value < code.start; });
   const JitCode* at_time = nullptr;
   const JitCode* latest = nullptr;
+  const JitCode* next = nullptr;  // the first to come after `time`
   for (auto it = after; it != code_.begin();) {
     --it;
     if (address - it->start >= largest_size_) break;
     if (!it->covers(address)) continue;
     if (!latest || it->from > latest->from) latest = &*it;
-    if (time != 0 && it->from <= time && time < it->until &&
-        (!at_time || it->from > at_time->from)) {
+    if (time == 0) continue;
+    if (it->from <= time && time < it->until && (!at_time || it->from > at_time->from)) {
       at_time = &*it;
     }
+    if (it->from > time && (!next || it->from < next->from)) next = &*it;
   }
-  return at_time ? at_time : latest;
+  if (time == 0) return latest;
+  // A sample a little before the load that put code there (the runtime writes the record
+  // after the code): the code that came next; else the last that was there.
+  return at_time ? at_time : next ? next : latest;
 }
 
 }  // namespace perfscope

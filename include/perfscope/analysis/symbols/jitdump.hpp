@@ -75,8 +75,9 @@ class PERFSCOPE_EXPORT Jitdump {
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
   // The code at `address` at `time`: the one loaded last at or before `time` among those that
-  // covered it then. With no such code, or `time` 0 (clocks that cannot be compared), the code
-  // loaded last that ever covered it. Null when none did.
+  // covered it then; with none, the first loaded there after `time` (a sample taken just before
+  // its load record was written), else the last that was there. With `time` 0 (clocks that
+  // cannot be compared), the code loaded last that ever covered it. Null when none did.
   const JitCode* find(std::uint64_t address, std::uint64_t time) const noexcept;
 
  private:
