@@ -102,6 +102,8 @@ struct RecordOptions {
   bool wall = false;
   std::uint64_t off_cpu_thresh_ns = 0;
   std::uint64_t off_cpu_every = 1;
+  // --jit: the launched command's runtime told to describe its JIT code (jit_runtimes.hpp).
+  bool jit = false;
   std::vector<std::string> command;
   PushOptions push;  // --push URL: profiles to a backend (cmd_push.hpp)
 };

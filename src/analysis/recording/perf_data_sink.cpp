@@ -27,6 +27,9 @@ void PerfDataSink::record(const RecordView& view, std::size_t, const ParseConfig
   } else if (TaskMaps::observes(view.header.type)) {
     maps_.observe(view, config);
     last_hits_.fill(LastHit{});
+    jit_files_.observe(view, config);
+  } else if (view.header.type == static_cast<std::uint32_t>(abi::RecordType::exit)) {
+    jit_files_.observe(view, config);
   }
 }
 

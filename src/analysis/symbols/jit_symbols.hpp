@@ -21,10 +21,6 @@
 
 namespace perfscope {
 
-// The EmbeddedFile kinds a recording carries JIT files as.
-inline constexpr std::string_view perf_map_embedded_kind = "perf-map";
-inline constexpr std::string_view jitdump_embedded_kind = "jitdump";
-
 class JitSymbols {
  public:
   using Warn = std::function<void(std::string)>;

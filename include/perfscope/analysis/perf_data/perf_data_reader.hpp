@@ -99,8 +99,13 @@ struct AuxtraceIndexEntry {
 };
 
 // A file a perfscope recording carries (perfscope_feature_embedded_files).
+// The kinds of files perfscope carries for JIT code: /tmp/perf-PID.map, and a jit-PID.dump a
+// process mapped (named by their paths on the recording's machine).
+inline constexpr std::string_view perf_map_embedded_kind = "perf-map";
+inline constexpr std::string_view jitdump_embedded_kind = "jitdump";
+
 struct EmbeddedFile {
-  std::string kind;  // "vdso"
+  std::string kind;  // "vdso", "perf-map", "jitdump"
   std::string name;  // "[vdso]"
   std::vector<std::uint8_t> build_id;
   std::vector<std::byte> bytes;

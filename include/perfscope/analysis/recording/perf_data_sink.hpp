@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+#include "perfscope/analysis/recording/jit_file_snapshots.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
 
@@ -27,6 +28,12 @@ class PerfDataSink final : public RecordingSink {
   // The files the samples hit, with their build ids where one can be read (the kernel's from
   // /sys/kernel/notes).
   std::vector<BuildIdEntry> build_ids() const;
+  // Copies of the perf maps and jitdumps of the recorded processes (JitFileSnapshots), the ones
+  // of processes still running taken now.
+  std::vector<EmbeddedFile> jit_files() { return jit_files_.finish(); }
+  const std::vector<std::string>& jit_file_warnings() const noexcept {
+    return jit_files_.warnings();
+  }
   // The first and last sample times (both 0 without samples).
   std::uint64_t first_time() const noexcept { return first_time_; }
   std::uint64_t last_time() const noexcept { return last_time_; }
@@ -36,6 +43,7 @@ class PerfDataSink final : public RecordingSink {
 
   PerfDataWriter& writer_;
   TaskMaps maps_;
+  JitFileSnapshots jit_files_;
   std::uint64_t first_time_ = 0, last_time_ = 0;
   // The mapping a sample of each of a few processes hit last: most samples hit one of these,
   // whose file is noted already. Cleared when mappings change.
