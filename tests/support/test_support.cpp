@@ -108,7 +108,9 @@ bool hardware_counters_available() {
 
 bool tracefs_available() { return sys::tracefs_root().has_value(); }
 
-CommandResult run_command(const std::vector<std::string>& argv) {
+CommandResult run_command(const std::vector<std::string>& argv) { return run_command_in({}, argv); }
+
+CommandResult run_command_in(const std::string& directory, const std::vector<std::string>& argv) {
   CommandResult result;
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) < 0 || ::pipe2(err_pipe, O_CLOEXEC) < 0) return result;
@@ -119,6 +121,7 @@ CommandResult run_command(const std::vector<std::string>& argv) {
   if (pid == 0) {
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
+    if (!directory.empty() && ::chdir(directory.c_str()) != 0) ::_exit(126);
     ::execvp(args[0], args.data());
     ::_exit(127);
   }
@@ -155,6 +158,13 @@ CommandResult run_perfscope(const std::vector<std::string>& arguments) {
   std::vector<std::string> argv{PERFSCOPE_CLI_PATH};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
   return run_command(argv);
+}
+
+CommandResult run_perfscope_in(const std::string& directory,
+                               const std::vector<std::string>& arguments) {
+  std::vector<std::string> argv{PERFSCOPE_CLI_PATH};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return run_command_in(directory, argv);
 }
 
 SchemaCheck check_json_schema(const std::string& schema, const std::string& document) {

@@ -36,8 +36,12 @@ struct CommandResult {
 };
 // Runs argv (no shell), capturing stdout and stderr.
 CommandResult run_command(const std::vector<std::string>& argv);
+// run_command in `directory` (its working directory).
+CommandResult run_command_in(const std::string& directory, const std::vector<std::string>& argv);
 // Runs the built perfscope CLI with these arguments.
 CommandResult run_perfscope(const std::vector<std::string>& arguments);
+CommandResult run_perfscope_in(const std::string& directory,
+                               const std::vector<std::string>& arguments);
 // Fails the test on what a crash or a sanitizer report leaves: death by a signal, ASan/UBSan
 // reports, an uncaught exception.
 // `ended_by` names the status a run interrupted on purpose ends with (130 after SIGINT, as perf

@@ -1,0 +1,209 @@
+// JIT code by name with the real runtimes from Debian's packages: Node.js with its perf map
+// (--perf-basic-prof) and its jitdump (--perf-prof), `record --jit` with no switch from the user,
+// the same recordings after the runtime's files are gone (the recording carries them), perf
+// inject --jit + perf report on the same file as the oracle, and the JVM through --jit.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace {
+
+namespace pt = perfscope::testing;
+namespace fs = std::filesystem;
+
+const std::string node_path = "/usr/bin/node";
+const std::string java_path = "/usr/bin/java";
+const std::string javac_path = "/usr/bin/javac";
+const std::string perf_path = "/usr/bin/perf";
+
+// sieve() is the hot JS function: about nine tenths of a 1.5 s run (node's start is the rest).
+const char* const sieve_script = R"(function sieve(n) {
+  const composite = new Uint8Array(n + 1);
+  let count = 0;
+  for (let i = 2; i <= n; i++) {
+    if (!composite[i]) { count++; for (let j = i * i; j <= n; j += i) composite[j] = 1; }
+  }
+  return count;
+}
+function run(ms) {
+  let total = 0;
+  const end = Date.now() + ms;
+  while (Date.now() < end) total += sieve(200000);
+  return total;
+}
+console.log(run(Number(process.argv[2] || 1500)));
+)";
+
+// The share of the rows whose symbol matches `symbol` (a regex), summed.
+double share_of(const std::string& report, const std::string& symbol) {
+  double share = 0;
+  std::regex row(R"((?:^|\n)\s*([0-9.]+)%[^\n]*\[\.\] )" + symbol + R"([^\n]*)");
+  for (std::sregex_iterator it(report.begin(), report.end(), row), end; it != end; ++it) {
+    share += std::stod((*it)[1]);
+  }
+  return share;
+}
+
+// Removes what the runtime left: its perf map and the jitdumps in `dir`.
+void remove_jit_files(const std::string& report, const std::string& dir) {
+  std::smatch pid;
+  if (std::regex_search(report, pid, std::regex(R"((?:\[JIT\] tid |jit-)([0-9]+))"))) {
+    fs::remove("/tmp/perf-" + pid[1].str() + ".map");
+  }
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().starts_with("jit-")) fs::remove(entry.path());
+  }
+}
+
+class NodeJit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(node_path.c_str(), X_OK) != 0) GTEST_SKIP() << "node is not installed (nodejs)";
+    dir_.write("sieve.js", sieve_script);
+  }
+  // Records node in the test's directory (where --perf-prof writes its jitdump).
+  pt::CommandResult record(std::vector<std::string> arguments, const std::string& file) {
+    std::vector<std::string> argv{"record", "-g", "-F", "1000", "-o", file};
+    argv.insert(argv.end(), arguments.begin(), arguments.end());
+    return pt::run_perfscope_in(dir_.path(), argv);
+  }
+  pt::CommandResult report(const std::string& file) {
+    return pt::run_perfscope({"report", "--stdio", "--no-children", "-g", "none", "-i", file});
+  }
+  std::string script() const { return dir_.path() + "/sieve.js"; }
+  pt::TempDir dir_;
+};
+
+TEST_F(NodeJit, PerfMapNamesTheHotFunctionAndTheRecordingCarriesIt) {
+  std::string file = dir_.path() + "/map.data";
+  auto recorded = record({"--", node_path, "--perf-basic-prof", script()}, file);
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  EXPECT_NE(recorded.err.find("carried 1 JIT symbol file"), std::string::npos) << recorded.err;
+  auto before = report(file);
+  ASSERT_EQ(before.exit_status, 0) << before.err;
+  EXPECT_GE(share_of(before.out, R"(JS:\*sieve )"), 80.0) << before.out;
+  remove_jit_files(before.out, dir_.path());
+  auto after = report(file);
+  ASSERT_EQ(after.exit_status, 0) << after.err;
+  EXPECT_EQ(after.out, before.out) << "the map is gone: names from the recording's copy";
+}
+
+TEST_F(NodeJit, JitdumpNamesTheHotFunctionAsPerfInjectDoes) {
+  std::string file = dir_.path() + "/dump.data";
+  auto recorded = record({"--", node_path, "--perf-prof", script()}, file);
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto ours = report(file);
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  double sieve = share_of(ours.out, R"(JS:\*sieve )");
+  EXPECT_GE(sieve, 80.0) << ours.out;
+  EXPECT_NE(ours.out.find(" jit-"), std::string::npos) << "the dump names the code's file";
+
+  if (::access(perf_path.c_str(), X_OK) == 0) {
+    // perf's way: one ELF file per function written by perf inject --jit, read by perf report.
+    std::string injected = dir_.path() + "/injected.data";
+    auto inject = pt::run_command({perf_path, "inject", "--jit", "-i", file, "-o", injected});
+    ASSERT_EQ(inject.exit_status, 0) << inject.err;
+    auto theirs = pt::run_command(
+        {perf_path, "report", "--stdio", "--no-children", "-g", "none", "-i", injected});
+    ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+    EXPECT_NEAR(sieve, share_of(theirs.out, R"(JS:\*sieve )"), 2.0) << theirs.out;
+  }
+
+  remove_jit_files(ours.out, dir_.path());
+  auto after = report(file);
+  ASSERT_EQ(after.exit_status, 0) << after.err;
+  EXPECT_NEAR(share_of(after.out, R"(JS:\*sieve )"), sieve, 0.01) << after.out;
+}
+
+TEST_F(NodeJit, RecordJitNeedsNoSwitchFromTheUser) {
+  std::string file = dir_.path() + "/jit.data";
+  auto recorded = record({"--jit", "--", node_path, script()}, file);
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  EXPECT_NE(recorded.err.find("--jit: set NODE_OPTIONS=\"--perf-prof"), std::string::npos)
+      << recorded.err;
+  auto ours = report(file);
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_GE(share_of(ours.out, R"(JS:\*sieve )"), 80.0) << ours.out;
+  remove_jit_files(ours.out, dir_.path());
+  auto after = report(file);
+  EXPECT_GE(share_of(after.out, R"(JS:\*sieve )"), 80.0) << after.out;
+  // Frame pointers through JIT code: sieve's caller, run, is in its stacks.
+  auto callers = pt::run_perfscope(
+      {"report", "--stdio", "--no-children", "-g", "caller", "--percent-limit", "50", "-i", file});
+  EXPECT_TRUE(std::regex_search(callers.out, std::regex(R"(\n\s+JS:[~^*+]?run .*sieve\.js)")))
+      << callers.out;
+}
+
+// A recording whose clock is not the runtime's: named all the same, with a warning that says
+// which clock and how to record.
+TEST_F(NodeJit, ARecordingOnAnotherClockIsNamedWithAWarning) {
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  std::string file = dir_.path() + "/perf-clock.data";
+  auto recorded = pt::run_command_in(dir_.path(), {perf_path, "record", "-q", "-F", "1000", "-o",
+                                                   file, "--", node_path, "--perf-prof", script()});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto ours = report(file);
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_GE(share_of(ours.out, R"(JS:\*sieve )"), 80.0) << ours.out;
+  EXPECT_NE(ours.out.find("is timed by CLOCK_MONOTONIC, the recording by another clock"),
+            std::string::npos)
+      << ours.out;
+  remove_jit_files(ours.out, dir_.path());
+}
+
+TEST(JitRuntimes, JvmThroughRecordJit) {
+  if (::access(java_path.c_str(), X_OK) != 0 || ::access(javac_path.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no JDK (openjdk-17-jdk-headless)";
+  }
+  pt::TempDir dir;
+  dir.write("Hot.java", R"(public class Hot {
+  static long spin(long n) {
+    long s = 0;
+    for (long i = 0; i < n; i++) s += (i * 31) ^ (s >>> 3);
+    return s;
+  }
+  public static void main(String[] args) {
+    long end = System.nanoTime() + Long.parseLong(args[0]) * 1_000_000L;
+    long total = 0;
+    while (System.nanoTime() < end) total += spin(1_000_000);
+    System.out.println(total);
+  }
+}
+)");
+  auto compiled = pt::run_command({javac_path, "-d", dir.path(), dir.path() + "/Hot.java"});
+  ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
+  std::string file = dir.path() + "/java.data";
+  auto recorded = pt::run_perfscope({"record", "--jit", "-g", "-F", "1000", "-o", file, "--",
+                                     java_path, "-cp", dir.path(), "Hot", "1200"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  EXPECT_NE(recorded.err.find("-XX:+DumpPerfMapAtExit"), std::string::npos) << recorded.err;
+  auto ours = pt::run_perfscope({"report", "--stdio", "--no-children", "-g", "none", "-i", file});
+  remove_jit_files(ours.out, dir.path());
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_GE(share_of(ours.out, R"(long Hot\.spin\(long\))"), 60.0) << ours.out;
+}
+
+TEST(JitRuntimes, UnknownRuntimesAreSaidAndNothingIsSet) {
+  pt::TempDir dir;
+  auto recorded =
+      pt::run_perfscope({"record", "--jit", "-o", dir.path() + "/true.data", "--", "/bin/true"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  EXPECT_NE(recorded.err.find("/bin/true is not a runtime --jit knows (node, java, python 3.12 "
+                              "and later): nothing was set"),
+            std::string::npos)
+      << recorded.err;
+  EXPECT_EQ(recorded.err.find("--jit: set "), std::string::npos) << recorded.err;
+  auto without_command = pt::run_perfscope({"record", "--jit", "-p", "1", "-o", "x.data"});
+  EXPECT_NE(without_command.exit_status, 0);
+  EXPECT_NE(without_command.err.find("--jit tells a runtime perfscope starts"), std::string::npos)
+      << without_command.err;
+}
+
+}  // namespace
