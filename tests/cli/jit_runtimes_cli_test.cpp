@@ -23,24 +23,6 @@ const std::string java_path = "/usr/bin/java";
 const std::string javac_path = "/usr/bin/javac";
 const std::string perf_path = "/usr/bin/perf";
 
-// sieve() is the hot JS function: about nine tenths of a 1.5 s run (node's start is the rest).
-const char* const sieve_script = R"(function sieve(n) {
-  const composite = new Uint8Array(n + 1);
-  let count = 0;
-  for (let i = 2; i <= n; i++) {
-    if (!composite[i]) { count++; for (let j = i * i; j <= n; j += i) composite[j] = 1; }
-  }
-  return count;
-}
-function run(ms) {
-  let total = 0;
-  const end = Date.now() + ms;
-  while (Date.now() < end) total += sieve(200000);
-  return total;
-}
-console.log(run(Number(process.argv[2] || 1500)));
-)";
-
 // The share of the rows whose symbol matches `symbol` (a regex), summed.
 double share_of(const std::string& report, const std::string& symbol) {
   double share = 0;
@@ -66,7 +48,6 @@ class NodeJit : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::access(node_path.c_str(), X_OK) != 0) GTEST_SKIP() << "node is not installed (nodejs)";
-    dir_.write("sieve.js", sieve_script);
   }
   // Records node in the test's directory (where --perf-prof writes its jitdump).
   pt::CommandResult record(std::vector<std::string> arguments, const std::string& file) {
@@ -77,7 +58,10 @@ class NodeJit : public ::testing::Test {
   pt::CommandResult report(const std::string& file) {
     return pt::run_perfscope({"report", "--stdio", "--no-children", "-g", "none", "-i", file});
   }
-  std::string script() const { return dir_.path() + "/sieve.js"; }
+  // sieve() is the hot JS function: about nine tenths of the run.
+  std::string script() const {
+    return std::string(PERFSCOPE_SOURCE_DIR) + "/tests/cli/data/sieve.js";
+  }
   pt::TempDir dir_;
 };
 
