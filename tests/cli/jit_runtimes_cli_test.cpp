@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,33 @@ TEST_F(NodeJit, JitdumpNamesTheHotFunctionAsPerfInjectDoes) {
   auto after = report(file);
   ASSERT_EQ(after.exit_status, 0) << after.err;
   EXPECT_NEAR(share_of(after.out, R"(JS:\*sieve )"), sieve, 0.01) << after.out;
+
+  // annotate disassembles the code bytes the jitdump recorded (here the recording's copy), each
+  // load of the function (TurboFan's, on-stack replacement's) apart: every sample lands on one
+  // of their instructions.
+  std::smatch name;
+  ASSERT_TRUE(std::regex_search(after.out, name, std::regex(R"(JS:\*sieve \S+)"))) << after.out;
+  auto annotated = pt::run_perfscope({"annotate", "--stdio", "-i", file, name.str()});
+  ASSERT_EQ(annotated.exit_status, 0) << annotated.err;
+  EXPECT_NE(annotated.out.find("in " + dir_.path() + "/jit-"), std::string::npos) << annotated.out;
+  std::size_t total = 0;
+  std::regex header(R"(\n([0-9]+) samples, )");
+  for (std::sregex_iterator it(annotated.out.begin(), annotated.out.end(), header), end; it != end;
+       ++it) {
+    total += std::stoul((*it)[1].str());
+  }
+  EXPECT_GT(total, 100u) << annotated.out;
+  std::size_t instructions = 0, samples = 0;
+  std::istringstream lines(annotated.out);
+  static const std::regex instruction(R"(^\s+(?:[0-9.]+\s+)?([0-9]+)\s+[0-9a-f]{8,}\s+\S.*$)");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (!std::regex_match(line, match, instruction)) continue;
+    ++instructions;
+    samples += std::stoul(match[1].str());
+  }
+  EXPECT_GT(instructions, 50u) << annotated.out;
+  EXPECT_EQ(samples, total) << annotated.out;
 }
 
 TEST_F(NodeJit, RecordJitNeedsNoSwitchFromTheUser) {

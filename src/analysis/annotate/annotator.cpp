@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 
@@ -12,6 +13,7 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/jitdump.hpp"
 #include "perfscope/analysis/symbols/vdso_image.hpp"
 
 namespace perfscope {
@@ -95,6 +97,9 @@ class Annotator {
       out.no_code_reason = "the recording maps no file at these addresses";
     } else if (out.kernel) {
       annotate_kernel(out, f, hits);
+      return;
+    } else if (is_jitdump_path(out.dso)) {
+      annotate_jit(out, f, hits);
       return;
     } else if (is_jit_map_path(out.dso)) {
       out.no_code_reason = fmt::format(
@@ -345,6 +350,54 @@ class Annotator {
           auto local = local_target(out, *instruction.target);
           entry.target_name =
               local ? *local : named(symbolizer_.resolve_kernel(*instruction.target));
+        });
+  }
+
+  // JIT code named by a jitdump: its bytes as the runtime loaded them, at their run-time
+  // addresses (the recording's copy of the dump, else the file).
+  void annotate_jit(AnnotatedFunction& out, const ProfileFunction& f, const FunctionHits& hits) {
+    std::string_view file = out.dso.substr(out.dso.rfind('/') + 1);
+    std::uint32_t pid = 0;
+    std::from_chars(file.data() + 4, file.data() + file.size(), pid);
+    symbolizer_.add_jitdump(pid, out.dso);
+    const Jitdump* dump = symbolizer_.jitdump(pid);
+    const JitCode* code = nullptr;
+    if (dump) {
+      // The load at the function's start; of several there (code reused), the one named so.
+      for (const JitCode& candidate : dump->code()) {
+        if (candidate.start != f.start || candidate.bytes.empty()) continue;
+        if (!code ||
+            named(symbolizer_.resolve_jit(pid, candidate.start, candidate.from)) == f.name) {
+          code = &candidate;
+        }
+      }
+    }
+    out.start = f.start;
+    if (!dump) {
+      out.no_code_reason = fmt::format(
+          "no code bytes: {} cannot be read, and the recording "
+          "carries no copy of it",
+          out.dso);
+    } else if (!code) {
+      out.no_code_reason =
+          fmt::format("no code bytes: {} holds no code loaded at {:#x}", out.dso, f.start);
+    } else if (!(out.architecture = architecture_of_elf_machine(dump->elf_machine()))) {
+      out.no_code_reason =
+          fmt::format("no disassembler for ELF machine {} (the jitdump's)", dump->elf_machine());
+    }
+    if (!out.no_code_reason.empty()) {
+      list_addresses(out, hits, 0);
+      return;
+    }
+    out.size = code->size;
+    fill(
+        out, disassembler(*out.architecture).disassemble(code->bytes, code->start), hits,
+        [](std::uint64_t address) { return address; },
+        [&](AnnotatedInstruction& entry, std::uint64_t, const Instruction& instruction) {
+          if (!instruction.target) return;
+          auto local = local_target(out, *instruction.target);
+          entry.target_name =
+              local ? *local : named(symbolizer_.resolve_jit(pid, *instruction.target, code->from));
         });
   }
 

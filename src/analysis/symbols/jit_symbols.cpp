@@ -139,6 +139,12 @@ const JitCode* JitSymbols::code_at(std::uint32_t pid, std::uint64_t address, std
   return entry.dump->find(address, entry.time_comparable ? time : 0);
 }
 
+const Jitdump* JitSymbols::jitdump(std::uint32_t pid) {
+  Process& entry = process(pid);
+  if (!entry.loaded) load(entry, pid);
+  return entry.dump ? &*entry.dump : nullptr;
+}
+
 std::string_view JitSymbols::demangled(Process& entry, std::string_view name) {
   if (!options_.demangle || !name.starts_with("_Z")) return name;
   // The names are NUL-free views into one buffer; the demangler wants a C string.

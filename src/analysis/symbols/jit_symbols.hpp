@@ -47,6 +47,8 @@ class JitSymbols {
   std::uint64_t epoch(std::uint32_t pid, std::uint64_t time);
   // The jitdump code at `address` of `pid` at `time` (its bytes, for annotate), or null.
   const JitCode* code_at(std::uint32_t pid, std::uint64_t address, std::uint64_t time);
+  // The jitdump of `pid`, read; null when it has none or it cannot be read.
+  const Jitdump* jitdump(std::uint32_t pid);
 
  private:
   struct Process {

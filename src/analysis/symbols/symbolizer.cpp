@@ -690,6 +690,8 @@ const JitCode* Symbolizer::jit_code_at(std::uint32_t pid, std::uint64_t address,
   return state_->jit_symbols().code_at(pid, address, time);
 }
 
+const Jitdump* Symbolizer::jitdump(std::uint32_t pid) { return state_->jit_symbols().jitdump(pid); }
+
 void Symbolizer::set_sample_clock_monotonic(bool monotonic) {
   state_->jit_symbols().set_sample_clock_monotonic(monotonic);
 }

@@ -178,6 +178,8 @@ class Symbolizer {
   std::uint64_t jit_epoch(std::uint32_t pid, std::uint64_t time);
   // The jitdump code at `address` of `pid` at `time`, with its bytes; null when none.
   const JitCode* jit_code_at(std::uint32_t pid, std::uint64_t address, std::uint64_t time);
+  // The jitdump of `pid` (add_jitdump), read; null when it has none or it cannot be read.
+  const Jitdump* jitdump(std::uint32_t pid);
   // Whether the recording's sample times are CLOCK_MONOTONIC, as jitdump timestamps are (else
   // JIT code is named without regard to time, with a warning). Default true.
   void set_sample_clock_monotonic(bool monotonic);
