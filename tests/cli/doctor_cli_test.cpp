@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -96,6 +97,34 @@ TEST(DoctorCli, MissingBinaryIsAnError) {
   EXPECT_NE(result.err.find("'/nonexistent/app'"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("No such file"), std::string::npos) << result.err;
   EXPECT_TRUE(result.out.empty()) << result.out;
+}
+
+}  // namespace
+}  // namespace perfscope
+
+namespace perfscope {
+namespace {
+
+// The JIT runtimes on PATH, each with what record --jit would set for it.
+TEST(DoctorCli, NamesTheJitRuntimesAndWhatJitWouldSet) {
+  auto result = perfscope::testing::run_perfscope({"doctor", "--json"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  auto runtimes = nlohmann::json::parse(result.out).at("jit_runtimes");
+  ASSERT_TRUE(runtimes.is_array());
+  bool node = false;
+  for (const auto& runtime : runtimes) {
+    if (runtime.at("runtime") != "node") continue;
+    node = true;
+    EXPECT_NE(
+        runtime.at("record_jit_sets").at("NODE_OPTIONS").get<std::string>().find("--perf-prof"),
+        std::string::npos)
+        << runtime.dump();
+  }
+  if (::access("/usr/bin/node", X_OK) == 0) {
+    EXPECT_TRUE(node) << runtimes.dump();
+  }
+  auto text = perfscope::testing::run_perfscope({"doctor"});
+  EXPECT_NE(text.out.find("JIT runtimes (record --jit):"), std::string::npos) << text.out;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "cmd_top.hpp"
 #include "commands.hpp"
+#include "perfscope/analysis/recording/jit_runtimes.hpp"
 #include "perfscope/analysis/recording/off_cpu_recorder.hpp"
 #include "perfscope/analysis/symbols/frame_pointer_check.hpp"
 #include "perfscope/core/error.hpp"
@@ -119,13 +120,30 @@ void print_binary(const FramePointerReport& binary) {
   for (const auto& line : binary.advice) print_wrapped("advice: ", line);
 }
 
-void print_text(const MachineReport& report, const std::optional<FramePointerReport>& binary) {
+// The JIT runtimes on PATH and what `record --jit` sets for each.
+void print_runtimes(const std::vector<JitRuntimeSwitches>& runtimes) {
+  fmt::print("\nJIT runtimes (record --jit):\n");
+  if (runtimes.empty()) fmt::print("  none on PATH (node, java, python3)\n");
+  for (const JitRuntimeSwitches& runtime : runtimes) {
+    std::string set;
+    for (const auto& [name, value] : runtime.environment) {
+      set += fmt::format("{}{}=\"{}\"", set.empty() ? "" : " ", name, value);
+    }
+    fmt::print("  {} ({}): {}\n", runtime.runtime.empty() ? "?" : runtime.runtime, runtime.path,
+               set.empty() ? "nothing to set" : set);
+    print_wrapped("    ", runtime.note);
+  }
+}
+
+void print_text(const MachineReport& report, const std::optional<FramePointerReport>& binary,
+                const std::vector<JitRuntimeSwitches>& runtimes) {
   fmt::print("perfscope doctor: what this machine lets perf_event measure\n\n");
   SaidFixes said;
   for (const auto& check : report.checks) {
     print_check(check.status, check.title, check.value, check.explanation, check.fix, &said);
   }
   if (binary) print_binary(*binary);
+  print_runtimes(runtimes);
   fmt::print("\nhardware counters: {}; sampling: {}; user-space reads: {}",
              report.hardware_counters ? "yes" : "no", report.sampling, report.user_space_reads);
   if (binary) fmt::print("; frame pointers: {}", frame_pointer_summary(*binary));
@@ -152,7 +170,8 @@ nlohmann::json to_json(const FramePointerReport& binary) {
   };
 }
 
-void print_json(const MachineReport& report, const std::optional<FramePointerReport>& binary) {
+void print_json(const MachineReport& report, const std::optional<FramePointerReport>& binary,
+                const std::vector<JitRuntimeSwitches>& runtimes) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& check : report.checks) {
     checks.push_back({{"id", check.id},
@@ -187,6 +206,17 @@ void print_json(const MachineReport& report, const std::optional<FramePointerRep
         {"user_space_reads", report.user_space_reads}}},
   };
   if (binary) document["binary"] = to_json(*binary);
+  nlohmann::json jit = nlohmann::json::array();
+  for (const JitRuntimeSwitches& runtime : runtimes) {
+    nlohmann::json environment = nlohmann::json::object();
+    for (const auto& [name, value] : runtime.environment) environment[name] = value;
+    jit.push_back({{"runtime", runtime.runtime},
+                   {"path", runtime.path},
+                   {"version", runtime.version},
+                   {"record_jit_sets", environment},
+                   {"note", runtime.note}});
+  }
+  document["jit_runtimes"] = jit;
   fmt::print("{}\n", document.dump(2));
 }
 
@@ -206,10 +236,11 @@ int DoctorCommand::run() {
   MachineReport report = check_machine();
   report.checks.push_back(top_check(report));
   report.checks.push_back(off_cpu_machine_check());
+  std::vector<JitRuntimeSwitches> runtimes = installed_jit_runtimes();
   if (json_) {
-    print_json(report, binary);
+    print_json(report, binary, runtimes);
   } else {
-    print_text(report, binary);
+    print_text(report, binary, runtimes);
   }
   return 0;
 }
