@@ -170,6 +170,31 @@ TEST_F(NodeJit, ARecordingOnAnotherClockIsNamedWithAWarning) {
   remove_jit_files(ours.out, dir_.path());
 }
 
+// perf record's file carries no copy of the jitdump: archive packs it, and a report with the
+// archive names the code after the dump is gone (without it, the report says what is missing).
+TEST_F(NodeJit, ArchiveCarriesTheJitdumpOfAPerfRecording) {
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  std::string file = dir_.path() + "/perf.data";
+  auto recorded =
+      pt::run_command_in(dir_.path(), {perf_path, "record", "-q", "-k", "mono", "-F", "1000", "-o",
+                                       file, "--", node_path, "--perf-prof", script()});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto archived = pt::run_perfscope({"archive", "-i", file, "-o", file + ".tar.zst"});
+  ASSERT_EQ(archived.exit_status, 0) << archived.err;
+  auto before = report(file);
+  remove_jit_files(before.out, dir_.path());
+  auto without = report(file);
+  EXPECT_NE(without.out.find("cannot be read (No such file or directory) and the recording "
+                             "carries no copy"),
+            std::string::npos)
+      << without.out;
+  EXPECT_LT(share_of(without.out, R"(JS:\*sieve )"), 1.0) << without.out;
+  auto with = pt::run_perfscope({"report", "--stdio", "--no-children", "-g", "none", "-i", file,
+                                 "--archive", file + ".tar.zst"});
+  ASSERT_EQ(with.exit_status, 0) << with.err;
+  EXPECT_GE(share_of(with.out, R"(JS:\*sieve )"), 80.0) << with.out;
+}
+
 TEST(JitRuntimes, JvmThroughRecordJit) {
   if (::access(java_path.c_str(), X_OK) != 0 || ::access(javac_path.c_str(), X_OK) != 0) {
     GTEST_SKIP() << "no JDK (openjdk-17-jdk-headless)";

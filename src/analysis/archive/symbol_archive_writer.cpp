@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "perfscope/analysis/archive/symbol_archive.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/symbols/elf_image.hpp"
+#include "perfscope/analysis/symbols/jitdump.hpp"
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
@@ -47,8 +49,8 @@ class Planner {
         add_kernel(dso);
       } else if (dso.path.empty() || dso.path.front() != '/') {
         continue;  // kernel modules (named by kallsyms), [vdso], //anon without a map
-      } else if (is_jit_map_path(dso.path)) {
-        add_jit_map(dso.path);
+      } else if (is_jit_map_path(dso.path) || is_jitdump_path(dso.path)) {
+        add_jit_file(dso.path);
       } else {
         add_elf(dso);
       }
@@ -200,12 +202,17 @@ class Planner {
                         candidates.back()));
   }
 
-  void add_jit_map(const std::string& path) {
-    std::size_t slash = path.rfind('/');
-    auto pid = static_cast<std::uint32_t>(
-        std::strtoul(path.c_str() + slash + 1 + std::strlen("perf-"), nullptr, 10));
-    std::string directory = slash == std::string::npos ? "." : path.substr(0, slash);
-    std::string source = locator_.jit_map_path(pid, directory);
+  // A perf map or jitdump: nothing to add when the recording carries its copy (perfscope
+  // record's embedded files), else the file as the locator finds it.
+  void add_jit_file(const std::string& path) {
+    const auto& carried = reader_.features().embedded_files;
+    if (std::any_of(carried.begin(), carried.end(), [&](const EmbeddedFile& file) {
+          return file.name == path &&
+                 (file.kind == perf_map_embedded_kind || file.kind == jitdump_embedded_kind);
+        })) {
+      return;
+    }
+    std::string source = locator_.jit_file_path(path);
     std::string relative = path_under_root(path);
     auto size = size_of(source);
     if (!size || relative.empty()) {

@@ -67,11 +67,11 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
     if (const auto* copy = carried(jitdump_embedded_kind, entry.dump_path)) {
       const auto* begin = reinterpret_cast<const std::uint8_t*>(copy->data());
       bytes.assign(begin, begin + copy->size());
-    } else if (auto text = sys::read_regular_file(entry.dump_path)) {
+    } else if (auto text = sys::read_regular_file(locator_.jit_file_path(entry.dump_path))) {
       bytes.assign(text->begin(), text->end());
     } else {
       dump_problem = fmt::format("{} cannot be read ({}) and the recording carries no copy",
-                                 entry.dump_path, std::strerror(errno));
+                                 locator_.jit_file_path(entry.dump_path), std::strerror(errno));
     }
     if (dump_problem.empty()) {
       try {
@@ -92,10 +92,6 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
         dump_problem = error.what();
       }
     }
-    if (!dump_problem.empty()) {
-      warn_(fmt::format("{}; the JIT frames of pid {} are named from its perf map, if any",
-                        dump_problem, pid));
-    }
   }
   std::optional<std::string> text;
   if (const auto* copy = carried(perf_map_embedded_kind, entry.map_path)) {
@@ -105,6 +101,10 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
   }
   if (text) {
     entry.map.parse(*text);
+    if (!dump_problem.empty()) {
+      warn_(fmt::format("{}; the JIT frames of pid {} are named from its perf map", dump_problem,
+                        pid));
+    }
   } else if (!entry.dump) {
     entry.problem =
         fmt::format("no perf-{}.map for pid {} ({}: {})", pid, pid,

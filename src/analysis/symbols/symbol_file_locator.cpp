@@ -159,7 +159,10 @@ std::vector<std::string> SymbolFileLocator::debug_roots(const std::string& debug
 
 std::string SymbolFileLocator::jit_map_path(std::uint32_t pid,
                                             const std::string& jit_map_dir) const {
-  std::string local = fmt::format("{}/perf-{}.map", jit_map_dir, pid);
+  return jit_file_path(fmt::format("{}/perf-{}.map", jit_map_dir, pid));
+}
+
+std::string SymbolFileLocator::jit_file_path(const std::string& local) const {
   std::string relative = path_under_root(local);
   if (!relative.empty()) {
     for (const std::string& root : roots_.build_id_dirs) {

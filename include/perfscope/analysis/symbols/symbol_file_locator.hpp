@@ -58,6 +58,9 @@ class SymbolFileLocator {
   // The perf-PID.map of process `pid`: an archived copy (archives keep the file's path) when a
   // build-id directory has one, else the symfs's, else the one in `jit_map_dir`.
   std::string jit_map_path(std::uint32_t pid, const std::string& jit_map_dir) const;
+  // A JIT file by the path it had when recorded (a jitdump): an archived copy when a build-id
+  // directory has one, else the symfs's, else the path itself.
+  std::string jit_file_path(const std::string& recorded_path) const;
 
  private:
   SymbolLookupRoots roots_;
