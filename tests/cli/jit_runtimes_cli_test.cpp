@@ -153,6 +153,23 @@ TEST_F(NodeJit, RecordJitNeedsNoSwitchFromTheUser) {
       << callers.out;
 }
 
+// DWARF stacks through JIT code: the unwinder has no CFI for the runtime's code and continues by
+// its frame pointers, so the JS caller of the hot function is in its chains.
+TEST_F(NodeJit, DwarfStacksReachTheJsCallerThroughJitCode) {
+  std::string file = dir_.path() + "/dwarf.data";
+  auto recorded =
+      pt::run_perfscope_in(dir_.path(), {"record", "--jit", "--call-graph", "dwarf", "-F", "500",
+                                         "-o", file, "--", node_path, script(), "800"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto callers = pt::run_perfscope(
+      {"report", "--stdio", "--no-children", "-g", "caller", "--percent-limit", "50", "-i", file});
+  remove_jit_files(callers.out, dir_.path());
+  ASSERT_EQ(callers.exit_status, 0) << callers.err;
+  EXPECT_GE(share_of(callers.out, R"(JS:\*sieve )"), 60.0) << callers.out;
+  EXPECT_TRUE(std::regex_search(callers.out, std::regex(R"(\n\s+JS:[~^*+]?run .*sieve\.js)")))
+      << callers.out;
+}
+
 // A recording whose clock is not the runtime's: named all the same, with a warning that says
 // which clock and how to record.
 TEST_F(NodeJit, ARecordingOnAnotherClockIsNamedWithAWarning) {
