@@ -11,7 +11,7 @@ set -euo pipefail
 build_dir=${1:?usage: jitdump_benchmark.sh BUILD_DIR [RUNS] [SAMPLES] [FUNCTIONS]}
 runs=${2:-3}
 samples=${3:-1000000}
-functions=${4:-20000}
+functions=${4:-1000}
 perfscope="$(cd "$build_dir" && pwd)/perfscope"
 if [[ ! -x $perfscope ]]; then
   echo "jitdump_benchmark: $perfscope is missing; build it first (ninja -C $build_dir perfscope_cli)" >&2

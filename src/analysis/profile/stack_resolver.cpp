@@ -207,10 +207,14 @@ struct StackResolver::State {
                                    : ((std::uint64_t{pid} << 32 ^ generation_of(pid)) << 2) | 2 |
                                          (address.cpumode == misc::user ? 0 : 1ULL << 63);
     context ^= address.return_address ? 1ULL << 62 : 0;
-    // JIT code named from a jitdump changes as the runtime loads and moves code.
+    // JIT code named from a jitdump changes as the runtime loads and moves code: its answers
+    // are kept per epoch of the dump (the process's other addresses are not).
     if (!kernel) {
-      if (std::uint64_t jit = symbolizer.jit_epoch(pid, sample_time); jit != 0) {
-        context = (context ^ jit * 0x9e3779b97f4a7c15ULL) | 2;
+      if (std::uint64_t jit = symbolizer.jit_epoch(pid, address.lookup(), sample_time); jit != 0) {
+        auto mapping = maps.mapping_of(pid, address.ip, address.cpumode);
+        if (mapping && is_anonymous_mapping(*mapping->filename)) {
+          context = (context ^ jit * 0x9e3779b97f4a7c15ULL) | 2;
+        }
       }
     }
     auto id = static_cast<std::uint32_t>(resolved.size());

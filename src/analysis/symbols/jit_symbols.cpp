@@ -1,6 +1,9 @@
 #include "analysis/symbols/jit_symbols.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -63,33 +66,33 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
   entry.loaded = true;
   std::string dump_problem;
   if (!entry.dump_path.empty()) {
-    std::vector<std::uint8_t> bytes;
-    if (const auto* copy = carried(jitdump_embedded_kind, entry.dump_path)) {
-      const auto* begin = reinterpret_cast<const std::uint8_t*>(copy->data());
-      bytes.assign(begin, begin + copy->size());
-    } else if (auto text = sys::read_regular_file(locator_.jit_file_path(entry.dump_path))) {
-      bytes.assign(text->begin(), text->end());
-    } else {
-      dump_problem = fmt::format("{} cannot be read ({}) and the recording carries no copy",
-                                 locator_.jit_file_path(entry.dump_path), std::strerror(errno));
+    try {
+      if (const auto* copy = carried(jitdump_embedded_kind, entry.dump_path)) {
+        const auto* begin = reinterpret_cast<const std::uint8_t*>(copy->data());
+        entry.dump =
+            Jitdump::parse(std::vector<std::uint8_t>(begin, begin + copy->size()), entry.dump_path);
+      } else {
+        entry.dump = Jitdump::map_file(locator_.jit_file_path(entry.dump_path));
+      }
+    } catch (const Error& error) {
+      dump_problem =
+          error.code().value() == ENOENT
+              ? fmt::format("{} cannot be read ({}) and the recording carries no copy",
+                            locator_.jit_file_path(entry.dump_path), std::strerror(ENOENT))
+              : std::string(error.what());
     }
-    if (dump_problem.empty()) {
-      try {
-        entry.dump = Jitdump::parse(std::move(bytes), entry.dump_path);
-        for (const std::string& warning : entry.dump->warnings()) warn_(warning);
-        for (const JitCode& code : entry.dump->code()) entry.event_times.push_back(code.from);
-        std::sort(entry.event_times.begin(), entry.event_times.end());
-        entry.time_comparable = monotonic_ && !entry.dump->arch_timestamps();
-        if (!entry.time_comparable) {
-          warn_(fmt::format(
-              "{} is timed by {}, the recording by another clock: its code is named without "
-              "regard to when it was loaded (code at a reused address may take a later "
-              "function's name); record with -k mono, as perfscope record does by default",
-              entry.dump_path,
-              entry.dump->arch_timestamps() ? "the CPU's time-stamp counter" : "CLOCK_MONOTONIC"));
-        }
-      } catch (const Error& error) {
-        dump_problem = error.what();
+    if (entry.dump) {
+      for (const std::string& warning : entry.dump->warnings()) warn_(warning);
+      for (const JitCode& code : entry.dump->code()) entry.event_times.push_back(code.from);
+      std::sort(entry.event_times.begin(), entry.event_times.end());
+      entry.time_comparable = monotonic_ && !entry.dump->arch_timestamps();
+      if (!entry.time_comparable) {
+        warn_(fmt::format(
+            "{} is timed by {}, the recording by another clock: its code is named without "
+            "regard to when it was loaded (code at a reused address may take a later "
+            "function's name); record with -k mono, as perfscope record does by default",
+            entry.dump_path,
+            entry.dump->arch_timestamps() ? "the CPU's time-stamp counter" : "CLOCK_MONOTONIC"));
       }
     }
   }
@@ -119,14 +122,13 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
   }
 }
 
-std::uint64_t JitSymbols::epoch(std::uint32_t pid, std::uint64_t time) {
+std::uint64_t JitSymbols::epoch(std::uint32_t pid, std::uint64_t address, std::uint64_t time) {
   if (dumps_ == 0) return 0;
   auto found = processes_.find(pid);
   if (found == processes_.end() || found->second->dump_path.empty()) return 0;
   Process& entry = *found->second;
   if (!entry.loaded) load(entry, pid);
-  if (!entry.dump) return 0;
-  if (!entry.time_comparable) return 1;
+  if (!entry.dump || !entry.time_comparable || !entry.dump->contested(address)) return 0;
   return 1 + static_cast<std::uint64_t>(
                  std::upper_bound(entry.event_times.begin(), entry.event_times.end(), time) -
                  entry.event_times.begin());

@@ -42,9 +42,9 @@ class JitSymbols {
   // The name of `address` in process `pid` at sample time `time`.
   SymbolizedAddress resolve(std::uint32_t pid, std::uint64_t address, std::uint64_t time,
                             SymbolizerStatistics& statistics);
-  // A number that changes whenever the code at some address of `pid` may have: 0 for processes
-  // without a jitdump, whose names do not depend on time.
-  std::uint64_t epoch(std::uint32_t pid, std::uint64_t time);
+  // A number that changes whenever the code at `address` of `pid` may have: 0 where names do
+  // not depend on time (no jitdump, or no two pieces of code ever covered the address).
+  std::uint64_t epoch(std::uint32_t pid, std::uint64_t address, std::uint64_t time);
   // The jitdump code at `address` of `pid` at `time` (its bytes, for annotate), or null.
   const JitCode* code_at(std::uint32_t pid, std::uint64_t address, std::uint64_t time);
   // The jitdump of `pid`, read; null when it has none or it cannot be read.

@@ -1,6 +1,10 @@
 #include "perfscope/analysis/symbols/jitdump.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -85,9 +89,41 @@ const JitLine* JitCode::line_of(std::uint64_t address) const noexcept {
 }
 
 Jitdump Jitdump::parse(std::vector<std::uint8_t> bytes, std::string_view name) {
+  auto owned = std::make_shared<std::vector<std::uint8_t>>(std::move(bytes));
+  std::shared_ptr<const std::uint8_t> storage(owned, owned->data());
+  return parse_bytes(std::move(storage), owned->size(), name);
+}
+
+Jitdump Jitdump::map_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(errno, fmt::format("{} cannot be opened", path));
+  struct stat st;
+  int error = ::fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+  if (error != 0) {
+    ::close(fd);
+    throw Error(error, fmt::format("{} is not a regular file", path));
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return parse({}, path);
+  }
+  void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  error = errno;
+  ::close(fd);
+  if (mapped == MAP_FAILED) throw Error(error, fmt::format("{} cannot be mapped", path));
+  std::shared_ptr<const std::uint8_t> storage(
+      static_cast<const std::uint8_t*>(mapped),
+      [size](const std::uint8_t* at) { ::munmap(const_cast<std::uint8_t*>(at), size); });
+  return parse_bytes(std::move(storage), size, path);
+}
+
+Jitdump Jitdump::parse_bytes(std::shared_ptr<const std::uint8_t> storage, std::size_t byte_count,
+                             std::string_view name) {
   Jitdump dump;
-  dump.bytes_ = std::move(bytes);
-  const std::span<const std::uint8_t> data(dump.bytes_);
+  dump.storage_ = std::move(storage);
+  dump.size_ = byte_count;
+  const std::span<const std::uint8_t> data(dump.storage_.get(), dump.size_);
   if (data.size() < 4) {
     refuse(name, fmt::format("it has {} bytes, fewer than a magic number", data.size()));
   }
@@ -288,9 +324,31 @@ Jitdump Jitdump::parse(std::vector<std::uint8_t> bytes, std::string_view name) {
   std::stable_sort(dump.code_.begin(), dump.code_.end(), [](const JitCode& a, const JitCode& b) {
     return a.start != b.start ? a.start < b.start : a.from < b.from;
   });
-  for (const JitCode& code : dump.code_)
+  // Where pieces of code overlap (by start: each against the furthest end before it).
+  std::uint64_t reach = 0;
+  for (const JitCode& code : dump.code_) {
     dump.largest_size_ = std::max(dump.largest_size_, code.size);
+    const std::uint64_t end = code.start + code.size;
+    if (code.size != 0 && code.start < reach) {
+      const std::uint64_t overlap_end = std::min(end, reach);
+      if (!dump.contested_.empty() && code.start <= dump.contested_.back().second) {
+        dump.contested_.back().second = std::max(dump.contested_.back().second, overlap_end);
+      } else {
+        dump.contested_.emplace_back(code.start, overlap_end);
+      }
+    }
+    reach = std::max(reach, end);
+  }
   return dump;
+}
+
+bool Jitdump::contested(std::uint64_t address) const noexcept {
+  auto after = std::upper_bound(
+      contested_.begin(), contested_.end(), address,
+      [](std::uint64_t value, const std::pair<std::uint64_t, std::uint64_t>& range) {
+        return value < range.first;
+      });
+  return after != contested_.begin() && address < (after - 1)->second;
 }
 
 const JitCode* Jitdump::find(std::uint64_t address, std::uint64_t time) const noexcept {

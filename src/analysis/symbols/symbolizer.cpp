@@ -681,8 +681,8 @@ void Symbolizer::add_jitdump(std::uint32_t pid, std::string_view path) {
   state_->jit_symbols().add_jitdump(pid, path);
 }
 
-std::uint64_t Symbolizer::jit_epoch(std::uint32_t pid, std::uint64_t time) {
-  return state_->jit ? state_->jit->epoch(pid, time) : 0;
+std::uint64_t Symbolizer::jit_epoch(std::uint32_t pid, std::uint64_t address, std::uint64_t time) {
+  return state_->jit ? state_->jit->epoch(pid, address, time) : 0;
 }
 
 const JitCode* Symbolizer::jit_code_at(std::uint32_t pid, std::uint64_t address,

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "perfscope/export.hpp"
@@ -62,6 +64,10 @@ class PERFSCOPE_EXPORT Jitdump {
   // A last record cut short (the runtime was still writing) is left out with a warning, as is
   // a record of an unknown type; a record whose size runs past the file ends the reading there.
   static Jitdump parse(std::vector<std::uint8_t> bytes, std::string_view name);
+  // parse() of the file at `path`, mapped rather than read: only the pages the records' headers
+  // and names lie in are touched (the code bytes, most of a dump, are read by annotate alone).
+  // Throws perfscope::Error (errno) when it cannot be opened or is not a regular file.
+  static Jitdump map_file(const std::string& path);
 
   std::uint32_t pid() const noexcept { return pid_; }
   std::uint32_t elf_machine() const noexcept { return elf_machine_; }
@@ -79,11 +85,18 @@ class PERFSCOPE_EXPORT Jitdump {
   // its load record was written), else the last that was there. With `time` 0 (clocks that
   // cannot be compared), the code loaded last that ever covered it. Null when none did.
   const JitCode* find(std::uint64_t address, std::uint64_t time) const noexcept;
+  // Whether more than one piece of code ever covered `address` (reused or moved into): only
+  // then does its name depend on time.
+  bool contested(std::uint64_t address) const noexcept;
 
  private:
-  std::vector<std::uint8_t> bytes_;
+  static Jitdump parse_bytes(std::shared_ptr<const std::uint8_t> storage, std::size_t byte_count,
+                             std::string_view name);
+  std::shared_ptr<const std::uint8_t> storage_;  // the bytes: owned, or a mapping
+  std::size_t size_ = 0;
   std::vector<JitCode> code_;  // by start, then load time
   std::uint64_t largest_size_ = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> contested_;  // [start, end), sorted
   std::vector<std::string> warnings_;
   std::uint32_t pid_ = 0, elf_machine_ = 0, version_ = 0;
   std::uint64_t flags_ = 0, header_timestamp_ = 0;

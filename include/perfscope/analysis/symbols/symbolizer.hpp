@@ -173,9 +173,9 @@ class Symbolizer {
   SymbolizedAddress resolve_jit(std::uint32_t pid, std::uint64_t address, std::uint64_t time = 0);
   // Process `pid` mapped the jitdump `path` (its MMAP record): its JIT code is named from it.
   void add_jitdump(std::uint32_t pid, std::string_view path);
-  // Changes whenever the code at some JIT address of `pid` may have (0 without a jitdump): for
-  // callers that cache answers by address.
-  std::uint64_t jit_epoch(std::uint32_t pid, std::uint64_t time);
+  // Changes whenever the JIT code at `address` of `pid` may have (0 where its name does not
+  // depend on time): for callers that cache answers by address.
+  std::uint64_t jit_epoch(std::uint32_t pid, std::uint64_t address, std::uint64_t time);
   // The jitdump code at `address` of `pid` at `time`, with its bytes; null when none.
   const JitCode* jit_code_at(std::uint32_t pid, std::uint64_t address, std::uint64_t time);
   // The jitdump of `pid` (add_jitdump), read; null when it has none or it cannot be read.
