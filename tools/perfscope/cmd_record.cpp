@@ -24,7 +24,6 @@
 #include "perfscope/analysis/perf_data/tracing_data.hpp"
 #include "perfscope/analysis/profile/off_cpu_profile.hpp"
 #include "perfscope/analysis/recording/aux_recording.hpp"
-#include "perfscope/analysis/recording/jit_runtimes.hpp"
 #include "perfscope/analysis/recording/off_cpu_recorder.hpp"
 #include "perfscope/analysis/recording/perf_data_sink.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
@@ -42,6 +41,7 @@
 #include "perfscope/sys/exit_watch.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
+#include "record_jit.hpp"
 #include "record_summary.hpp"
 #include "stop_signals.hpp"
 #include "subcommand_table.hpp"
@@ -609,24 +609,7 @@ int finish(Recording& recording) {
   features.tracing_data = std::move(recording.tracing_data);
   features.clock_data = recording.clock_data;
   if (sink.first_time() != 0) features.sample_time = {sink.first_time(), sink.last_time()};
-  std::vector<EmbeddedFile> jit_files;
-  if (!writer.pipe_mode()) jit_files = sink.jit_files();
-  for (const std::string& warning : sink.jit_file_warnings()) {
-    fmt::print(stderr, "perfscope: warning: {}\n", warning);
-  }
-  if (!jit_files.empty()) {
-    std::size_t bytes = 0;
-    std::string names;
-    for (const EmbeddedFile& file : jit_files) {
-      bytes += file.bytes.size();
-      names += fmt::format("{}{}", names.empty() ? "" : ", ", file.name);
-    }
-    fmt::print(stderr, "[ perfscope record: carried {} JIT symbol file{} ({:.3f} MB): {} ]\n",
-               jit_files.size(), jit_files.size() == 1 ? "" : "s", bytes / 1e6, names);
-  }
-  features.embedded_files.insert(features.embedded_files.end(),
-                                 std::make_move_iterator(jit_files.begin()),
-                                 std::make_move_iterator(jit_files.end()));
+  if (!writer.pipe_mode()) carry_jit_files(sink, features);
   writer.finish(features);
   // perf record's copy of kallsyms in the build-id cache, for reports after a reboot or module
   // changes; only for recordings with kernel samples (the kernel's BUILD_ID entry), as perf.
@@ -760,29 +743,6 @@ RecordCommand::RecordCommand(CLI::App& app) {
                "  perfscope record -a -e cpu-clock -- sleep 5\n"
                "  perfscope record --wall -g -- ./myserver   (then: perfscope report --wall)");
 }
-
-namespace {
-
-// --jit: the runtime's switches in perfscope's environment, which the command inherits.
-void set_jit_switches(const RecordOptions& options) {
-  if (options.command.empty()) {
-    throw std::invalid_argument(
-        "--jit tells a runtime perfscope starts to describe its JIT code: give the command "
-        "(perfscope record --jit -- node app.js); a running process must have been started with "
-        "the switches (doctor lists them)");
-  }
-  JitRuntimeSwitches switches = jit_switches_for(options.command);
-  for (const auto& [name, value] : switches.environment) {
-    ::setenv(name.c_str(), value.c_str(), 1);
-    fmt::print(stderr, "perfscope: --jit: set {}=\"{}\"\n", name, value);
-  }
-  fmt::print(
-      stderr, "perfscope: --jit: {}{}\n",
-      switches.runtime.empty() ? "" : fmt::format("{} ({}): ", switches.runtime, switches.path),
-      switches.note);
-}
-
-}  // namespace
 
 int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   // First: a stop signal that comes while the events open still ends the recording with a
