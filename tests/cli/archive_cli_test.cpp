@@ -192,8 +192,9 @@ TEST_F(ArchiveCli, DwarfStacksUnwindFromTheArchive) {
   EXPECT_EQ(callers({"--archive", archive}), before);
 }
 
-// JIT code is named by /tmp/perf-PID.map, which is gone after a reboot or on another machine:
-// the archive keeps it at its path.
+// JIT code is named by /tmp/perf-PID.map, which is gone after a reboot or on another machine.
+// perfscope record carries the map in its file; a file perf recorded does not, and the archive
+// keeps the map at its path.
 TEST_F(ArchiveCli, JitMapsTravelInTheArchive) {
   if (jit_workload.empty()) GTEST_SKIP() << "the JIT workload is x86-64 code";
   auto recorded = pt::run_perfscope(
@@ -201,6 +202,15 @@ TEST_F(ArchiveCli, JitMapsTravelInTheArchive) {
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   std::smatch pid;
   ASSERT_TRUE(std::regex_search(recorded.out, pid, std::regex("jit pid ([0-9]+)"))) << recorded.out;
+  fs::remove(fmt::format("/tmp/perf-{}.map", pid[1].str()));
+  auto carried = report();
+  EXPECT_NE(carried.out.find("jit_spin_loop"), std::string::npos) << carried.out;
+
+  if (!perf_available()) GTEST_SKIP() << "perf is not installed: no recording without the map";
+  auto by_perf = pt::run_command({perf_path, "record", "-q", "-F", "2000", "-e", "cpu-clock", "-o",
+                                  data_, "--", jit_workload, "20"});
+  ASSERT_EQ(by_perf.exit_status, 0) << by_perf.err;
+  ASSERT_TRUE(std::regex_search(by_perf.out, pid, std::regex("jit pid ([0-9]+)"))) << by_perf.out;
   std::string map = fmt::format("/tmp/perf-{}.map", pid[1].str());
   ASSERT_NE(report().out.find("jit_spin_loop"), std::string::npos);
   std::string archive = dir_.path() + "/perf.data.tar.zst";

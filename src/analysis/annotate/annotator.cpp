@@ -356,7 +356,7 @@ class Annotator {
   // JIT code named by a jitdump: its bytes as the runtime loaded them, at their run-time
   // addresses (the recording's copy of the dump, else the file).
   void annotate_jit(AnnotatedFunction& out, const ProfileFunction& f, const FunctionHits& hits) {
-    std::string_view file = out.dso.substr(out.dso.rfind('/') + 1);
+    std::string_view file = std::string_view(out.dso).substr(out.dso.rfind('/') + 1);
     std::uint32_t pid = 0;
     std::from_chars(file.data() + 4, file.data() + file.size(), pid);
     symbolizer_.add_jitdump(pid, out.dso);
