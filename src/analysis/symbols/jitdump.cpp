@@ -1,10 +1,6 @@
 #include "perfscope/analysis/symbols/jitdump.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +9,7 @@
 
 #include "analysis/path_names.hpp"
 #include "perfscope/core/error.hpp"
+#include "perfscope/sys/memory_map.hpp"
 
 namespace perfscope {
 
@@ -95,27 +92,14 @@ Jitdump Jitdump::parse(std::vector<std::uint8_t> bytes, std::string_view name) {
 }
 
 Jitdump Jitdump::map_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(errno, fmt::format("{} cannot be opened", path));
-  struct stat st;
-  int error = ::fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
-  if (error != 0) {
-    ::close(fd);
-    throw Error(error, fmt::format("{} is not a regular file", path));
+  auto mapping = std::make_shared<sys::MemoryMap>();
+  if (int error = mapping->map_file(path.c_str()); error != 0) {
+    throw Error(-error, error == -ENODEV ? fmt::format("{} is not a regular file", path)
+                                         : fmt::format("{} cannot be mapped", path));
   }
-  const auto size = static_cast<std::size_t>(st.st_size);
-  if (size == 0) {
-    ::close(fd);
-    return parse({}, path);
-  }
-  void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  error = errno;
-  ::close(fd);
-  if (mapped == MAP_FAILED) throw Error(error, fmt::format("{} cannot be mapped", path));
-  std::shared_ptr<const std::uint8_t> storage(
-      static_cast<const std::uint8_t*>(mapped),
-      [size](const std::uint8_t* at) { ::munmap(const_cast<std::uint8_t*>(at), size); });
-  return parse_bytes(std::move(storage), size, path);
+  std::shared_ptr<const std::uint8_t> storage(mapping,
+                                              static_cast<const std::uint8_t*>(mapping->data()));
+  return parse_bytes(std::move(storage), mapping->size(), path);
 }
 
 Jitdump Jitdump::parse_bytes(std::shared_ptr<const std::uint8_t> storage, std::size_t byte_count,
