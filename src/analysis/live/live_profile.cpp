@@ -91,6 +91,8 @@ struct LiveProfile::State {
     }
     ips.reserve(256);
     frames.reserve(256);
+    // The runtimes being watched are still writing their jitdumps.
+    resolver.symbolizer().set_jit_files_growing(true);
   }
 
   StackResolverOptions resolver_options() const {

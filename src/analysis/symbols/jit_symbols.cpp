@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "analysis/symbols/elf_symbol_table.hpp"
 #include "perfscope/core/error.hpp"
@@ -70,6 +71,8 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
             Jitdump::parse(std::vector<std::uint8_t>(begin, begin + copy->size()), entry.dump_path);
       } else {
         entry.dump = Jitdump::map_file(locator_.jit_file_path(entry.dump_path));
+        entry.dump_on_disk = true;
+        entry.dump_checked = std::chrono::steady_clock::now();
       }
     } catch (const Error& error) {
       dump_problem =
@@ -80,8 +83,7 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
     }
     if (entry.dump) {
       for (const std::string& warning : entry.dump->warnings()) warn_(warning);
-      for (const JitCode& code : entry.dump->code()) entry.event_times.push_back(code.from);
-      std::sort(entry.event_times.begin(), entry.event_times.end());
+      index_dump(entry);
       entry.time_comparable = monotonic_ && !entry.dump->arch_timestamps();
       if (!entry.time_comparable) {
         warn_(fmt::format(
@@ -119,16 +121,47 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
   }
 }
 
+void JitSymbols::index_dump(Process& entry) {
+  entry.event_times.clear();
+  for (const JitCode& code : entry.dump->code()) entry.event_times.push_back(code.from);
+  std::sort(entry.event_times.begin(), entry.event_times.end());
+}
+
+bool JitSymbols::reread_dump(Process& entry) {
+  if (!growing_ || !entry.dump_on_disk) return false;
+  auto now = std::chrono::steady_clock::now();
+  if (now - entry.dump_checked < std::chrono::seconds(1)) return false;
+  entry.dump_checked = now;
+  std::error_code error;
+  std::string path = locator_.jit_file_path(entry.dump_path);
+  std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size <= entry.dump->size()) return false;
+  try {
+    Jitdump grown = Jitdump::map_file(path);
+    entry.earlier_dumps.push_back(std::move(*entry.dump));
+    entry.dump = std::move(grown);
+  } catch (const Error&) {
+    return false;  // gone meanwhile: the dump read before still names what it named
+  }
+  index_dump(entry);
+  ++entry.rereads;
+  return true;
+}
+
 std::uint64_t JitSymbols::epoch(std::uint32_t pid, std::uint64_t address, std::uint64_t time) {
   if (dumps_ == 0) return 0;
   auto found = processes_.find(pid);
   if (found == processes_.end() || found->second->dump_path.empty()) return 0;
   Process& entry = *found->second;
   if (!entry.loaded) load(entry, pid);
-  if (!entry.dump || !entry.time_comparable || !entry.dump->contested(address)) return 0;
-  return 1 + static_cast<std::uint64_t>(
-                 std::upper_bound(entry.event_times.begin(), entry.event_times.end(), time) -
-                 entry.event_times.begin());
+  if (!entry.dump) return 0;
+  // While dumps grow, every JIT answer holds until the next reading (a miss may become a name).
+  std::uint64_t reading = growing_ && entry.dump_on_disk ? entry.rereads + 1 : 0;
+  if (!entry.time_comparable || !entry.dump->contested(address)) return reading;
+  return (reading << 32) + 1 +
+         static_cast<std::uint64_t>(
+             std::upper_bound(entry.event_times.begin(), entry.event_times.end(), time) -
+             entry.event_times.begin());
 }
 
 const JitCode* JitSymbols::code_at(std::uint32_t pid, std::uint64_t address, std::uint64_t time) {
@@ -162,7 +195,11 @@ SymbolizedAddress JitSymbols::resolve(std::uint32_t pid, std::uint64_t address, 
     statistics.symbols_loaded += entry.map.size() + (entry.dump ? entry.dump->code().size() : 0);
   }
   if (entry.dump) {
-    if (const JitCode* code = entry.dump->find(address, entry.time_comparable ? time : 0)) {
+    const JitCode* code = entry.dump->find(address, entry.time_comparable ? time : 0);
+    if (!code && reread_dump(entry)) {
+      code = entry.dump->find(address, entry.time_comparable ? time : 0);
+    }
+    if (code) {
       SymbolizedAddress result;
       result.dso = entry.dump_path;
       result.symbol = demangled(entry, code->name);

@@ -3,6 +3,7 @@
 // recording carries when it has one (the files on disk may be gone, or a later process's).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -36,6 +37,8 @@ class JitSymbols {
   // Whether sample times can be compared with jitdump timestamps: the recording's clock is
   // CLOCK_MONOTONIC, as the runtimes' is.
   void set_sample_clock_monotonic(bool monotonic) noexcept { monotonic_ = monotonic; }
+  // Dumps on disk may still grow (Symbolizer::set_jit_files_growing).
+  void set_files_growing(bool growing) noexcept { growing_ = growing; }
   // Process `pid` mapped the jitdump `path` (as recorded).
   void add_jitdump(std::uint32_t pid, std::string_view path);
 
@@ -57,6 +60,13 @@ class JitSymbols {
     bool loaded = false;
     std::string problem;  // why neither names anything
     std::optional<Jitdump> dump;
+    // A dump read from disk may still be growing (top, set_files_growing): read again after a
+    // miss, at most once a second. The dumps read before stay, as names handed out point into
+    // them.
+    bool dump_on_disk = false;
+    std::chrono::steady_clock::time_point dump_checked{};
+    std::deque<Jitdump> earlier_dumps;
+    std::uint64_t rereads = 0;
     std::vector<std::uint64_t> event_times;  // sorted: when code appeared or moved
     bool time_comparable = false;
     JitSymbolMap map;
@@ -65,6 +75,9 @@ class JitSymbols {
   };
   Process& process(std::uint32_t pid);
   void load(Process& process, std::uint32_t pid);
+  // The dump read again when the file grew since (a runtime still writing it); true when it did.
+  bool reread_dump(Process& process);
+  void index_dump(Process& process);
   const std::vector<std::byte>* carried(std::string_view kind, std::string_view path) const;
   std::string_view demangled(Process& process, std::string_view name);
 
@@ -75,6 +88,7 @@ class JitSymbols {
   Display display_;
   std::size_t dumps_ = 0;  // processes with a jitdump
   bool monotonic_ = true;
+  bool growing_ = false;
   std::vector<EmbeddedFile> files_;
   std::unordered_map<std::uint32_t, std::unique_ptr<Process>> processes_;
 };

@@ -692,6 +692,10 @@ const JitCode* Symbolizer::jit_code_at(std::uint32_t pid, std::uint64_t address,
 
 const Jitdump* Symbolizer::jitdump(std::uint32_t pid) { return state_->jit_symbols().jitdump(pid); }
 
+void Symbolizer::set_jit_files_growing(bool growing) {
+  state_->jit_symbols().set_files_growing(growing);
+}
+
 void Symbolizer::set_sample_clock_monotonic(bool monotonic) {
   state_->jit_symbols().set_sample_clock_monotonic(monotonic);
 }

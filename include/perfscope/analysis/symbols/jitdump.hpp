@@ -77,6 +77,7 @@ class PERFSCOPE_EXPORT Jitdump {
   bool byte_swapped() const noexcept { return swapped_; }
   std::uint64_t header_timestamp() const noexcept { return header_timestamp_; }
   std::size_t records() const noexcept { return records_; }
+  std::size_t size() const noexcept { return size_; }  // bytes read
   const std::vector<JitCode>& code() const noexcept { return code_; }
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 

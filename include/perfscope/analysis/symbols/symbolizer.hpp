@@ -183,6 +183,9 @@ class Symbolizer {
   // Whether the recording's sample times are CLOCK_MONOTONIC, as jitdump timestamps are (else
   // JIT code is named without regard to time, with a warning). Default true.
   void set_sample_clock_monotonic(bool monotonic);
+  // The jitdumps on disk may still grow (top watching running processes): read again after a
+  // miss, at most once a second, with jit_epoch changing each time. Default false.
+  void set_jit_files_growing(bool growing);
 
   // What the symbolizer had to tell the user (build-id mismatches, kptr_restrict, files not
   // found, debug files used), each once.
