@@ -41,7 +41,8 @@ template <typename T>
 
 extern "C" {
 [[gnu::noinline]] int symtest_pick_plain(int value) { return value * 5 + (value >> 2); }
-static int (*resolve_symtest_pick())(int) { return symtest_pick_plain; }
+// Not static: clang looks the resolver up by its symbol name.
+int (*resolve_symtest_pick())(int) { return symtest_pick_plain; }
 [[gnu::ifunc("resolve_symtest_pick")]] int symtest_pick(int value);
 }
 
