@@ -232,10 +232,11 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
       // perf_compat_alias: ours is the default symbol of an address perf names by an alias
       // ("free" for "cfree@GLIBC_2.2.5": same comm, file and share).
       std::string file = key.substr(0, key.rfind(' ') + 1);
+      const double our_share = mine;  // a structured binding: not captured by clang 14
       bool alias = std::any_of(perf_shares.begin(), perf_shares.end(), [&](const auto& row) {
         return row.first.starts_with(file) &&
                row.first.find('@', file.size()) != std::string::npos &&
-               !our_shares.count(row.first) && std::fabs(row.second - mine) <= 0.5;
+               !our_shares.count(row.first) && std::fabs(row.second - our_share) <= 0.5;
       });
       if (alias) continue;
       // deeper_dwarf_stack: a function only our longer walks reach, or the ELF symbol of one
