@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -103,8 +104,9 @@ TEST(ReportRows, PltStubsAndLabelsAreNamedAsInPerf) {
   auto report = pt::run_perfscope({"report", "--stdio", "--sort", "sym", "-i", file});
   ASSERT_EQ(report.exit_status, 0) << report.err;
   auto ours = shares_by_symbol(report.out);
-  // The stub is a row of its own; the label is not a row, its samples are the function's.
-  EXPECT_GT(ours["library_step@plt"], 1.0) << report.out;
+  // The label is not a row: its samples are the function's. (Whether the stub gets samples of
+  // its own depends on where the timer's skid lands: about a tenth with GCC's build, none in one
+  // run of clang's; its row is compared with perf's below.)
   EXPECT_GT(ours["library_step"], 10.0) << report.out;
   EXPECT_GT(ours["labelled_loop"], 10.0) << report.out;
   EXPECT_EQ(ours.count("loop_body_label"), 0u) << report.out;
@@ -187,8 +189,19 @@ TEST(ReportRows, FunctionInlinedIntoItselfIsOneFrameAsInPerf) {
   if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
   auto theirs = pt::run_command({perf_path, "script", "-i", file, "-F", "ip,sym", "--inline"});
   ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
-  // perf shows a symbol's default version (__libc_start_main@@GLIBC_2.34), perfscope the name.
-  EXPECT_EQ(script.out, std::regex_replace(theirs.out, std::regex("@@[A-Z_0-9.]+"), ""));
+  // The workload's own frames, line by line (perf's inline frames elsewhere, in ld.so's start-up,
+  // come from its addr2line and may differ).
+  auto own_frames = [](const std::string& text) {
+    std::string kept;
+    std::istringstream lines(text);
+    static const std::regex own(R"(^\s+[0-9a-f]+ (fib|main)( \(inlined\))?$)");
+    for (std::string line; std::getline(lines, line);) {
+      if (std::regex_match(line, own)) kept += line + "\n";
+    }
+    return kept;
+  };
+  EXPECT_GT(own_frames(script.out).size(), 100u) << script.out.substr(0, 2000);
+  EXPECT_EQ(own_frames(script.out), own_frames(theirs.out));
 }
 
 }  // namespace

@@ -229,7 +229,7 @@ PltListing compare_plt_names(const std::string& objdump, const std::string& path
 // before the suffix. objdump lists the stubs (its own reading of .rela.plt and .plt.got); the
 // stub of an IRELATIVE slot is named by its ifunc, as perf 6.3 and later name it.
 TEST(Symbolizer, NamesPltStubsAsPerfDoes) {
-  PltListing target = compare_plt_names(PERFSCOPE_OBJDUMP, target_path);
+  PltListing target = compare_plt_names(PERFSCOPE_GNU_OBJDUMP, target_path);
   // printf, strtol, the exception's three, the ifunc, __cxa_finalize.
   EXPECT_GE(target.stubs, 7u) << target.listing;
   EXPECT_EQ(target.irelative, 1u) << target.listing;
@@ -259,7 +259,7 @@ TEST(Symbolizer, NamesPltStubsAsPerfDoes) {
 TEST(Symbolizer, NamesTheCLibrarysPltStubsAsObjdumpDoes) {
   const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
   if (::access(libc.c_str(), R_OK) != 0) GTEST_SKIP() << libc << " is not here (not x86-64?)";
-  PltListing x86 = compare_plt_names(PERFSCOPE_OBJDUMP, libc);
+  PltListing x86 = compare_plt_names(PERFSCOPE_GNU_OBJDUMP, libc);
   EXPECT_GE(x86.irelative, 10u) << x86.listing;
   const std::string cross_objdump = "/usr/bin/aarch64-linux-gnu-objdump";
   const std::string cross_libc = "/usr/aarch64-linux-gnu/lib/libc.so.6";
