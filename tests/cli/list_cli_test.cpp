@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "perfscope/core/pmu_registry.hpp"
@@ -69,6 +72,45 @@ TEST(ListCli, PatternAndTextOutput) {
     EXPECT_THAT(tracepoint.out, HasSubstr("Tracepoints (1):"));
     EXPECT_THAT(tracepoint.out, ::testing::ContainsRegex("sched:sched_switch +yes"));
   }
+}
+
+// perf list's class words list that class (perf list sw): the same events as perf's class, not
+// the events whose names hold "sw".
+TEST(ListCli, ClassWordsListThatClassAsPerfDoes) {
+  auto software = pt::run_perfscope({"list", "sw", "--no-probe", "--json"});
+  ASSERT_EQ(software.exit_status, 0) << software.err;
+  std::set<std::string> ours;
+  const auto software_events = nlohmann::json::parse(software.out).at("events");
+  for (const auto& event : software_events) {
+    EXPECT_EQ(event.at("category"), "software") << event.dump();
+    ours.insert(event.at("name").get<std::string>());
+  }
+  EXPECT_TRUE(ours.count("cpu-clock") && ours.count("page-faults")) << software.out;
+  auto text = pt::run_perfscope({"list", "software", "--no-probe"});
+  EXPECT_THAT(text.out, HasSubstr(fmt::format("Software events ({}):", ours.size())));
+  EXPECT_THAT(text.out, ::testing::Not(HasSubstr("Hardware")));
+  for (const char* word : {"hw", "cache", "pmu"}) {
+    auto listed = pt::run_perfscope({"list", word, "--no-probe", "--json"});
+    ASSERT_EQ(listed.exit_status, 0) << listed.err;
+    const auto events = nlohmann::json::parse(listed.out).at("events");
+    for (const auto& event : events) {
+      EXPECT_EQ(event.at("category"), std::string(word) == "hw" ? "hardware" : word)
+          << word << ": " << event.dump();
+    }
+  }
+  if (::access("/usr/bin/perf", X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  // perf's software class: every name it lists is one of ours.
+  auto theirs = pt::run_command({"/usr/bin/perf", "list", "sw"});
+  std::istringstream lines(theirs.out);
+  std::size_t compared = 0;
+  static const std::regex row(R"(^\s+(\S+)(?: OR \S+)?\s+\[Software event\]$)");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (!std::regex_match(line, match, row)) continue;
+    ++compared;
+    EXPECT_TRUE(ours.count(match[1].str())) << match[1] << " is perf's software event, not ours";
+  }
+  EXPECT_GE(compared, 9u) << theirs.out;
 }
 
 TEST(ListCli, StatCountsUprobesExactly) {

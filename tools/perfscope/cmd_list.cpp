@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "commands.hpp"
@@ -15,7 +16,8 @@ namespace perfscope::cli {
 ListCommand::ListCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "list");
   app_->add_option("pattern", pattern_,
-                   "Only events matching this glob ('sched:*'), or containing this text");
+                   "Only events matching this glob ('sched:*'), or containing this text; or one "
+                   "class, as perf list takes it: hw, sw, cache, tracepoint, pmu");
   app_->add_flag("--json", json_, "Machine-readable output");
   app_->add_flag("--probe-all", probe_all_,
                  "Also open every listed tracepoint and uprobe (slow: tens of ms each)");
@@ -23,6 +25,7 @@ ListCommand::ListCommand(CLI::App& app) {
   app_->footer(
       "Examples:\n"
       "  perfscope list 'sched:*'\n"
+      "  perfscope list sw\n"
       "  perfscope list --json --no-probe cache");
 }
 
@@ -130,14 +133,28 @@ void print_json(const std::vector<CatalogEvent>& events) {
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
+// perf list's class words: a class of events, not a text to search for.
+std::optional<EventCategory> class_named(std::string_view word) {
+  if (word == "hw" || word == "hardware") return EventCategory::hardware;
+  if (word == "sw" || word == "software") return EventCategory::software;
+  if (word == "cache" || word == "hwcache") return EventCategory::cache;
+  if (word == "tracepoint") return EventCategory::tracepoint;
+  if (word == "pmu") return EventCategory::pmu;
+  return std::nullopt;
+}
+
 }  // namespace
 
 int ListCommand::run() {
   CatalogOptions options;
-  options.pattern = pattern_;
+  std::optional<EventCategory> only = class_named(pattern_);
+  options.pattern = only ? std::string() : pattern_;
   options.probe = !no_probe_;
   options.probe_slow_events = probe_all_;
   auto events = list_events(options);
+  if (only) {
+    std::erase_if(events, [&](const CatalogEvent& event) { return event.category != *only; });
+  }
   if (json_) {
     print_json(events);
   } else {
