@@ -1,6 +1,7 @@
 // `perfscope list` and the grammar in `perfscope stat`, end to end: the JSON catalog against
 // tracefs, uprobes counting every call of uprobe_target, an alias's .scale and .unit applied in
 // stat's report, and grammar errors with their caret.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
