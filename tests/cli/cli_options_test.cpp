@@ -297,3 +297,32 @@ TEST(CliOptions, EverySubcommandRejectsBadOptionsTheSameWay) {
 }
 
 }  // namespace
+
+namespace {
+
+// A number out of range, or no number, is said in a sentence with the value first, and no bound
+// nobody typed (CLI11's PositiveNumber printed the largest double, 310 digits).
+TEST(CliOptions, NumericOptionErrorsAreSentences) {
+  struct Case {
+    std::vector<std::string> argv;
+    std::string said;
+  };
+  const std::vector<Case> cases = {
+      {{"top", "-F", "abc"}, "perfscope top: --freq abc: not a number (it must be more than 0)"},
+      {{"top", "-F", "0"}, "perfscope top: --freq 0: must be more than 0"},
+      {{"stat", "-I", "abc", "--", "true"},
+       "perfscope stat: --interval-print abc: not a number (from 1 to 3600000)"},
+      {{"stat", "-I", "0", "--", "true"},
+       "perfscope stat: --interval-print 0: not in the range 1 to 3600000"},
+      {{"report", "--percent-limit", "200"},
+       "perfscope report: --percent-limit 200: not in the range 0 to 100"},
+  };
+  for (const Case& c : cases) {
+    auto result = perfscope::testing::run_perfscope(c.argv);
+    EXPECT_EQ(result.exit_status, 2) << c.said;
+    EXPECT_TRUE(result.err.starts_with(c.said)) << result.err;
+    EXPECT_LT(result.err.size(), 200u) << result.err;
+  }
+}
+
+}  // namespace

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <regex>
 #include <stdexcept>
 
 #include "perfscope/abi/sample_format.hpp"
@@ -71,6 +73,36 @@ std::string option_in_message(const std::string& message) {
   auto long_at = names.find("--");
   return long_at != std::string::npos ? names.substr(long_at, names.find(',', long_at) - long_at)
                                       : first;
+}
+
+// A number as the user would write it: "3600000.000000" is 3600000.
+std::string plain_number(std::string text) {
+  if (text.find('.') != std::string::npos) {
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+  }
+  return text;
+}
+
+// CLI11's range checks say "--freq: Value abc not in range 0.000000 to 1797…(309 digits)": as a
+// sentence, the value first, and no bound nobody typed.
+std::string plain_range_message(const std::string& message) {
+  static const std::regex range(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
+  std::smatch match;
+  if (!std::regex_match(message, match, range)) return message;
+  std::string option = match[1], value = match[2];
+  std::string low = plain_number(match[3]), high = plain_number(match[4]);
+  bool unbounded = high.size() > 15;  // CLI11's PositiveNumber: up to the largest double
+  char* end = nullptr;
+  std::strtod(value.c_str(), &end);
+  bool number = !value.empty() && end == value.c_str() + value.size();
+  if (unbounded) {
+    return number
+               ? fmt::format("{} {}: must be more than {}", option, value, low)
+               : fmt::format("{} {}: not a number (it must be more than {})", option, value, low);
+  }
+  return number ? fmt::format("{} {}: not in the range {} to {}", option, value, low, high)
+                : fmt::format("{} {}: not a number (from {} to {})", option, value, low, high);
 }
 
 }  // namespace
@@ -286,6 +318,7 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
     }
   }
   while (!message.empty() && (message.back() == '.' || message.back() == '\n')) message.pop_back();
+  message = plain_range_message(message);
   fmt::print(stderr, "perfscope {}: {}; {}\n", name, message, help_hint(name));
   return 2;
 }
