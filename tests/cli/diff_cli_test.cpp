@@ -269,6 +269,26 @@ TEST(DiffCliTest, StatExactCounts) {
   for (const auto& path : {a, b, c}) std::filesystem::remove(path);
 }
 
+// perf diff's defaults: no file compares perf.data.old (the recording record moved aside) with
+// perf.data; one file is the new one.
+TEST(DiffCliTest, NoFileComparesThePreviousRecordingWithTheLast) {
+  pt::TempDir dir;
+  for (const char* ms : {"40", "41"}) {
+    auto recorded =
+        pt::run_perfscope_in(dir.path(), {"record", "-F", "1000", "--", known_answer, ms});
+    ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  }
+  auto both = pt::run_perfscope_in(dir.path(), {"diff"});
+  ASSERT_EQ(both.exit_status, 0) << both.err;
+  EXPECT_NE(both.out.find("# BASE: perf.data.old ("), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find(" 40)\n# NEW:  perf.data ("), std::string::npos) << both.out;
+  auto one = pt::run_perfscope_in(dir.path(), {"diff", "perf.data"});
+  ASSERT_EQ(one.exit_status, 0) << one.err;
+  EXPECT_EQ(one.out, both.out);
+  auto none = pt::run_perfscope({"diff", dir.path() + "/missing.data"});
+  EXPECT_NE(none.exit_status, 0);
+}
+
 TEST(DiffCliTest, BadInput) {
   const auto& files = known_answer_pair();
   std::string stat = stat_json("bad", "task-clock", {work_helper, "getpid", "10"});

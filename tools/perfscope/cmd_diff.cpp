@@ -79,10 +79,13 @@ std::uint32_t event_index(const Profile& profile, const std::string& name) {
 
 DiffCommand::DiffCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "diff");
-  app_->add_option("BASE", options_.base, "The baseline: a perf.data file or a stat --json file")
-      ->required();
-  app_->add_option("NEW", options_.current, "The file to compare with it (of the same kind)")
-      ->required();
+  // perf diff's defaults: no file compares perf.data.old (record's previous recording) with
+  // perf.data; one file is the new one, compared with perf.data.old.
+  app_->add_option("BASE", options_.base,
+                   "The baseline: a perf.data file or a stat --json file (default "
+                   "perf.data.old; with one file given, that file is NEW)");
+  app_->add_option("NEW", options_.current,
+                   "The file to compare with it, of the same kind (default perf.data)");
   app_->add_option("-s,--sort", options_.sort,
                    "Recordings: sort keys comm,pid,tid,dso,sym,cpu,srcline (default dso,sym)");
   app_->add_flag("--children", options_.children,
@@ -107,9 +110,11 @@ DiffCommand::DiffCommand(CLI::App& app) {
                    "pprof -diff_base)");
   app_->add_option("-o,--output", options_.output,
                    "Write to this file (pprof: PREFIX for PREFIX.base.pb.gz and PREFIX.new.pb.gz)");
+  // One value per --fail-if (repeat the option for more): the files after it are BASE and NEW.
   app_->add_option("--fail-if", options_.fail_if,
                    "Counts: 'EVENT>+P%' or 'EVENT<-P%': exit 3 on a significant change beyond "
-                   "it (repeatable)");
+                   "it (repeatable)")
+      ->allow_extra_args(false);
   app_->add_option("--resolve", options_.resolve_percent,
                    "Counts: the change in % the 'repeats' column is computed for (default 1)")
       ->check(CLI::Range(0.001, 1000.0));
@@ -121,6 +126,10 @@ DiffCommand::DiffCommand(CLI::App& app) {
 }
 
 int DiffCommand::run() {
+  if (options_.current.empty()) {
+    options_.current = options_.base.empty() ? std::string("perf.data") : options_.base;
+    options_.base = "perf.data.old";
+  }
   DiffInputKind base = diff_input_kind(options_.base);
   DiffInputKind current = diff_input_kind(options_.current);
   for (auto [path, kind] :
