@@ -9,6 +9,7 @@
 
 #include "analysis/annotate/named_function_sieve.hpp"
 #include "analysis/annotate/symbol_suggestions.hpp"
+#include "analysis/path_names.hpp"
 #include "analysis/symbols/jit_symbol_map.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
@@ -356,9 +357,9 @@ class Annotator {
   // JIT code named by a jitdump: its bytes as the runtime loaded them, at their run-time
   // addresses (the recording's copy of the dump, else the file).
   void annotate_jit(AnnotatedFunction& out, const ProfileFunction& f, const FunctionHits& hits) {
-    std::string_view file = std::string_view(out.dso).substr(out.dso.rfind('/') + 1);
+    std::string_view digits = detail::pid_in_file_name(out.dso, "jit-", ".dump");
     std::uint32_t pid = 0;
-    std::from_chars(file.data() + 4, file.data() + file.size(), pid);
+    std::from_chars(digits.data(), digits.data() + digits.size(), pid);
     symbolizer_.add_jitdump(pid, out.dso);
     const Jitdump* dump = symbolizer_.jitdump(pid);
     const JitCode* code = nullptr;

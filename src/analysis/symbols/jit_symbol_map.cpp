@@ -27,10 +27,7 @@ bool parse_hex(std::string_view& line, std::uint64_t& value) {
 }  // namespace
 
 bool is_jit_map_path(std::string_view path) noexcept {
-  std::string_view name = detail::file_name_of(path);
-  if (!name.starts_with("perf-") || !name.ends_with(".map")) return false;
-  std::string_view pid = name.substr(5, name.size() - 9);
-  return !pid.empty() && pid.find_first_not_of("0123456789") == std::string_view::npos;
+  return !detail::pid_in_file_name(path, "perf-", ".map").empty();
 }
 
 void JitSymbolMap::parse(std::string_view text) {

@@ -72,10 +72,7 @@ std::string_view jitdump_record_name(std::uint32_t id) {
 }  // namespace
 
 bool is_jitdump_path(std::string_view path) noexcept {
-  std::string_view name = detail::file_name_of(path);
-  if (!name.starts_with("jit-") || !name.ends_with(".dump")) return false;
-  std::string_view pid = name.substr(4, name.size() - 9);
-  return !pid.empty() && pid.find_first_not_of("0123456789") == std::string_view::npos;
+  return !detail::pid_in_file_name(path, "jit-", ".dump").empty();
 }
 
 const JitLine* JitCode::line_of(std::uint64_t address) const noexcept {
