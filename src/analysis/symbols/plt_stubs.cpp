@@ -139,6 +139,14 @@ std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
     ++added;
   };
 
+  // The header every lazy binding goes through on its first call is named ".plt", as perf 6.3 and
+  // later name it (6.1 shows it as the _init before it).
+  auto add_header = [&](const Section& section, std::uint64_t header) {
+    if (header > section.header.sh_size) return;
+    push(section.header.sh_addr, section.header.sh_addr + header,
+         section.header.sh_addr + section.header.sh_size, ".plt", 16 + 8 + 4 + 2, false);
+    ++added;
+  };
   if (machine == EM_386) {
     // i386 stubs jump through %ebx (PIC) or an absolute slot: paired by position, after the
     // header of one entry.
@@ -146,6 +154,7 @@ std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
     if (!read_section(image, ".plt", plt, false)) return 0;
     const std::uint64_t entry_size = plt.header.sh_entsize != 0 ? plt.header.sh_entsize : 16;
     const std::uint64_t end = plt.header.sh_addr + plt.header.sh_size;
+    add_header(plt, entry_size);
     for (std::size_t i = 0; i < jump_slot_count; ++i) {
       std::uint64_t start = plt.header.sh_addr + entry_size * (i + 1);
       if (start + entry_size > end) break;
@@ -175,16 +184,23 @@ std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
 
   if (machine == EM_AARCH64) {
     Section plt;
-    if (read_section(image, ".plt", plt, true)) add_section(plt, 32, 16);
+    if (read_section(image, ".plt", plt, true)) {
+      add_header(plt, 32);
+      add_section(plt, 32, 16);
+    }
     return added;
   }
   // x86-64: with IBT the stubs that jump are in .plt.sec (.plt holds the lazy trampolines).
   Section plt;
+  Section lazy_plt;
+  const bool has_lazy_plt = read_section(image, ".plt", lazy_plt, true);
+  const std::uint64_t lazy_entry_size =
+      lazy_plt.header.sh_entsize >= 8 ? lazy_plt.header.sh_entsize : 16;
+  if (has_lazy_plt) add_header(lazy_plt, lazy_entry_size);
   if (read_section(image, ".plt.sec", plt, true)) {
     add_section(plt, 0, 16);
-  } else if (read_section(image, ".plt", plt, true)) {
-    const std::uint64_t entry_size = plt.header.sh_entsize >= 8 ? plt.header.sh_entsize : 16;
-    add_section(plt, entry_size, entry_size);
+  } else if (has_lazy_plt) {
+    add_section(lazy_plt, lazy_entry_size, lazy_entry_size);
   }
   // .plt.got: the stubs of functions also reached through their GOT slot (their address is
   // taken, as __cxa_finalize's is in every PIE), named by the slot's GLOB_DAT relocation.

@@ -165,7 +165,7 @@ TEST(Symbolizer, ShortNamesLikePerfWhenParameterListsAreOff) {
 }
 
 struct PltListing {
-  std::size_t stubs = 0, irelative = 0, plt_got = 0;
+  std::size_t stubs = 0, irelative = 0, plt_got = 0, headers = 0;
   std::string listing;
 };
 
@@ -201,8 +201,21 @@ PltListing compare_plt_names(const std::string& objdump, const std::string& path
   SymbolizerOptions mangled;
   mangled.demangle = false;
   Symbolizer raw(mangled);
+  static const std::regex any_label(R"(^([0-9a-f]+) <.+>:$)");
+  bool header_next = false;
   for (std::string line; std::getline(lines, line);) {
     std::smatch match;
+    if (line == "Disassembly of section .plt:") header_next = true;
+    if (header_next && std::regex_match(line, match, any_label)) {
+      // The lazy-binding header opens .plt: ".plt", as perf 6.3 names it.
+      header_next = false;
+      auto header =
+          raw.resolve_file(path, file_offset(path, std::stoull(match[1].str(), nullptr, 16)) + 2);
+      EXPECT_EQ(header.symbol, ".plt") << path << ": " << line;
+      EXPECT_EQ(header.offset, 2u) << line;
+      ++result.headers;
+      continue;
+    }
     if (!std::regex_match(line, match, stub)) continue;
     std::uint64_t address = std::stoull(match[1].str(), nullptr, 16);
     auto at = raw.resolve_file(path, file_offset(path, address) + 2);
@@ -234,6 +247,7 @@ TEST(Symbolizer, NamesPltStubsAsPerfDoes) {
   EXPECT_GE(target.stubs, 7u) << target.listing;
   EXPECT_EQ(target.irelative, 1u) << target.listing;
   EXPECT_EQ(target.plt_got, 1u) << target.listing;
+  EXPECT_EQ(target.headers, 1u) << target.listing;
 
   std::uint64_t constructor_stub = 0;
   std::istringstream again(target.listing);
@@ -261,6 +275,7 @@ TEST(Symbolizer, NamesTheCLibrarysPltStubsAsObjdumpDoes) {
   if (::access(libc.c_str(), R_OK) != 0) GTEST_SKIP() << libc << " is not here (not x86-64?)";
   PltListing x86 = compare_plt_names(PERFSCOPE_GNU_OBJDUMP, libc);
   EXPECT_GE(x86.irelative, 10u) << x86.listing;
+  EXPECT_EQ(x86.headers, 1u) << x86.listing;
   const std::string cross_objdump = "/usr/bin/aarch64-linux-gnu-objdump";
   const std::string cross_libc = "/usr/aarch64-linux-gnu/lib/libc.so.6";
   if (::access(cross_objdump.c_str(), X_OK) != 0 || ::access(cross_libc.c_str(), R_OK) != 0) {
@@ -268,6 +283,7 @@ TEST(Symbolizer, NamesTheCLibrarysPltStubsAsObjdumpDoes) {
   }
   PltListing aarch64 = compare_plt_names(cross_objdump, cross_libc);
   EXPECT_GE(aarch64.stubs, 10u) << aarch64.listing;
+  EXPECT_EQ(aarch64.headers, 1u) << aarch64.listing;
 }
 
 TEST(Symbolizer, KeepsMangledNamesWhenAsked) {
