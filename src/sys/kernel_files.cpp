@@ -228,9 +228,19 @@ int open_directory(const std::string& path) noexcept {
   return fd < 0 ? -errno : fd;
 }
 
+bool is_special_file(const std::string& path) noexcept {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode);
+}
+
 int create_private_file(const std::string& path) noexcept {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return -errno;
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return 0;
+  }
   int result = ::fchmod(fd, 0600) == 0 ? 0 : -errno;
   ::close(fd);
   return result;

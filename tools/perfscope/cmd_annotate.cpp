@@ -8,6 +8,7 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "partial_data.hpp"
 #include "perfscope/analysis/annotate/annotation_output.hpp"
 #include "perfscope/analysis/annotate/annotator.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -83,8 +84,12 @@ int AnnotateCommand::run() {
 
   PerfDataReader reader = PerfDataReader::open(input_);
   Annotation annotation = annotate(reader, options);
+  // The partial-data warning comes after the output, in the words every command uses; notes
+  // (where symbols came from) are information and stay off stderr (they are in --format json).
   for (const std::string& warning : annotation.warnings) {
-    fmt::print(stderr, "perfscope: {}\n", raw_names_ ? warning : terminal_safe_lines(warning));
+    if (warning == annotation.partial_data) continue;
+    fmt::print(stderr, "perfscope: warning: {}\n",
+               raw_names_ ? warning : terminal_safe_lines(warning));
   }
   std::string text = format_ == "json" ? annotation_json(annotation)
                                        : render_annotation(annotation,
@@ -95,6 +100,7 @@ int AnnotateCommand::run() {
   std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
   std::cout.flush();
   if (!std::cout) throw std::runtime_error("writing stdout failed");
+  print_partial_data_warning(annotation.partial_data);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "partial_data.hpp"
 #include "perfscope/analysis/archive/symbol_archive.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
@@ -98,6 +99,7 @@ int ArchiveCommand::run() {
       "Report it anywhere with:  perfscope report -i {} --archive {}\n"
       "or for perf:              tar xf {} -C ~/.debug && perf report -i {}\n",
       safe(o.input), safe(output), safe(output), safe(o.input));
+  print_partial_data_warning(profile.summary.partial_data);
   return 0;
 }
 

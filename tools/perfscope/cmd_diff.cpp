@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "command_line.hpp"
+#include "partial_data.hpp"
 #include "perfscope/analysis/diff/diff_exports.hpp"
 #include "perfscope/analysis/diff/profile_diff.hpp"
 #include "perfscope/analysis/diff/stat_diff.hpp"
@@ -134,7 +135,7 @@ int DiffCommand::run() {
   DiffInputKind current = diff_input_kind(options_.current);
   for (auto [path, kind] :
        {std::pair{&options_.base, base}, std::pair{&options_.current, current}}) {
-    if (kind == DiffInputKind::profile_json || kind == DiffInputKind::other) {
+    if (kind != DiffInputKind::perf_data && kind != DiffInputKind::stat_json) {
       throw std::invalid_argument(fmt::format(
           "'{}' is {}: diff compares two perf.data recordings or two `perfscope stat --json` "
           "files",
@@ -205,9 +206,14 @@ int DiffCommand::run_profiles() {
   options.filter.symbols = split_comma_list(o.symbol_list);
   // Every output here takes folded samples: memory bounded by the distinct stacks.
   options.keep_samples = false;
+  std::vector<std::string> partial_data;  // said after the output
+  auto warn_of_partial_data = [&] {
+    for (const std::string& warning : partial_data) print_partial_data_warning(warning);
+  };
   auto load = [&](const std::string& path) {
     PerfDataReader reader = PerfDataReader::open(path);
     Profile profile = build_profile(reader, options);
+    partial_data.push_back(profile.summary.partial_data);
     if (profile.summary.samples == 0) {
       throw std::runtime_error(
           profile.summary.samples_read == 0
@@ -237,6 +243,7 @@ int DiffCommand::run_profiles() {
                                         : render_profile_diff(diff, o.base, o.current, o.raw_names);
     output.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
     output.finish();
+    warn_of_partial_data();
     return 0;
   }
   // The exports hold one event's samples: counts of different events do not compare.
@@ -271,9 +278,11 @@ int DiffCommand::run_profiles() {
                "perfscope: wrote {} and {}: go tool pprof -diff_base {} {} (add -normalize when "
                "the recordings differ in length or rate)\n",
                base_path, current_path, base_path, current_path);
+    warn_of_partial_data();
     return 0;
   }
   output.finish();
+  warn_of_partial_data();
   return 0;
 }
 

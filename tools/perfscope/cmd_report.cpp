@@ -14,6 +14,7 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "partial_data.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -55,6 +56,7 @@ void make_names_terminal_safe(Profile& profile) {
     safe(*text);
   }
   for (auto& warning : summary.warnings) safe(warning);
+  for (auto& note : summary.notes) safe(note);
 }
 }  // namespace
 
@@ -195,6 +197,7 @@ int ReportCommand::run() {
     throw std::runtime_error(
         fmt::format("writing {} failed", o.output.empty() ? std::string("stdout") : o.output));
   }
+  print_partial_data_warning(profile.summary.partial_data);
   return 0;
 }
 

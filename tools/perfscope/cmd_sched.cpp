@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "commands.hpp"
+#include "partial_data.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/sched/sched_events.hpp"
 #include "perfscope/analysis/sched/sched_latency.hpp"
@@ -65,9 +66,9 @@ OpenedTrace open_trace(const std::string& input) {
   return opened;
 }
 
-// What the walk could not use, on stderr: nothing lost goes unsaid. Returns the exit status: 1
-// when the file was damaged (what came before the damage was printed).
-int report_walk(const SchedWalkStats& stats) {
+// What the walk could not use, on stderr: nothing lost goes unsaid. Returns the exit status (0
+// for a damaged file too, as report's and script's: what came before the damage was printed).
+int report_walk(const SchedWalkStats& stats, const PerfDataReader& reader) {
   if (stats.lost != 0) {
     fmt::print(stderr,
                "perfscope sched: warning: the kernel lost {} records ({} LOST records): switches "
@@ -81,11 +82,7 @@ int report_walk(const SchedWalkStats& stats) {
                "and were skipped\n",
                stats.malformed);
   }
-  if (stats.error) {
-    fmt::print(stderr, "perfscope: {} (the output above covers the records before it)\n",
-               stats.error->what());
-    return 1;
-  }
+  if (stats.error) print_partial_data_warning(reader, *stats.error);
   return 0;
 }
 
@@ -219,7 +216,7 @@ int SchedCommand::run_timehist() {
   SchedWalkStats stats = opened.trace->walk(analyzer, interest);
   write_out(out);
   std::fflush(stdout);
-  return report_walk(stats);
+  return report_walk(stats, *opened.reader);
 }
 
 int SchedCommand::run_latency() {
@@ -235,7 +232,7 @@ int SchedCommand::run_latency() {
   std::string out = render_latency(analyzer.finish(options, stats));
   write_out(out);
   std::fflush(stdout);
-  return report_walk(stats);
+  return report_walk(stats, *opened.reader);
 }
 
 int SchedCommand::run_states() {
@@ -266,7 +263,7 @@ int SchedCommand::run_states() {
                                : "a thread switched out, or in, twice in a row; no record lost",
                placed, missing - placed, static_cast<double>(unknown_ns) / 1e6);
   }
-  return report_walk(stats);
+  return report_walk(stats, *opened.reader);
 }
 
 }  // namespace perfscope::cli

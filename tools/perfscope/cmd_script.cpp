@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "commands.hpp"
+#include "partial_data.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
@@ -481,11 +482,7 @@ int ScriptCommand::run() {
     fmt::print(stderr, "perfscope: {} samples could not be decoded and were left out\n",
                undecodable);
   }
-  if (error) {
-    fmt::print(stderr, "perfscope: {}: {} (the records before it were printed)\n", input_,
-               error->what());
-    return 1;
-  }
+  if (error) print_partial_data_warning(reader, *error);
   return 0;
 }
 

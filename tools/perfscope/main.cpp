@@ -20,6 +20,7 @@
 #include "cmd_trace.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "help_formatter.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #ifdef PERFSCOPE_HAVE_LIBPFM
@@ -78,10 +79,13 @@ struct Chosen {
 int run_cli(int argc, char** argv) {
   CLI::App app{"perfscope: counting and profiling with Linux perf_event", "perfscope"};
   app.require_subcommand(1);
+  app.formatter(std::make_shared<perfscope::cli::HelpFormatter>());
   app.set_version_flag("--version", std::string(perfscope::version_banner));
   bool verbose = false;
   constexpr const char* verbose_help = "Show the perf_event_attr of a failed event and more";
-  app.add_flag("-v,--verbose", verbose, verbose_help);
+  app.add_flag(
+      "-v,--verbose", verbose,
+      "More detail in error messages (the perf_event_attr of an event that failed to open)");
 
   std::vector<std::string> words(argv + 1, argv + argc);
   if (words.empty()) {
@@ -141,9 +145,13 @@ int run_cli(int argc, char** argv) {
   } else if (chosen == "push") {
     push.command.emplace(app);
   }
-  // -v after the subcommand too, as perf takes it (`perfscope record -v`).
+  // -v after the subcommand too, as perf takes it (`perfscope record -v`). What it shows beyond
+  // an error's detail (the attr of an event that failed to open) is said only where events open.
   for (CLI::App* subcommand : app.get_subcommands({})) {
-    subcommand->add_flag("-v,--verbose", verbose, verbose_help);
+    subcommand->add_flag("-v,--verbose", verbose,
+                         perfscope::cli::opens_events(subcommand->get_name())
+                             ? verbose_help
+                             : "More detail in error messages");
   }
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.

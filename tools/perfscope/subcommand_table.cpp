@@ -9,25 +9,26 @@ namespace perfscope::cli {
 namespace {
 
 constexpr std::array subcommands{
-    SubcommandEntry{"stat", "Count events while a command runs, or for a target"},
-    SubcommandEntry{"doctor", "Say what this machine can measure and how to fix what not"},
-    SubcommandEntry{"list", "List the events this machine offers and whether they open"},
-    SubcommandEntry{"record", "Sample a command or a target into a perf.data file"},
+    SubcommandEntry{"stat", "Count events while a command runs, or for a target", true},
+    SubcommandEntry{"doctor", "Say what this machine can measure and how to fix what not", true},
+    SubcommandEntry{"list", "List the events this machine offers and whether they open", true},
+    SubcommandEntry{"record", "Sample a command or a target into a perf.data file", true},
     SubcommandEntry{"script", "Print the records of a perf.data file"},
     SubcommandEntry{"report", "Show where the samples of a perf.data file went"},
     SubcommandEntry{
         "diff", "Compare two recordings (perf.data) or two sets of repeated counts (stat --json)"},
     SubcommandEntry{"annotate", "Show the samples of functions per instruction and source line"},
-    SubcommandEntry{
-        "trace", "Trace system calls like strace (without ptrace: from the syscall tracepoints)"},
+    SubcommandEntry{"trace",
+                    "Trace system calls like strace (without ptrace: from the syscall tracepoints)",
+                    true},
     SubcommandEntry{"inject",
                     "Rewrite a recording: --unwind turns DWARF stack copies into call chains"},
     SubcommandEntry{
         "archive",
         "Pack the files a recording's samples reach, for reporting it on another machine"},
-    SubcommandEntry{"top", "Live view of the functions using the CPU (perf top)"},
+    SubcommandEntry{"top", "Live view of the functions using the CPU (perf top)", true},
     SubcommandEntry{"sched",
-                    "Scheduler analysis: per-switch history, wake-up latency, thread states"},
+                    "Scheduler analysis: per-switch history, wake-up latency, thread states", true},
     SubcommandEntry{"push", "Send a profile to Pyroscope or Parca"},
 };
 
@@ -38,6 +39,13 @@ std::span<const SubcommandEntry> subcommand_table() { return subcommands; }
 bool is_subcommand_name(std::string_view word) {
   for (const SubcommandEntry& entry : subcommands) {
     if (entry.name == word) return true;
+  }
+  return false;
+}
+
+bool opens_events(std::string_view name) {
+  for (const SubcommandEntry& entry : subcommands) {
+    if (entry.name == name) return entry.opens_events;
   }
   return false;
 }

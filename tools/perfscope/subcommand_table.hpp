@@ -12,12 +12,16 @@ namespace perfscope::cli {
 struct SubcommandEntry {
   std::string_view name;
   std::string_view description;
+  bool opens_events = false;  // -v (the attr of an event that failed to open) means something
 };
 
 std::span<const SubcommandEntry> subcommand_table();
 
 // True when `word` is a subcommand's name.
 bool is_subcommand_name(std::string_view word);
+
+// Whether the subcommand named `name` opens perf events (stat, record, trace, top, ...).
+bool opens_events(std::string_view name);
 
 // app.add_subcommand(name, its description from the table).
 CLI::App* add_subcommand_named(CLI::App& app, std::string_view name);

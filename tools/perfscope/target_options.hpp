@@ -1,5 +1,5 @@
-// The target options that stat and record share (-p, -t, -a, -C, -G and a command), turned into
-// a perfscope::Target with one set of rules and messages.
+// The target options that stat, record and trace share (-p, -t, -a, -C, -G and a command), turned
+// into a perfscope::Target with one set of rules and messages.
 #pragma once
 
 #include <fmt/format.h>
@@ -23,14 +23,12 @@ Target target_from_options(const Options& options, std::string_view verb) {
     throw std::invalid_argument(
         "choose one target: -p PID, -t TID, or CPUs (-a, -C, -G); they cannot be combined");
   }
-  if ((options.pid >= 0 || options.tid >= 0) && !options.command.empty()) {
-    throw std::invalid_argument(
-        "-p/-t attach to a running task, so a command cannot be given too; drop one");
-  }
   std::vector<int> cpus;
   if (!options.cpu_list.empty()) cpus = parse_cpu_list(options.cpu_list);
-  if (options.pid >= 0) return Target::process(options.pid);
-  if (options.tid >= 0) return Target::thread(options.tid);
+  // With -p/-t a command is the measuring period, as in perf (`stat -p PID -- sleep 5`): the
+  // task is measured from the start until the command exits.
+  if (options.pid >= 0) return Target::process(options.pid).bounded_by(options.command);
+  if (options.tid >= 0) return Target::thread(options.tid).bounded_by(options.command);
   if (!options.cgroup.empty()) {
     return Target::cgroup(options.cgroup, cpus).bounded_by(options.command);
   }

@@ -28,8 +28,9 @@ class PERFSCOPE_EXPORT Target {
   // A command started by the session: counted from its exec to its exit.
   static Target command(std::vector<std::string> argv);
 
-  // Bounds a cpus/cgroup target by a command's run: counting starts at its exec and stops at its
-  // exit. (For a command target the command is the target itself.)
+  // Bounds a cpus/cgroup/process/thread target by a command's run: the measurement ends when the
+  // command exits (perf's `stat -a -- sleep 1`, `stat -p PID -- sleep 1`). (For a command target
+  // the command is the target itself.)
   Target& bounded_by(std::vector<std::string> argv);
 
   Kind kind() const noexcept { return kind_; }

@@ -73,9 +73,14 @@ PERFSCOPE_EXPORT int open_directory(const std::string& path) noexcept;
 // (/proc/self/fd/0) the reads, a device would read forever.
 PERFSCOPE_EXPORT int open_regular_file(const std::string& path) noexcept;
 
+// Whether `path` exists and is no regular file (a device such as /dev/null, a FIFO): an output
+// there is written in place, never renamed, replaced or given another mode.
+PERFSCOPE_EXPORT bool is_special_file(const std::string& path) noexcept;
+
 // Creates (or truncates) `path` with mode 0600 and closes it, so that a stream opened on it next
 // writes a private file: outputs name the processes and code that were measured, so they are
-// private like perf's. An existing file is set to 0600. Returns 0 or -errno.
+// private like perf's. An existing regular file is set to 0600 (a device keeps its mode).
+// Returns 0 or -errno.
 PERFSCOPE_EXPORT int create_private_file(const std::string& path) noexcept;
 // Creates `path` and its missing parents with mode 0700 (existing ones are left as they are).
 // Returns 0 or -errno.

@@ -123,7 +123,8 @@ std::string annotation_json(const Annotation& annotation) {
                 {"total_period", annotation.total_period},
                 {"callees", annotation.callees},
                 {"functions", std::move(functions)},
-                {"warnings", annotation.warnings}};
+                {"warnings", annotation.warnings},
+                {"notes", annotation.notes}};
   // Replacement characters for bytes that are not UTF-8 (names and paths come from files).
   return document.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -117,6 +117,7 @@ class Annotator {
   }
 
   std::vector<std::string> warnings() const { return symbolizer_.warnings(); }
+  std::vector<std::string> notes() const { return symbolizer_.notes(); }
 
   // The vDSO's code comes from the image the recording carries (or this kernel's own).
   void set_recording_files(const PerfDataFeatures& features) {
@@ -548,12 +549,17 @@ std::optional<Annotation> annotate_profile(Profile& profile, const AnnotateOptio
                            static_cast<double>(std::max<std::uint64_t>(annotation.total_period, 1));
   }
   annotation.warnings = profile.summary.warnings;
-  for (std::string& warning : annotator.warnings()) {
-    if (std::find(annotation.warnings.begin(), annotation.warnings.end(), warning) ==
-        annotation.warnings.end()) {
-      annotation.warnings.push_back(std::move(warning));
+  annotation.notes = profile.summary.notes;
+  annotation.partial_data = profile.summary.partial_data;
+  auto add_once = [](std::vector<std::string>& texts, std::vector<std::string> more) {
+    for (std::string& text : more) {
+      if (std::find(texts.begin(), texts.end(), text) == texts.end()) {
+        texts.push_back(std::move(text));
+      }
     }
-  }
+  };
+  add_once(annotation.warnings, annotator.warnings());
+  add_once(annotation.notes, annotator.notes());
   return annotation;
 }
 

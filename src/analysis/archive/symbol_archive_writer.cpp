@@ -317,13 +317,16 @@ SymbolArchivePlan plan_symbol_archive(const PerfDataReader& reader, const Profil
 SymbolArchiveSummary write_symbol_archive(const SymbolArchivePlan& plan, const std::string& path) {
   auto start = std::chrono::steady_clock::now();
   SymbolArchiveSummary summary;
-  std::string temporary = path + ".XXXXXX";
-  int fd = ::mkstemp(temporary.data());
+  // A device or FIFO (-o /dev/null, a pipe) is written in place; a file is written beside its
+  // path and renamed over it, so that a failed run leaves no half archive.
+  const bool in_place = sys::is_special_file(path);
+  std::string temporary = in_place ? path : path + ".XXXXXX";
+  int fd = in_place ? ::open(path.c_str(), O_WRONLY | O_CLOEXEC) : ::mkstemp(temporary.data());
   if (fd < 0) {
     throw SymbolArchiveError(fmt::format("cannot create {} (in the directory of -o): {}", temporary,
                                          std::strerror(errno)));
   }
-  ::fchmod(fd, 0600);
+  if (!in_place) ::fchmod(fd, 0600);
   try {
     std::unique_ptr<struct archive, ArchiveDeleter> a(archive_write_new());
     if (!a) throw SymbolArchiveError("libarchive: out of memory");
@@ -350,14 +353,14 @@ SymbolArchiveSummary write_symbol_archive(const SymbolArchivePlan& plan, const s
     check(a.get(), archive_write_close(a.get()), fmt::format("cannot finish {}", path));
   } catch (...) {
     ::close(fd);
-    ::unlink(temporary.c_str());
+    if (!in_place) ::unlink(temporary.c_str());
     throw;
   }
-  int synced = ::fsync(fd);
+  int synced = in_place ? 0 : ::fsync(fd);
   int closed = ::close(fd);
-  if (synced != 0 || closed != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
+  if (synced != 0 || closed != 0 || (!in_place && ::rename(temporary.c_str(), path.c_str()) != 0)) {
     int error = errno;
-    ::unlink(temporary.c_str());
+    if (!in_place) ::unlink(temporary.c_str());
     throw SymbolArchiveError(fmt::format("cannot write {}: {}", path, std::strerror(error)));
   }
   summary.bytes_out = size_of(path).value_or(0);

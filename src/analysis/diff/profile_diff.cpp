@@ -177,9 +177,16 @@ ProfileDiff diff_profiles(const Profile& base, const Profile& current,
     return names;
   };
   std::vector<std::string> base_events = sampled(base), current_events = sampled(current);
-  auto index_of = [](const Profile& profile, const std::string& name) {
+  // ":HG" is the suffix perf derives for an event counted in host and guest alike (a recording
+  // without event names, such as one cut short before them): the same event as without it.
+  auto plain = [](std::string_view name) {
+    return name.ends_with(":HG") ? name.substr(0, name.size() - 3) : name;
+  };
+  auto index_of = [&](const Profile& profile, const std::string& name) {
     for (std::uint32_t e = 0; e < profile.events.size(); ++e) {
-      if (profile.events[e].name == name && profile.events[e].samples != 0) return e;
+      if (profile.events[e].samples != 0 && plain(profile.events[e].name) == plain(name)) {
+        return e;
+      }
     }
     return no_index;
   };

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -113,6 +114,8 @@ StatFile parse_stat_file(std::string_view text, const std::string& path) {
 StatFile read_stat_file(const std::string& path) { return parse_stat_file(read_whole(path), path); }
 
 DiffInputKind diff_input_kind(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) return DiffInputKind::directory;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw std::runtime_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
@@ -120,6 +123,7 @@ DiffInputKind diff_input_kind(const std::string& path) {
   char head[4096] = {};
   in.read(head, sizeof head);
   std::string_view text(head, static_cast<std::size_t>(in.gcount()));
+  if (text.empty()) return DiffInputKind::empty;
   if (text.starts_with("PERFILE2")) return DiffInputKind::perf_data;
   std::size_t start = text.find_first_not_of(" \t\r\n");
   if (start == std::string_view::npos || text[start] != '{') return DiffInputKind::other;
@@ -137,6 +141,8 @@ const char* diff_input_kind_name(DiffInputKind kind) noexcept {
     case DiffInputKind::perf_data: return "a perf.data recording";
     case DiffInputKind::stat_json: return "a perfscope stat JSON file";
     case DiffInputKind::profile_json: return "a perfscope profile JSON export";
+    case DiffInputKind::empty: return "empty (the recording stopped before writing anything)";
+    case DiffInputKind::directory: return "a directory (give the recording in it)";
     case DiffInputKind::other: return "neither a perf.data recording nor JSON";
   }
   return "";

@@ -151,6 +151,8 @@ void add_header(const Profile& profile, perftools::profiles::Profile& pb, String
   for (const auto& warning : profile.summary.warnings) {
     pb.add_comment(strings.index("warning: " + warning));
   }
+  // Where symbols came from is information: a note, never a warning.
+  for (const auto& note : profile.summary.notes) pb.add_comment(strings.index("note: " + note));
 }
 
 // The mapping ranges and which one each frame falls in.

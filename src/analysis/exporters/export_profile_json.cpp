@@ -56,12 +56,16 @@ void write_summary(const ProfileSummary& summary, TextSink& sink) {
     sink.format(",\"{}\":", key);
     sink.json_string(*value);
   }
-  sink.append(",\"warnings\":[");
-  for (std::size_t i = 0; i < summary.warnings.size(); ++i) {
-    if (i != 0) sink.put(',');
-    sink.json_string(summary.warnings[i]);
+  for (const auto& [list_key, list] :
+       {std::pair{"warnings", &summary.warnings}, std::pair{"notes", &summary.notes}}) {
+    sink.format(",\"{}\":[", list_key);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (i != 0) sink.put(',');
+      sink.json_string((*list)[i]);
+    }
+    sink.put(']');
   }
-  sink.append("]}");
+  sink.put('}');
 }
 
 struct JsonSampleKey {

@@ -14,6 +14,10 @@ PerfDataError::PerfDataError(std::uint64_t offset, const std::string& what)
     : std::runtime_error(fmt::format("perf.data offset {:#x}: {}", offset, what)),
       offset_(offset) {}
 
+PerfDataError PerfDataError::in_file(const std::string& file, const PerfDataError& error) {
+  return PerfDataError(FullText{}, error.offset(), fmt::format("{}: {}", file, error.what()));
+}
+
 }  // namespace perfscope
 
 namespace perfscope::perf_data {

@@ -94,7 +94,9 @@ std::optional<std::vector<int>> decode_cpu_map(std::span<const std::byte> data) 
 }  // namespace
 
 PerfDataReader PerfDataReader::open(const std::string& path) {
-  if (path == "-") return from_bytes(read_perf_data_stream(stdin, "standard input"));
+  if (path == "-") {
+    return from_bytes(read_perf_data_stream(stdin, "standard input"), "standard input");
+  }
   refuse_directory(path);
   PerfDataReader reader;
   int result = reader.map_.map_file(path.c_str());
@@ -102,7 +104,7 @@ PerfDataReader PerfDataReader::open(const std::string& path) {
     // A FIFO or a device: its bytes can only be read as they come.
     std::vector<std::byte> bytes;
     result = read_perf_data_path(path, bytes);
-    if (result == 0) return from_bytes(std::move(bytes));
+    if (result == 0) return from_bytes(std::move(bytes), path);
   }
   if (result < 0) {
     int errnum = -result;
@@ -113,16 +115,33 @@ PerfDataReader PerfDataReader::open(const std::string& path) {
   }
   reader.bytes_ = std::span<const std::byte>(static_cast<const std::byte*>(reader.map_.data()),
                                              reader.map_.size());
-  reader.parse();
+  reader.source_ = path;
+  reader.parse_naming_errors();
   return reader;
 }
 
-PerfDataReader PerfDataReader::from_bytes(std::vector<std::byte> bytes) {
+PerfDataReader PerfDataReader::from_bytes(std::vector<std::byte> bytes, std::string source) {
   PerfDataReader reader;
   reader.owned_ = std::move(bytes);
   reader.bytes_ = reader.owned_;
-  reader.parse();
+  reader.source_ = std::move(source);
+  reader.parse_naming_errors();
   return reader;
+}
+
+void PerfDataReader::parse_naming_errors() {
+  if (source_.empty()) return parse();
+  try {
+    parse();
+  } catch (const PerfDataError& error) {
+    throw PerfDataError::in_file(source_, error);
+  }
+}
+
+std::string partial_data_warning(const PerfDataReader& reader, const PerfDataError& error) {
+  return fmt::format("{}{}{}; what follows covers the records before it",
+                     reader.source().empty() ? "" : reader.source(),
+                     reader.source().empty() ? "" : ": ", error.what());
 }
 
 void PerfDataReader::parse() {
@@ -157,6 +176,9 @@ std::uint64_t PerfDataReader::user_records_seen(abi::UserRecordType type) const 
 }
 
 void PerfDataReader::parse_file_header() {
+  if (bytes_.empty()) {
+    throw PerfDataError(0, "the file is empty (the recording stopped before writing anything)");
+  }
   if (bytes_.size() < sizeof(perf_data::PipeHeader)) {
     throw PerfDataError(0, fmt::format("only {} bytes: too short for a perf.data header (the "
                                        "recording stopped before writing anything)",
@@ -205,7 +227,7 @@ void PerfDataReader::parse_file_header() {
     data_error_ =
         PerfDataError(file_size, fmt::format("the data section ({} bytes at offset {}) runs past "
                                              "the end of the file ({} bytes): the file is "
-                                             "truncated; the records before the cut were read",
+                                             "cut short",
                                              header_.data.size, data_begin_, file_size));
     truncated_ = true;
     data_end_ = file_size;

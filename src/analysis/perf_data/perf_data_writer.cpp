@@ -104,16 +104,20 @@ PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfDataEven
     }
     return;
   }
-  // Like perf: keep the previous recording as PATH.old rather than overwrite it.
-  if (::access(path.c_str(), F_OK) == 0) ::rename(path.c_str(), (path + ".old").c_str());
+  // Like perf: keep the previous recording as PATH.old rather than overwrite it (a regular file
+  // with something in it: never a device such as /dev/null).
+  struct stat previous {};
+  const bool keep_previous =
+      ::stat(path.c_str(), &previous) == 0 && S_ISREG(previous.st_mode) && previous.st_size > 0;
+  if (keep_previous) ::rename(path.c_str(), (path + ".old").c_str());
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     int errnum = errno;
     throw Error(errnum, fmt::format("cannot create {}: {}", path, std::strerror(errnum)),
                 "choose another output file with -o FILE.");
   }
-  // The umask may have narrowed it; it can never have widened it.
-  ::fchmod(fd_, 0600);
+  // The umask may have narrowed it; it can never have widened it. (A device keeps its mode.)
+  if (struct stat info{}; ::fstat(fd_, &info) == 0 && S_ISREG(info.st_mode)) ::fchmod(fd_, 0600);
 
   perf_data::FileHeader header;
   header.size = sizeof header;

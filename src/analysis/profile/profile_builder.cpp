@@ -673,6 +673,7 @@ Profile ProfileBuilder::finish() {
     warn(fmt::format("{} samples could not be decoded and were left out", state.undecodable));
   }
   for (const auto& warning : state.resolver.symbolizer().warnings()) warn(warning);
+  profile.summary.notes = state.resolver.symbolizer().notes();
   profile.summary.missing_files = state.resolver.symbolizer().missing_files();
   for (const ProfileEvent& event : profile.events) {
     if (event.off_cpu && event.samples != 0 && !event.has_callchains) {
@@ -759,7 +760,8 @@ Profile build_profile_with(const PerfDataReader& reader, const ProfileOptions& o
   }
   std::vector<std::string> warnings = reader.notes();
   if (error) {
-    warnings.push_back(fmt::format("{} (the records before it are in the profile)", error->what()));
+    summary.partial_data = partial_data_warning(reader, *error);
+    warnings.push_back(summary.partial_data);
   }
   warnings.insert(warnings.end(), summary.warnings.begin(), summary.warnings.end());
   summary.warnings = std::move(warnings);

@@ -624,8 +624,9 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
                    tenths / 10, tenths % 10);
   }
   for (const auto& warning : summary.warnings) {
-    fmt::format_to(std::back_inserter(out), "# {}\n", warning);
+    fmt::format_to(std::back_inserter(out), "# warning: {}\n", warning);
   }
+  for (const auto& note : summary.notes) fmt::format_to(std::back_inserter(out), "# {}\n", note);
   line("#");
 
   CallGraphLines lines;

@@ -190,6 +190,7 @@ struct Symbolizer::State {
   FileSymbols* last_file = nullptr;
   KernelState kernel;
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;
   SymbolizerStatistics statistics;
   std::unordered_set<std::string> short_plt_names;  // node-based: views into it stay valid
 
@@ -211,6 +212,7 @@ struct Symbolizer::State {
   }
 
   void warn(std::string text) { warnings.push_back(std::move(text)); }
+  void note(std::string text) { notes.push_back(std::move(text)); }
 
   // The image to name [vdso] addresses from; nullopt with `error` saying why there is none.
   std::optional<ElfImage> vdso(std::span<const std::uint8_t> recorded_id, std::string& error) {
@@ -341,7 +343,7 @@ struct Symbolizer::State {
       if (debug && file.symbols.add(*debug, SHT_SYMTAB) > 0) {
         file.has_symtab = true;
         ++statistics.debug_files;
-        warn(fmt::format("symbols of {} from its debug file {}", file.path, file.debug_path));
+        note(fmt::format("symbols of {} from its debug file {}", file.path, file.debug_path));
         return;
       }
     }
@@ -350,7 +352,7 @@ struct Symbolizer::State {
     if (mini && file.symbols.add(*mini, SHT_SYMTAB) > 0) {
       file.has_symtab = true;
       ++statistics.mini_debug_infos;
-      warn(fmt::format("symbols of {} from its MiniDebugInfo (.gnu_debugdata)", file.path));
+      note(fmt::format("symbols of {} from its MiniDebugInfo (.gnu_debugdata)", file.path));
     } else if (!error.empty()) {
       warn(fmt::format("cannot read the MiniDebugInfo of {}: {}", file.path, error));
     }
@@ -701,6 +703,7 @@ void Symbolizer::set_sample_clock_monotonic(bool monotonic) {
 }
 
 const std::vector<std::string>& Symbolizer::warnings() const noexcept { return state_->warnings; }
+const std::vector<std::string>& Symbolizer::notes() const noexcept { return state_->notes; }
 
 const SymbolizerStatistics& Symbolizer::statistics() const noexcept { return state_->statistics; }
 

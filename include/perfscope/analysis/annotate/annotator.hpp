@@ -99,6 +99,8 @@ struct Annotation {
   bool callees = false;  // the functions' callee samples are counted (AnnotateOptions::callees)
   std::vector<AnnotatedFunction> functions;
   std::vector<std::string> warnings;  // the reader's and symbolizer's, each once
+  std::vector<std::string> notes;     // information (ProfileSummary::notes)
+  std::string partial_data;           // ProfileSummary::partial_data
   // How many of the samples were counted without being ordered and named one by one
   // (AnnotateOptions::sieve_samples): they are in the totals and the functions all the same.
   std::uint64_t sieved_samples = 0;

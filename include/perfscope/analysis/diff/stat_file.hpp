@@ -29,7 +29,7 @@ struct StatFile {
 StatFile parse_stat_file(std::string_view text, const std::string& path);
 StatFile read_stat_file(const std::string& path);
 
-enum class DiffInputKind { perf_data, stat_json, profile_json, other };
+enum class DiffInputKind { perf_data, stat_json, profile_json, empty, directory, other };
 // From the first bytes of the file; throws std::runtime_error when it cannot be read (naming
 // the file and the system's reason).
 DiffInputKind diff_input_kind(const std::string& path);

@@ -28,9 +28,14 @@ namespace perfscope {
 class PerfDataError : public std::runtime_error {
  public:
   PerfDataError(std::uint64_t offset, const std::string& what);
+  // The same error, its text led by the file it is in ("FILE: perf.data offset ...").
+  static PerfDataError in_file(const std::string& file, const PerfDataError& error);
   std::uint64_t offset() const noexcept { return offset_; }
 
  private:
+  struct FullText {};
+  PerfDataError(FullText, std::uint64_t offset, const std::string& text)
+      : std::runtime_error(text), offset_(offset) {}
   std::uint64_t offset_;
 };
 
@@ -152,9 +157,12 @@ class PerfDataReader {
   // Maps a regular file; "-" (or a FIFO) reads standard input into memory (pipe mode, or a file
   // piped in).
   static PerfDataReader open(const std::string& path);
-  static PerfDataReader from_bytes(std::vector<std::byte> bytes);
+  // `source` names the bytes in errors ("standard input", a path); empty names none.
+  static PerfDataReader from_bytes(std::vector<std::byte> bytes, std::string source = {});
 
   bool pipe_mode() const noexcept { return pipe_mode_; }
+  // The path it was opened from, "standard input", or empty (from_bytes).
+  const std::string& source() const noexcept { return source_; }
   const perf_data::FileHeader& header() const noexcept { return header_; }
   const std::vector<PerfDataEventInfo>& events() const noexcept { return events_; }
   const PerfDataFeatures& features() const noexcept { return features_; }
@@ -231,6 +239,8 @@ class PerfDataReader {
 
  private:
   PerfDataReader() = default;
+  // parse(), its header errors led by source_.
+  void parse_naming_errors();
   void parse();
   void parse_file_header();
   void parse_attrs();
@@ -263,7 +273,8 @@ class PerfDataReader {
                                          std::uint64_t& next) const noexcept;
 
   std::vector<std::byte> owned_;  // from_bytes and standard input
-  sys::MemoryMap map_;            // a file
+  std::string source_;
+  sys::MemoryMap map_;  // a file
   std::span<const std::byte> bytes_;
   bool pipe_mode_ = false;
   perf_data::FileHeader header_{};
@@ -279,5 +290,10 @@ class PerfDataReader {
   std::optional<TimeConversion> time_conv_;
   std::vector<std::uint64_t> user_records_ = std::vector<std::uint64_t>(64);  // by type - 64
 };
+
+// What every command says of a recording read only up to an error (a file cut short, a damaged
+// record): the file, the error, and that what follows covers the records before it. One wording
+// for report, script, annotate, sched, diff and the exports.
+std::string partial_data_warning(const PerfDataReader& reader, const PerfDataError& error);
 
 }  // namespace perfscope

@@ -131,6 +131,10 @@ struct ProfileSummary {
   std::optional<std::uint64_t> wall_clock_ns;
   std::string hostname, os_release, arch, cpu_description, command_line;
   std::vector<std::string> warnings;  // from the reader and the symbolizer, each once
+  std::vector<std::string> notes;     // information, not warnings (Symbolizer::notes)
+  // The recording was read only up to an error (partial_data_warning's text, also among the
+  // warnings); empty when it was read whole.
+  std::string partial_data;
   // The files the samples needed that were not found or were of another build: their frames
   // are unresolved (or named from another build). Exports say so (gecko meta, speedscope).
   std::vector<MissingSymbolFile> missing_files;

@@ -187,9 +187,12 @@ class Symbolizer {
   // miss, at most once a second, with jit_epoch changing each time. Default false.
   void set_jit_files_growing(bool growing);
 
-  // What the symbolizer had to tell the user (build-id mismatches, kptr_restrict, files not
-  // found, debug files used), each once.
+  // What the symbolizer had to warn the user of (build-id mismatches, kptr_restrict, files not
+  // found), each once.
   const std::vector<std::string>& warnings() const noexcept;
+  // What it did that is worth knowing but wrong with nothing (the debug file or MiniDebugInfo
+  // the symbols came from), each once: information, never a warning.
+  const std::vector<std::string>& notes() const noexcept;
   // The files that were needed and missing (not found, or of another build), in the order they
   // were first needed: what a profile read elsewhere lacks.
   std::vector<MissingSymbolFile> missing_files() const;
