@@ -59,7 +59,7 @@ std::string Target::describe() const {
   for (const auto& arg : argv_) command += (command.empty() ? "" : " ") + arg;
   switch (kind_) {
     case Kind::calling_thread: return "this thread";
-    case Kind::thread: return fmt::format("thread {}", pid_);
+    case Kind::thread: return fmt::format("thread id '{}'", pid_);
     case Kind::process: return fmt::format("process id '{}'", pid_);
     case Kind::cpus:
       return cpus_.empty() ? "system wide" : fmt::format("CPU(s) {}", format_cpu_list(cpus_));

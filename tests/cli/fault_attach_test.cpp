@@ -132,7 +132,7 @@ TEST(ThreadChurnWhileAttached, StatCountsEveryThreadCreatedAfterTheAttach) {
   pt::BackgroundCommand churn({thread_churn, "--live", "16", "--churn-until-signal", "--spinners",
                                std::to_string(spinners), "--spin-us", std::to_string(spin_us)});
   ASSERT_TRUE(churn.wait_for_output("ready", 10000));
-  pt::BackgroundCommand stat({PERFSCOPE_CLI_PATH, "-v", "stat", "-e", "task-clock", "-x", ",", "-p",
+  pt::BackgroundCommand stat({PERFSCOPE_CLI_PATH, "-v", "stat", "-e", "task-clock", "--csv", "-p",
                               std::to_string(churn.pid())});
   // -v reports the opened fds once every thread found is attached.
   bool attached = false;

@@ -149,7 +149,7 @@ TEST(OpenFilesLimit, SoftLimitIsRaisedWithANotice) {
   TempDir dir("emfile_soft");
   std::string output = dir / "perf.data";
   auto stat = pt::run_command(with_limit(
-      "20:4096", {"stat", "-x", ",", "-e", many_events(40), "--", work_helper, "faults", "100"}));
+      "20:4096", {"stat", "--csv", "-e", many_events(40), "--", work_helper, "faults", "100"}));
   expect_no_crash(stat);
   ASSERT_EQ(stat.exit_status, 0) << stat.err;
   EXPECT_THAT(stat.err, HasSubstr("raised the open-files soft limit (RLIMIT_NOFILE) from 20 to"));

@@ -175,7 +175,7 @@ TEST(SignalStorm, StatOfACommandCountsExactly) {
   skip_without_tracepoints();
   constexpr long calls = 300000;
   pt::BackgroundCommand stat(
-      with_usr1_ignored({"stat", "-x", ",", "-e", "syscalls:sys_enter_getpid", "--", work_helper,
+      with_usr1_ignored({"stat", "--csv", "-e", "syscalls:sys_enter_getpid", "--", work_helper,
                          "delay-getpid", "300", std::to_string(calls)}));
   ASSERT_TRUE(wait_for_exec(stat.pid()));
   ASSERT_TRUE(wait_for_sigint_handler(stat.pid()));
@@ -198,7 +198,7 @@ TEST(SignalStorm, StatOfAProcessCountsExactly) {
   pt::BackgroundCommand target({work_helper, "wait-getpid", std::to_string(calls)}, true);
   ASSERT_TRUE(target.started());
   pt::BackgroundCommand stat(
-      with_usr1_ignored({"-v", "stat", "-x", ",", "-e", "syscalls:sys_enter_getpid", "-p",
+      with_usr1_ignored({"-v", "stat", "--csv", "-e", "syscalls:sys_enter_getpid", "-p",
                          std::to_string(target.pid())}));
   bool attached = false;
   for (int i = 0; i < 12000 && !attached; ++i) {

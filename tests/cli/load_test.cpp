@@ -203,7 +203,7 @@ TEST(ThreadChurnLoad, RecordSamplesEveryThreadByItsCpuTime) {
 // used.
 TEST(ThreadChurnLoad, StatTaskClockCoversEveryThread) {
   std::string tids_path = temp_path("churn_stat.tids");
-  std::vector<std::string> args{PERFSCOPE_CLI_PATH, "stat", "-x", ",", "-e", "task-clock", "--"};
+  std::vector<std::string> args{PERFSCOPE_CLI_PATH, "stat", "--csv", "-e", "task-clock", "--"};
   auto command = churn_command(tids_path);
   args.insert(args.end(), command.begin(), command.end());
   pt::CpuTicks before = pt::cpu_ticks();

@@ -132,7 +132,7 @@ bool prints_kernel_address(std::string text) {
 TEST_F(UnprivilegedUser, StatOfOwnCommandCountsUserSpaceWithANotice) {
   auto level = paranoid();
   if (!level || *level != 2) GTEST_SKIP() << "perf_event_paranoid is not 2 here";
-  auto result = as_user({PERFSCOPE_CLI_PATH, "stat", "-x", ",", "-e", "task-clock,page-faults",
+  auto result = as_user({PERFSCOPE_CLI_PATH, "stat", "--csv", "-e", "task-clock,page-faults",
                          "--", work_helper, "faults", "200"});
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;

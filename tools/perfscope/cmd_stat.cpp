@@ -107,9 +107,12 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_option("-r,--repeat", options_.repeat, "Run the command N times: mean and stddev")
       ->check(CLI::Range(1, 100000));
   app_->add_flag("-j,--json", options_.json, "JSON output (one document; JSON lines with -I)");
-  app_->add_flag("--csv", options_.csv, "CSV output with a header row");
+  app_->add_flag(
+      "--csv", options_.csv,
+      "CSV output with perfscope's columns and a header row (-x SEP sets its separator)");
   app_->add_option("-x,--field-separator", options_.field_separator,
-                   "CSV output with this field separator (like perf stat -x)")
+                   "perf stat -x's CSV layout with this separator: value, unit, event, run time, "
+                   "percentage running, metric value, metric unit; no header")
       ->type_name("SEP");
   app_->add_option("-o,--output", options_.output, "Write the counts to FILE instead of stderr");
   app_->add_flag("-i,--no-inherit", options_.no_inherit,
@@ -137,10 +140,13 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   auto& options = options_;
   options.command = app_->remaining();
   options.command.insert(options.command.end(), command.begin(), command.end());
-  if (!options.field_separator.empty()) options.csv = true;
+  const bool perf_csv = !options.field_separator.empty() && !options.csv;
   std::string separator = options.field_separator.empty() ? "," : options.field_separator;
-  if (options.json && options.csv) throw std::invalid_argument("choose --json or CSV, not both");
+  if (options.json && (options.csv || perf_csv)) {
+    throw std::invalid_argument("choose --json or CSV, not both");
+  }
   StatFormat format = options.json  ? StatFormat::json
+                      : perf_csv    ? StatFormat::perf_csv
                       : options.csv ? StatFormat::csv
                                     : StatFormat::text;
   Target target = target_from_options(options, "stat");
@@ -183,6 +189,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   StatResult result;
   result.target = target.describe();
   result.command = options.command;
+  result.command_is_target = target.kind() == Target::Kind::command;
   result.runs = options.repeat;
   std::vector<RunningStatistics> per_event;
 

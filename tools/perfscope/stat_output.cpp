@@ -157,6 +157,36 @@ std::string csv_row(const std::vector<EventCount>& counts, std::size_t i, double
                      metric_unit, extrapolated);
 }
 
+// One line of perf stat -x: value, unit, event, the variance over runs (with -r), the time the
+// event ran in ns, the percentage of the time enabled it ran, the metric value and its unit.
+std::string perf_csv_row(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
+                         const RunningStatistics* statistics, std::string_view separator) {
+  const EventCount& count = counts[i];
+  std::string value;
+  if (!count.supported) {
+    value = "<not supported>";
+  } else if (count.scaled.status == CountStatus::not_counted || count.reading.running == 0) {
+    value = "<not counted>";  // as perf says of an interval the event did not run in
+  } else {
+    value = format_value(
+        count, display_value(count, statistics ? statistics->mean() : count.scaled.value));
+  }
+  std::string line = fmt::format("{1}{0}{2}{0}{3}{0}", separator, value, display_unit(count),
+                                 csv_field(count.name, separator));
+  if (statistics) line += fmt::format("{:.2f}%{}", statistics->relative_error_percent(), separator);
+  const bool counted = count.supported && count.scaled.status != CountStatus::not_counted &&
+                       count.reading.running != 0;
+  line += fmt::format("{1}{0}{2:.2f}{0}", separator, counted ? count.reading.running : 0,
+                      counted ? 100.0 * count.scaled.fraction_running : 100.0);
+  auto metric = counted ? derived_metric(counts, i, elapsed_ns) : std::nullopt;
+  if (metric) {
+    line += fmt::format("{1:.3f}{0}{2}", separator, metric->value, metric->unit);
+  } else {
+    line += separator;
+  }
+  return line;
+}
+
 // perf's prefix of an aggregate's line: the label and, for cores, dies, sockets and nodes, the
 // number of CPUs summed (widths as perf 6 prints them).
 std::string text_prefix(Aggregation mode, const AggregateCounts& row) {
@@ -273,6 +303,23 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
     }
     return;
   }
+  if (format == StatFormat::perf_csv) {
+    // perf's prefix for an aggregate: its label, and the CPUs summed where that is a column.
+    const bool units = has_units_column(result.aggregation);
+    if (result.aggregation != Aggregation::global) {
+      for_each_aggregate_line(result, [&](const AggregateCounts& row, std::size_t i) {
+        fmt::print(out, "{}{}{}{}\n", row.label, separator,
+                   units ? fmt::format("{}{}", row.units, separator) : "",
+                   perf_csv_row(row.counts, i, elapsed_ns, nullptr, separator));
+      });
+      return;
+    }
+    for (std::size_t i = 0; i < result.counts.size(); ++i) {
+      fmt::print(out, "{}\n",
+                 perf_csv_row(result.counts, i, elapsed_ns, statistics_of(i), separator));
+    }
+    return;
+  }
   fmt::print(out, "\n Performance counter stats for {}{}:\n\n", result.target,
              result.runs > 1 ? fmt::format(" ({} runs)", result.runs) : "");
   if (result.aggregation != Aggregation::global) {
@@ -290,7 +337,7 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
     fmt::print(out, "  ( +- {:.2f}% )", result.elapsed_ns.relative_error_percent());
   }
   fmt::print(out, "\n\n");
-  if (!result.command.empty()) {
+  if (result.command_is_target) {
     fmt::print(out, "{:>18.9f} seconds user\n{:>18.9f} seconds sys\n\n", result.user_seconds,
                result.system_seconds);
   }
@@ -308,6 +355,11 @@ void print_stat_interval(std::FILE* out, StatFormat format, double seconds,
     }
     line["events"] = std::move(events);
     fmt::print(out, "{}\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else if (format == StatFormat::perf_csv) {
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      fmt::print(out, "{:16.9f}{}{}\n", seconds, separator,
+                 perf_csv_row(counts, i, interval_ns, nullptr, separator));
+    }
   } else if (format == StatFormat::csv) {
     if (first_interval) fmt::print(out, "time{}{}\n", separator, csv_header(separator));
     for (std::size_t i = 0; i < counts.size(); ++i) {

@@ -13,7 +13,10 @@
 
 namespace perfscope::cli {
 
-enum class StatFormat { text, json, csv };
+// csv: perfscope's columns with a header row (--csv); perf_csv: perf stat -x's layout, no header
+// (value, unit, event, [variance,] run time, percentage running, metric value, metric unit), for
+// the scripts written against perf.
+enum class StatFormat { text, json, csv, perf_csv };
 
 struct StatResult {
   std::string target;                        // "'sleep 1'", "system wide", ...
@@ -27,6 +30,9 @@ struct StatResult {
   std::vector<double> elapsed_values_ns;
   double user_seconds = 0;
   double system_seconds = 0;
+  // The command is what was counted (not the period of a -p/-t/-a/-C/-G target): its user and
+  // system time are printed, as perf prints them.
+  bool command_is_target = false;
   int runs = 1;
   int exit_status = 0;
   bool has_exit_status = false;

@@ -1,0 +1,166 @@
+// What perf users type every day works as perf does it: a command after -p/-t is the measuring
+// period (stat, record, trace), and stat -x SEP prints perf's CSV layout, compared with perf
+// stat -x on the same events.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/background_command.hpp"
+#include "support/test_support.hpp"
+
+namespace {
+
+namespace pt = perfscope::testing;
+
+const std::string perf_path = "/usr/bin/perf";
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+std::vector<std::string> fields_of(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, separator)) fields.push_back(field);
+  if (!line.empty() && line.back() == separator) fields.push_back("");
+  return fields;
+}
+
+// A busy process to attach to: a shell loop (no syscalls while it spins).
+class BusyProcess {
+ public:
+  BusyProcess() : process_({"/bin/sh", "-c", "while :; do :; done"}) {}
+  ~BusyProcess() { ::kill(process_.pid(), SIGKILL); }
+  int pid() const { return process_.pid(); }
+
+ private:
+  pt::BackgroundCommand process_;
+};
+
+TEST(PerfHabits, StatOfAProcessForTheRunOfACommand) {
+  BusyProcess busy;
+  auto start = std::chrono::steady_clock::now();
+  auto result = pt::run_perfscope({"stat", "-x", ",", "-e", "task-clock", "-p",
+                                   std::to_string(busy.pid()), "--", "sleep", "0.5"});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_GE(seconds, 0.5);
+  EXPECT_LT(seconds, 3.0);
+  auto fields = fields_of(lines_of(result.err).at(0), ',');
+  ASSERT_GE(fields.size(), 3u) << result.err;
+  EXPECT_EQ(fields[2], "task-clock");
+  // The busy loop ran for the half second sleep took (at least a tenth of it on a loaded
+  // machine), and no longer than the half second on each of the two CPUs.
+  double task_clock_ms = std::stod(fields[0]);
+  EXPECT_GT(task_clock_ms, 50.0) << result.err;
+  EXPECT_LT(task_clock_ms, 1100.0) << result.err;
+  // Counted for the process, not the command: no user and system time of the command.
+  auto text = pt::run_perfscope(
+      {"stat", "-e", "task-clock", "-t", std::to_string(busy.pid()), "--", "sleep", "0.2"});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_NE(
+      text.err.find("Performance counter stats for thread id '" + std::to_string(busy.pid()) + "'"),
+      std::string::npos)
+      << text.err;
+  EXPECT_EQ(text.err.find("seconds user"), std::string::npos) << text.err;
+}
+
+TEST(PerfHabits, RecordOfAProcessForTheRunOfACommand) {
+  BusyProcess busy;
+  pt::TempDir dir;
+  std::string file = dir.path() + "/busy.data";
+  auto start = std::chrono::steady_clock::now();
+  auto recorded = pt::run_perfscope(
+      {"record", "-F", "1000", "-o", file, "-p", std::to_string(busy.pid()), "--", "sleep", "0.4"});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  EXPECT_LT(seconds, 3.0);
+  auto report = pt::run_perfscope({"report", "--stdio", "--sort", "pid", "-i", file});
+  ASSERT_EQ(report.exit_status, 0) << report.err;
+  // Only the process was sampled (the sleep is not the target), and for about 0.4 s.
+  std::smatch samples;
+  ASSERT_TRUE(std::regex_search(report.out, samples, std::regex(R"(# Samples: ([0-9]+) )")))
+      << report.out;
+  EXPECT_GT(std::stoul(samples[1].str()), 40u) << report.out;
+  EXPECT_LT(std::stoul(samples[1].str()), 900u) << report.out;
+  EXPECT_NE(report.out.find(std::to_string(busy.pid()) + ":sh"), std::string::npos) << report.out;
+  EXPECT_EQ(report.out.find(":sleep"), std::string::npos) << report.out;
+}
+
+TEST(PerfHabits, TraceOfAProcessForTheRunOfACommand) {
+  // A loop that sleeps: its clock_nanosleep calls are traced while `sleep 0.3` runs.
+  pt::BackgroundCommand sleeper({"/bin/sh", "-c", "while :; do sleep 0.05; done"});
+  auto start = std::chrono::steady_clock::now();
+  auto result =
+      pt::run_perfscope({"trace", "-s", "-p", std::to_string(sleeper.pid()), "--", "sleep", "0.3"});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::kill(sleeper.pid(), SIGKILL);
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_LT(seconds, 3.0);
+  EXPECT_NE((result.out + result.err).find("wait4"), std::string::npos) << result.out << result.err;
+}
+
+// The layout scripts parse: value, unit, event, run time, percentage running, metric value,
+// metric unit, no header; -r adds the variance after the event; -I leads with the time.
+TEST(PerfHabits, StatFieldSeparatorIsPerfsCsvLayout) {
+  const std::string events = "task-clock,page-faults,context-switches";
+  auto ours = pt::run_perfscope({"stat", "-x", ",", "-e", events, "--", "true"});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  auto our_lines = lines_of(ours.err);
+  ASSERT_EQ(our_lines.size(), 3u) << ours.err;
+  EXPECT_TRUE(std::regex_match(
+      our_lines[0],
+      std::regex(
+          R"([0-9]+\.[0-9]{2},msec,task-clock,[0-9]+,100\.00,[0-9]+\.[0-9]{3},CPUs utilized)")))
+      << our_lines[0];
+  EXPECT_TRUE(std::regex_match(
+      our_lines[1], std::regex(R"([0-9]+,,page-faults,[0-9]+,100\.00,[0-9]+\.[0-9]{3},[KM]?/sec)")))
+      << our_lines[1];
+
+  auto repeated =
+      pt::run_perfscope({"stat", "-x", ";", "-r", "3", "-e", "page-faults", "--", "true"});
+  ASSERT_EQ(repeated.exit_status, 0) << repeated.err;
+  EXPECT_TRUE(
+      std::regex_match(lines_of(repeated.err).at(0),
+                       std::regex(R"([0-9]+;;page-faults;[0-9]+\.[0-9]{2}%;[0-9]+;100\.00;;)")))
+      << repeated.err;
+
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  auto theirs = pt::run_command({perf_path, "stat", "-x", ",", "-e", events, "--", "true"});
+  ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+  auto their_lines = lines_of(theirs.err);
+  ASSERT_EQ(their_lines.size(), our_lines.size()) << theirs.err;
+  for (std::size_t i = 0; i < our_lines.size(); ++i) {
+    auto mine = fields_of(our_lines[i], ','), perfs = fields_of(their_lines[i], ',');
+    ASSERT_EQ(mine.size(), perfs.size()) << our_lines[i] << "\n" << their_lines[i];
+    // Unit, event and percentage running are the same words; the values are this run's and
+    // perf's, and so is the metric's prefix (K/sec or /sec, by the value).
+    for (std::size_t field : {1u, 2u, 4u}) {
+      EXPECT_EQ(mine[field], perfs[field]) << our_lines[i] << "\n" << their_lines[i];
+    }
+    auto without_prefix = [](std::string unit) {
+      return unit.size() > 4 && unit.ends_with("/sec") ? unit.substr(unit.size() - 4) : unit;
+    };
+    EXPECT_EQ(without_prefix(mine[6]), without_prefix(perfs[6])) << our_lines[i] << "\n"
+                                                                 << their_lines[i];
+  }
+  auto our_repeated = fields_of(lines_of(repeated.err).at(0), ';');
+  auto their_repeated =
+      pt::run_command({perf_path, "stat", "-x", ";", "-r", "3", "-e", "page-faults", "--", "true"});
+  EXPECT_EQ(our_repeated.size(), fields_of(lines_of(their_repeated.err).at(0), ';').size())
+      << repeated.err << their_repeated.err;
+}
+
+}  // namespace
