@@ -132,8 +132,8 @@ bool prints_kernel_address(std::string text) {
 TEST_F(UnprivilegedUser, StatOfOwnCommandCountsUserSpaceWithANotice) {
   auto level = paranoid();
   if (!level || *level != 2) GTEST_SKIP() << "perf_event_paranoid is not 2 here";
-  auto result = as_user({PERFSCOPE_CLI_PATH, "stat", "--csv", "-e", "task-clock,page-faults",
-                         "--", work_helper, "faults", "200"});
+  auto result = as_user({PERFSCOPE_CLI_PATH, "stat", "--csv", "-e", "task-clock,page-faults", "--",
+                         work_helper, "faults", "200"});
   expect_no_crash(result);
   ASSERT_EQ(result.exit_status, 0) << result.err;
   EXPECT_THAT(result.err, HasSubstr("note: kernel.perf_event_paranoid is 2"));
