@@ -28,30 +28,40 @@ std::string Error::detailed() const {
 }
 
 std::string_view errno_name(int errnum) noexcept {
+  // The C library's table has every errno of the user ABI (ECHILD, ETIMEDOUT, ...), one name
+  // each (EAGAIN, not EWOULDBLOCK, as perf trace prints it).
+  if (errnum <= 0) return "";
+  if (const char* name = ::strerrorname_np(errnum)) return name;
+  // What the kernel's syscall exit tracepoint can show beyond those: its internal restart codes
+  // (include/linux/errno.h), which a signal turns into EINTR or a restart before user space sees
+  // them.
   switch (errnum) {
-    case E2BIG: return "E2BIG";
-    case EACCES: return "EACCES";
-    case EBADF: return "EBADF";
-    case EBUSY: return "EBUSY";
-    case EFAULT: return "EFAULT";
-    case EINVAL: return "EINVAL";
-    case EINTR: return "EINTR";
-    case EMFILE: return "EMFILE";
-    case ENFILE: return "ENFILE";
-    case ENODEV: return "ENODEV";
-    case ENOENT: return "ENOENT";
-    case ENOSPC: return "ENOSPC";
-    case ENOSYS: return "ENOSYS";
-    case EOPNOTSUPP: return "EOPNOTSUPP";
-    case EOVERFLOW: return "EOVERFLOW";
-    case EPERM: return "EPERM";
-    case ESRCH: return "ESRCH";
-    case ENOMEM: return "ENOMEM";
-    case ENOTTY: return "ENOTTY";
-    case EAGAIN: return "EAGAIN";
-    case EEXIST: return "EEXIST";
+    case 512: return "ERESTARTSYS";
+    case 513: return "ERESTARTNOINTR";
+    case 514: return "ERESTARTNOHAND";
+    case 515: return "ENOIOCTLCMD";
+    case 516: return "ERESTART_RESTARTBLOCK";
+    case 517: return "EPROBE_DEFER";
+    case 518: return "EOPENSTALE";
+    case 519: return "ENOPARAM";
+    case 521: return "EBADHANDLE";
+    case 522: return "ENOTSYNC";
+    case 523: return "EBADCOOKIE";
+    case 524: return "ENOTSUPP";
+    case 525: return "ETOOSMALL";
+    case 526: return "ESERVERFAULT";
+    case 527: return "EBADTYPE";
+    case 528: return "EJUKEBOX";
+    case 529: return "EIOCBQUEUED";
+    case 530: return "ERECALLCONFLICT";
+    case 531: return "ENOGRACE";
     default: return "";
   }
+}
+
+std::string errno_label(int errnum) {
+  std::string_view name = errno_name(errnum);
+  return name.empty() ? fmt::format("errno {}", errnum) : std::string(name);
 }
 
 namespace {

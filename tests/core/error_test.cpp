@@ -12,7 +12,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 #include <functional>
+#include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -113,6 +116,31 @@ TEST(ErrorType, ErrnoNames) {
   EXPECT_EQ(perfscope::errno_name(0), "");
   EXPECT_EQ(perfscope::errno_name(-1), "");
   EXPECT_EQ(perfscope::errno_name(99999), "");
+  EXPECT_EQ(perfscope::errno_name(ECHILD), "ECHILD");
+  EXPECT_EQ(perfscope::errno_name(512), "ERESTARTSYS");
+  EXPECT_EQ(perfscope::errno_label(99999), "errno 99999");
+}
+
+// Every errno the kernel's UAPI headers define has its name (the first name of a number: EAGAIN,
+// not its alias EWOULDBLOCK), as perf trace prints them.
+TEST(ErrorType, EveryKernelErrnoHasItsName) {
+  std::map<int, std::string> kernel;  // number -> first name
+  for (const char* header :
+       {"/usr/include/asm-generic/errno-base.h", "/usr/include/asm-generic/errno.h"}) {
+    std::ifstream in(header);
+    if (!in) GTEST_SKIP() << header << " is not here (linux-libc-dev)";
+    static const std::regex define(R"(^#define\s+(E[A-Z0-9]+)\s+([0-9]+)\b.*)");
+    for (std::string line; std::getline(in, line);) {
+      std::smatch match;
+      if (std::regex_match(line, match, define)) {
+        kernel.emplace(std::stoi(match[2].str()), match[1].str());
+      }
+    }
+  }
+  ASSERT_GE(kernel.size(), 130u);
+  for (const auto& [number, name] : kernel) {
+    EXPECT_EQ(perfscope::errno_name(number), name) << number;
+  }
 }
 
 TEST(ErrorType, ThrowOpenErrorNamesTheEventAndErrno) {

@@ -77,7 +77,7 @@ class CallPrinter : public SyscallCallSink {
       line_ += '?';
     } else if (call.failed()) {
       int error = call.error_number();
-      fmt::format_to(sink, "-1 {} ({})", errno_name(error), std::strerror(error));
+      fmt::format_to(sink, "-1 {} ({})", errno_label(error), std::strerror(error));
     } else if (returns_address(name)) {
       fmt::format_to(sink, "{:#x}", static_cast<std::uint64_t>(call.ret));
     } else {
@@ -142,7 +142,7 @@ class CallPrinter : public SyscallCallSink {
     } else {
       line_ += "null";
     }
-    if (call.failed()) fmt::format_to(sink, R"(,"error":"{}")", errno_name(call.error_number()));
+    if (call.failed()) fmt::format_to(sink, R"(,"error":"{}")", errno_label(call.error_number()));
     line_ += "}\n";
     std::fwrite(line_.data(), 1, line_.size(), out_);
   }
@@ -215,7 +215,7 @@ void print_summary_text(SyscallTracer& tracer, std::FILE* out) {
 
 nlohmann::json summary_row(const SyscallTable& table, long number, const SyscallStats& stats) {
   nlohmann::json errnos = nlohmann::json::object();
-  for (const auto& [error, count] : stats.errnos) errnos[std::string(errno_name(error))] = count;
+  for (const auto& [error, count] : stats.errnos) errnos[errno_label(error)] = count;
   return {{"syscall", syscall_name(table, number)},
           {"number", number},
           {"calls", stats.calls},

@@ -50,8 +50,11 @@ struct OpenContext {
 PERFSCOPE_EXPORT std::string diagnose_open_failure(int errnum, const EventAttr& attr,
                                                    const OpenContext& context);
 
-// errno name such as "EACCES" (empty for unknown numbers).
+// errno name such as "EACCES", for every errno the kernel returns (and its internal restart
+// codes, ERESTARTSYS...); empty for numbers that are none.
 PERFSCOPE_EXPORT std::string_view errno_name(int errnum) noexcept;
+// errno_name, or "errno N" for a number that has none: every error is said by some name.
+PERFSCOPE_EXPORT std::string errno_label(int errnum);
 
 [[noreturn]] PERFSCOPE_EXPORT void throw_open_error(int errnum, const EventAttr& attr,
                                                     const OpenContext& context);
