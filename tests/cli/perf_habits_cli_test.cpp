@@ -164,3 +164,28 @@ TEST(PerfHabits, StatFieldSeparatorIsPerfsCsvLayout) {
 }
 
 }  // namespace
+
+namespace {
+
+// perf trace with no target traces every process until Ctrl-C; -C traces some CPUs.
+TEST(PerfHabits, TraceWithoutATargetTracesTheWholeSystem) {
+  // A process of its own makes calls the whole-system trace must show.
+  pt::BackgroundCommand sleeper({"/bin/sh", "-c", "while :; do sleep 0.05; done"});
+  auto result = pt::run_command({"/usr/bin/timeout", "--preserve-status", "-s", "INT", "1",
+                                 PERFSCOPE_CLI_PATH, "trace", "-s"});
+  ::kill(sleeper.pid(), SIGKILL);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_NE(result.err.find("tracing every process"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("Summary of events"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("sleep ("), std::string::npos) << result.err;
+
+  auto cpu = pt::run_perfscope({"trace", "-C", "0", "-s", "--", "sleep", "0.2"});
+  EXPECT_EQ(cpu.exit_status, 0) << cpu.err;
+  EXPECT_NE(cpu.err.find("Summary of events"), std::string::npos) << cpu.err;
+  auto help = pt::run_perfscope({"trace", "--help"});
+  for (const char* option : {"-C,--cpu CPUS", "-G,--cgroup CGROUP"}) {
+    EXPECT_NE(help.out.find(option), std::string::npos) << help.out;
+  }
+}
+
+}  // namespace

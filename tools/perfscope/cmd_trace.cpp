@@ -248,13 +248,21 @@ void print_summary_json(SyscallTracer& tracer, std::FILE* out) {
   }
 }
 
+// No target and no command traces every process, as perf trace does.
+bool traces_whole_system_by_default(const TraceOptions& options) {
+  return options.pid < 0 && options.tid < 0 && !options.all_cpus && options.cpu_list.empty() &&
+         options.cgroup.empty() && options.command.empty();
+}
+
 Target trace_target(const TraceOptions& options) {
   struct TargetOptions {
     int pid, tid;
     bool all_cpus;
     std::string cpu_list, cgroup;
     std::vector<std::string> command;
-  } target{options.pid, options.tid, options.all_cpus, {}, {}, options.command};
+  } target{
+      options.pid,      options.tid,    options.all_cpus || traces_whole_system_by_default(options),
+      options.cpu_list, options.cgroup, options.command};
   return target_from_options(target, "trace");
 }
 
@@ -264,7 +272,13 @@ TraceCommand::TraceCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "trace");
   app_->add_option("-p,--pid", options_.pid, "Trace a running process and all its threads");
   app_->add_option("-t,--tid", options_.tid, "Trace one running thread");
-  app_->add_flag("-a,--all-cpus", options_.all_cpus, "Trace every process (system-wide)");
+  app_->add_flag("-a,--all-cpus", options_.all_cpus,
+                 "Trace every process (system-wide; the default without a target or command)");
+  app_->add_option("-C,--cpu", options_.cpu_list, "Trace the processes on these CPUs (e.g. 0-3,8)")
+      ->type_name("CPUS");
+  app_->add_option("-G,--cgroup", options_.cgroup,
+                   "Trace the processes of this cgroup v2 (path under the cgroup2 mount)")
+      ->type_name("CGROUP");
   app_->add_option_function<std::string>(
           "-e,--expr",
           [this](const std::string& joined) {
@@ -324,7 +338,8 @@ TraceCommand::TraceCommand(CLI::App& app) {
                "\n\nArguments come from the tracepoints' formats; the kernel records pointers, "
                "not the strings they point to, so paths print as addresses.\n\nExamples:\n"
                "  perfscope trace -e openat,read -- cat /etc/hostname\n"
-               "  perfscope trace -s -p 1234");
+               "  perfscope trace -s -p 1234\n"
+               "  perfscope trace -a -s -- sleep 5   (every process, for five seconds)");
 }
 
 int TraceCommand::run(bool verbose, std::vector<std::string> command) {
@@ -338,6 +353,11 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
         "--mmap-pages {}: the ring buffer needs a power of two pages", options.mmap_pages));
   }
   Target target = trace_target(options);
+  if (traces_whole_system_by_default(options)) {
+    fmt::print(stderr,
+               "perfscope trace: tracing every process (no target or command given, as "
+               "perf trace); Ctrl-C ends it\n");
+  }
   SyscallTraceOptions trace_options;
   trace_options.syscalls = options.syscalls;
   trace_options.exclude = options.exclude_syscalls;

@@ -14,6 +14,8 @@ struct TraceOptions {
   int pid = -1;
   int tid = -1;
   bool all_cpus = false;
+  std::string cpu_list;               // -C
+  std::string cgroup;                 // -G
   std::vector<std::string> syscalls;  // -e, split at commas
   bool exclude_syscalls = false;      // -e '!a,b': every call but these
   double min_duration_ms = -1;        // --duration: only calls that took longer
