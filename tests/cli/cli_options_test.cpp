@@ -308,8 +308,9 @@ TEST(CliOptions, NumericOptionErrorsAreSentences) {
     std::string said;
   };
   const std::vector<Case> cases = {
-      {{"top", "-F", "abc"}, "perfscope top: --freq abc: not a number (it must be more than 0)"},
-      {{"top", "-F", "0"}, "perfscope top: --freq 0: must be more than 0"},
+      // top -F takes max as record's does.
+      {{"top", "-F", "abc"}, "perfscope top: -F: 'abc' is not a rate: give samples per second"},
+      {{"top", "-F", "0"}, "perfscope top: -F: '0' is not a rate: give samples per second"},
       {{"stat", "-I", "abc", "--", "true"},
        "perfscope stat: --interval-print abc: not a number (from 1 to 3600000)"},
       {{"stat", "-I", "0", "--", "true"},

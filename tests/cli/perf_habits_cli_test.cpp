@@ -189,3 +189,69 @@ TEST(PerfHabits, TraceWithoutATargetTracesTheWholeSystem) {
 }
 
 }  // namespace
+
+namespace {
+
+// perf record's everyday options: taken as perf takes them, or refused with the reason.
+TEST(PerfHabits, RecordTakesPerfsEverydayOptions) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/faults.data";
+  // -q: nothing on stderr; -d: the faulting addresses, read back by perf itself.
+  auto quiet = pt::run_perfscope(
+      {"record", "-q", "-T", "-d", "-e", "page-faults", "-c", "1", "-o", file, "--", "/bin/true"});
+  ASSERT_EQ(quiet.exit_status, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  auto ours = pt::run_perfscope({"script", "--json", "-i", file});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_NE(ours.out.find("\"addr\":"), std::string::npos) << ours.out.substr(0, 2000);
+  if (::access(perf_path.c_str(), X_OK) == 0) {
+    auto theirs = pt::run_command({perf_path, "script", "-F", "addr", "-i", file});
+    ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+    std::size_t nonzero = 0;
+    for (const auto& line : lines_of(theirs.out)) {
+      if (line.find_first_not_of(" 0") != std::string::npos) ++nonzero;
+    }
+    EXPECT_GT(nonzero, 10u) << theirs.out;
+  }
+
+  // -B: no build ids in the file; --switch-events: SWITCH records, as perf shows them.
+  std::string switches = dir.path() + "/switches.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-q", "-B", "--switch-events", "-o", switches, "--", "sleep", "0.01"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto script = pt::run_perfscope({"script", "-i", switches});
+  EXPECT_NE(script.out.find("PERF_RECORD_SWITCH"), std::string::npos) << script.out;
+  if (::access(perf_path.c_str(), X_OK) == 0) {
+    auto ids = pt::run_command({perf_path, "buildid-list", "-i", switches});
+    EXPECT_EQ(ids.out, "") << ids.out;
+    auto theirs = pt::run_command({perf_path, "script", "--show-switch-events", "-i", switches});
+    EXPECT_NE(theirs.out.find("PERF_RECORD_SWITCH"), std::string::npos) << theirs.out;
+  }
+
+  // -m takes sizes and rounds up to a power of two, saying so.
+  auto sized = pt::run_perfscope({"record", "-m", "3", "-o", dir.path() + "/m.data", "--", "true"});
+  ASSERT_EQ(sized.exit_status, 0) << sized.err;
+  EXPECT_NE(sized.err.find("-m 3: rounded up to 4 pages"), std::string::npos) << sized.err;
+  auto megabytes =
+      pt::run_perfscope({"record", "-m", "1M", "-o", dir.path() + "/m.data", "--", "true"});
+  ASSERT_EQ(megabytes.exit_status, 0) << megabytes.err;
+  EXPECT_EQ(megabytes.err.find("rounded"), std::string::npos) << megabytes.err;
+
+  // What perfscope does not write is refused with the reason and what to do instead.
+  for (const std::vector<std::string>& refused :
+       {std::vector<std::string>{"-z"}, {"-s"}, {"--user-regs=ip,sp"}}) {
+    std::vector<std::string> argv{"record"};
+    argv.insert(argv.end(), refused.begin(), refused.end());
+    argv.insert(argv.end(), {"-o", dir.path() + "/no.data", "--", "true"});
+    auto result = pt::run_perfscope(argv);
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_EQ(result.err.find("unknown option"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("perfscope"), std::string::npos) << result.err;
+  }
+
+  // top -F max, as record's.
+  auto top = pt::run_perfscope({"top", "-F", "max", "--batch", "1", "-d", "0.3"});
+  EXPECT_EQ(top.exit_status, 0) << top.err;
+}
+
+}  // namespace

@@ -763,7 +763,8 @@ TEST(RecordCliTest, AuxPagesNeedAnAuxTracingEventAndANumber) {
       << no_aux.err;
   auto bad = pt::run_perfscope({"record", "-m", "16,x", "--", "true"});
   EXPECT_EQ(bad.exit_status, 2);
-  EXPECT_NE(bad.err.find("'x' is not a number of pages; give DATA or DATA,AUX"), std::string::npos)
+  EXPECT_NE(bad.err.find("'x' is not a number of pages or a size; give DATA or DATA,AUX"),
+            std::string::npos)
       << bad.err;
 }
 

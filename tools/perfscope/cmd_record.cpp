@@ -42,6 +42,7 @@
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "record_jit.hpp"
+#include "record_perf_options.hpp"
 #include "record_summary.hpp"
 #include "stop_signals.hpp"
 #include "subcommand_table.hpp"
@@ -107,6 +108,7 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
     }
   }
   if (tracepoint) sample_type |= sf::raw;
+  if (options.sample_addr) sample_type |= sf::addr;
   // Without it, like perf record, the CPU is only recorded for CPU-wide and cgroup targets.
   if (options.sample_cpu) sample_type |= sf::cpu;
   CallGraph event_graph = graph;
@@ -140,24 +142,6 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
 
 // -F N, or -F max as perf: the highest rate the kernel allows now (it lowers
 // kernel.perf_event_max_sample_rate itself when sampling interrupts take too long).
-std::uint64_t parse_frequency(const std::string& text) {
-  if (text == "max") {
-    auto rate = sys::read_sysctl("perf_event_max_sample_rate");
-    if (!rate || *rate <= 0) {
-      throw CLI::ValidationError("-F max", "cannot read kernel.perf_event_max_sample_rate");
-    }
-    return static_cast<std::uint64_t>(*rate);
-  }
-  std::uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || value == 0) {
-    throw CLI::ValidationError("-F", fmt::format("'{}' is not a rate: give samples per second "
-                                                 "(a positive integer) or max",
-                                                 text));
-  }
-  return value;
-}
-
 // perf's rule: -F above kernel.perf_event_max_sample_rate is lowered to that maximum with a
 // warning, and refused only with --strict-freq.
 std::uint64_t allowed_frequency(std::uint64_t requested, bool strict) {
@@ -205,26 +189,6 @@ double cpu_seconds() {
     return static_cast<double>(value.tv_sec) + static_cast<double>(value.tv_usec) / 1e6;
   };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-// -m DATA[,AUX] as perf takes it: either may be left out ("-m ,64").
-std::pair<std::size_t, std::size_t> parse_mmap_pages(const std::string& text) {
-  auto number = [&](std::string_view part) -> std::size_t {
-    if (part.empty()) return 0;
-    std::size_t value = 0;
-    auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
-    if (error != std::errc() || end != part.data() + part.size()) {
-      throw CLI::ValidationError(
-          "-m", fmt::format("'{}' is not a number of pages; give DATA or DATA,AUX (e.g. -m "
-                            "128 or -m 128,1024)",
-                            part));
-    }
-    return value;
-  };
-  std::string_view whole = text;
-  std::size_t comma = whole.find(',');
-  if (comma == std::string_view::npos) return {number(whole), 0};
-  return {number(whole.substr(0, comma)), number(whole.substr(comma + 1))};
 }
 
 // Whether perf would take the larger AUX area by default: locked memory is not limited for
@@ -352,8 +316,11 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   if (events.empty()) {
     events = "cycles";
     if (!can_sample_cpu_cycles(default_frequency)) {
-      fmt::print(stderr,
-                 "perfscope: no hardware PMU can sample cycles here: sampling cpu-clock instead\n");
+      if (!options.quiet) {
+        fmt::print(stderr,
+                   "perfscope: no hardware PMU can sample cycles here: sampling cpu-clock "
+                   "instead\n");
+      }
       events = "cpu-clock";
     }
   }
@@ -362,7 +329,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   OffCpuCapability capability;
   if (options.off_cpu) {
     capability = probe_off_cpu_capability();
-    if (!capability.limitation.empty()) {
+    if (!capability.limitation.empty() && !options.quiet) {
       fmt::print(stderr, "perfscope: note: off-CPU via {}: {}\n",
                  off_cpu_method_name(capability.method), capability.limitation);
     }
@@ -430,7 +397,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   sampling.time_ordered = false;
   // Off-CPU intervals end at the thread's switch-in: the SWITCH records say when. A trace's
   // decoder follows which thread ran by them too.
-  sampling.context_switches = options.off_cpu || aux.has_value();
+  sampling.context_switches = options.off_cpu || aux.has_value() || options.switch_events;
   // --push builds profiles from the live records: a sample must come after the MMAP of its code,
   // which another CPU's buffer may hold (a file's reader orders them itself).
   if (!options.push.url.empty()) sampling.time_ordered = true;
@@ -470,8 +437,13 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     throw;
   }
   if (saved_stdout >= 0) sys::restore_stdout(saved_stdout);
-  for (const auto& notice : session.sampling().notices()) {
-    fmt::print(stderr, "perfscope: note: {}\n", notice);
+  if (!recording->options.quiet) {
+    if (!recording->options.mmap_note.empty()) {
+      fmt::print(stderr, "perfscope: note: {}\n", recording->options.mmap_note);
+    }
+    for (const auto& notice : session.sampling().notices()) {
+      fmt::print(stderr, "perfscope: note: {}\n", notice);
+    }
   }
 
   std::vector<PerfDataEvent> file_events = session.file_events();
@@ -593,9 +565,7 @@ int finish(Recording& recording) {
   bool pushed = !recording.push || recording.push->finish();
   if (!recording.writer) {
     int status = recording.target.has_command() ? session.wait_for_command() : 0;
-    const BufferStats& stats = session.stats().totals;
-    fmt::print(stderr, "[ perfscope record: {} samples, {} lost, {} throttles ]\n", stats.samples,
-               std::max(stats.lost, stats.lost_samples), stats.throttles);
+    if (!recording.options.quiet) print_samples_line(session.stats().totals);
     if (!pushed) return 1;
     if (stopped && !recording.target.has_command()) return 0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -606,18 +576,20 @@ int finish(Recording& recording) {
   PerfDataFeatures features =
       writer.pipe_mode() ? PerfDataFeatures{} : describe_host(own_command_line());
   features.build_ids = sink.build_ids();
+  // perf record's copy of kallsyms in the build-id cache, for reports after a reboot or module
+  // changes; only for recordings with kernel samples (the kernel's BUILD_ID entry), as perf.
+  const bool kernel_hit =
+      std::any_of(features.build_ids.begin(), features.build_ids.end(),
+                  [](const BuildIdEntry& entry) { return entry.filename == "[kernel.kallsyms]"; });
+  if (recording.options.no_buildid) features.build_ids.clear();
   features.tracing_data = std::move(recording.tracing_data);
   features.clock_data = recording.clock_data;
   if (sink.first_time() != 0) features.sample_time = {sink.first_time(), sink.last_time()};
   if (!writer.pipe_mode()) carry_jit_files(sink, features);
   writer.finish(features);
-  // perf record's copy of kallsyms in the build-id cache, for reports after a reboot or module
-  // changes; only for recordings with kernel samples (the kernel's BUILD_ID entry), as perf.
   // Best effort, as perf: an unwritable HOME only loses the copy.
-  bool kernel_hit =
-      std::any_of(features.build_ids.begin(), features.build_ids.end(),
-                  [](const BuildIdEntry& entry) { return entry.filename == "[kernel.kallsyms]"; });
-  if (!writer.pipe_mode() && session.kernel_addresses_visible() && kernel_hit) {
+  if (!writer.pipe_mode() && session.kernel_addresses_visible() && kernel_hit &&
+      !recording.options.no_buildid_cache) {
     save_kallsyms_copy(default_build_id_cache_dir());
   }
   int status = 0;
@@ -628,22 +600,26 @@ int finish(Recording& recording) {
           .count();
   RecordingStats recorded = session.stats();
   const BufferStats& stats = recorded.totals;
-  if (std::uint64_t left_out = recorded.kernel_samples_left_out; left_out != 0) {
+  if (std::uint64_t left_out = recorded.kernel_samples_left_out;
+      left_out != 0 && !recording.options.quiet) {
     fmt::print(stderr,
                "perfscope: note: left out {} sample{} that user-space-only events took in kernel "
                "code (skid into a system call or fault): this user may not see kernel addresses "
                "(perf_event_paranoid >= 2 without CAP_SYSLOG, or kernel.kptr_restrict)\n",
                left_out, left_out == 1 ? "" : "s");
   }
-  fmt::print(stderr,
-             "[ perfscope record: {} samples, {} LOST records ({} records lost), {} lost samples, "
-             "{} throttles ]\n"
-             "[ perfscope record: wrote {:.3f} MB to {}; recorder {:.3f} s wall, {:.3f} s CPU ]\n",
-             stats.samples, stats.lost_records, stats.lost, stats.lost_samples, stats.throttles,
-             static_cast<double>(writer.file_size()) / 1e6,
-             writer.pipe_mode() ? std::string("standard output") : recording.options.output, wall,
-             cpu_seconds());
-  if (recording.completion) print_stack_summary(*recording.completion);
+  if (!recording.options.quiet) {
+    print_samples_line(stats);
+    fmt::print(stderr,
+               "[ perfscope record: wrote {:.3f} MB to {}; recorder {:.3f} s wall, {:.3f} s CPU "
+               "]\n",
+               static_cast<double>(writer.file_size()) / 1e6,
+               writer.pipe_mode() ? std::string("standard output") : recording.options.output, wall,
+               cpu_seconds());
+  }
+  if (recording.completion && !recording.options.quiet) {
+    print_stack_summary(*recording.completion);
+  }
   if (recording.off_cpu) {
     print_off_cpu_summary(*recording.off_cpu, recording.off_cpu_capability,
                           std::max(stats.lost, stats.lost_samples));
@@ -709,12 +685,14 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_->add_option_function<std::string>(
           "-m,--mmap-pages",
           [this](const std::string& text) {
-            auto [data, aux] = parse_mmap_pages(text);
+            options_.mmap_note.clear();
+            auto [data, aux] = parse_mmap_pages(text, options_.mmap_note);
             options_.mmap_pages = data;
             options_.aux_pages = aux;
           },
-          "Ring buffer data pages per CPU or thread (a power of two), and after a comma the AUX "
-          "area's pages for an AUX-tracing event (intel_pt//, arm_spe_0//, ...)")
+          "Ring buffer data pages per CPU or thread (or a size: 16M; rounded up to a power of "
+          "two), and after a comma the AUX area's pages for an AUX-tracing event (intel_pt//, "
+          "arm_spe_0//, ...)")
       ->type_name("DATA[,AUX]");
   app_->add_flag("--jit", options_.jit,
                  "Tell the command's runtime to describe its JIT code, and say what was set: "
@@ -734,6 +712,7 @@ RecordCommand::RecordCommand(CLI::App& app) {
   app_->add_option("--off-cpu-every", options_.off_cpu_every,
                    "Sample every Nth switch-out only (each weighs N times its duration)")
       ->type_name("N");
+  add_perf_record_options(*app_, options_);
   add_push_options(*app_, options_.push, true);
   // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();

@@ -28,6 +28,7 @@
 #include "perfscope/sys/exit_watch.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
+#include "record_perf_options.hpp"
 #include "stop_signals.hpp"
 #include "subcommand_table.hpp"
 #include "target_options.hpp"
@@ -256,9 +257,10 @@ TopCommand::TopCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "top");
   app_->add_option("-e,--event", options_.events,
                    "Event to sample (default: cycles, or cpu-clock without a hardware PMU)");
-  auto* frequency =
-      app_->add_option("-F,--freq", options_.frequency, "Samples per second (default 4000)")
-          ->check(CLI::PositiveNumber);
+  auto* frequency = app_->add_option_function<std::string>(
+      "-F,--freq", [this](const std::string& text) { options_.frequency = parse_frequency(text); },
+      "Samples per second (default 4000; max: kernel.perf_event_max_sample_rate)");
+  frequency->type_name("HZ|max");
   app_->add_option("-c,--count", options_.period, "Sample every N events instead of -F")
       ->check(CLI::PositiveNumber)
       ->excludes(frequency);

@@ -104,6 +104,14 @@ struct RecordOptions {
   std::uint64_t off_cpu_every = 1;
   // --jit: the launched command's runtime told to describe its JIT code (jit_runtimes.hpp).
   bool jit = false;
+  // perf record's everyday options (record_perf_options.hpp).
+  bool timestamps = false;        // -T: recorded always; taken as perf takes it
+  bool sample_addr = false;       // -d: PERF_SAMPLE_ADDR
+  bool quiet = false;             // -q: no summary and notes
+  bool no_buildid_cache = false;  // -N: no copy of kallsyms in ~/.debug
+  bool no_buildid = false;        // -B: no HEADER_BUILD_ID
+  bool switch_events = false;     // --switch-events: SWITCH records in the file
+  std::string mmap_note;          // what -m rounded, said when recording starts
   std::vector<std::string> command;
   PushOptions push;  // --push URL: profiles to a backend (cmd_push.hpp)
 };

@@ -6,6 +6,13 @@
 
 namespace perfscope::cli {
 
+void print_samples_line(const BufferStats& stats) {
+  fmt::print(stderr,
+             "[ perfscope record: {} samples, {} LOST records ({} records lost), {} lost samples, "
+             "{} throttles ]\n",
+             stats.samples, stats.lost_records, stats.lost, stats.lost_samples, stats.throttles);
+}
+
 // What became of the blocking intervals: written, left out below the threshold, cut by the
 // recording's end, and the switches that went missing (lost with the records around them).
 void print_off_cpu_summary(const OffCpuRecorder& recorder, const OffCpuCapability& capability,
