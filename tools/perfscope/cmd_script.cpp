@@ -20,7 +20,9 @@
 #include "perfscope/analysis/recording/off_cpu_state.hpp"
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "script_fields.hpp"
 #include "script_json.hpp"
+#include "script_tracepoints.hpp"
 #include "subcommand_table.hpp"
 
 namespace perfscope::cli {
@@ -28,54 +30,6 @@ namespace perfscope::cli {
 namespace {
 
 namespace sf = abi::sample_format;
-
-struct Fields {
-  bool comm = true, pid = false, tid = true, cpu = true, time = true, period = true, event = true,
-       ip = true, sym = true, symoff = true, dso = true;
-  bool raw_names = false;  // --raw-names: the bytes of comms, files and symbols as recorded
-};
-
-Fields parse_fields(const std::string& text) {
-  if (text.empty()) return {};
-  Fields fields{false, false, false, false, false, false, false, false, false, false, false, false};
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto comma = text.find(',', start);
-    std::string name =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (name == "comm")
-      fields.comm = true;
-    else if (name == "pid")
-      fields.pid = true;
-    else if (name == "tid")
-      fields.tid = true;
-    else if (name == "cpu")
-      fields.cpu = true;
-    else if (name == "time")
-      fields.time = true;
-    else if (name == "period")
-      fields.period = true;
-    else if (name == "event")
-      fields.event = true;
-    else if (name == "ip")
-      fields.ip = true;
-    else if (name == "sym")
-      fields.sym = true;
-    else if (name == "symoff")
-      fields.symoff = true;
-    else if (name == "dso")
-      fields.dso = true;
-    else {
-      throw std::invalid_argument(
-          fmt::format("-F: unknown field '{}'; the fields are "
-                      "comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso",
-                      name));
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return fields;
-}
 
 std::string event_name(const PerfDataEventInfo& event) {
   if (!event.name.empty()) return event.name;
@@ -183,11 +137,22 @@ void add_recorded_build_ids(StackResolver& resolver, const PerfDataReader& reade
 
 class TextPrinter {
  public:
-  TextPrinter(const PerfDataReader& reader, Fields fields, const SymbolizerOptions& symbols)
-      : reader_(reader), fields_(fields), resolver_(resolver_options(symbols)) {
+  TextPrinter(const PerfDataReader& reader, const ScriptFieldSpec& spec, bool raw_names,
+              const SymbolizerOptions& symbols, const ScriptTracepoints& tracepoints,
+              bool show_switch_events)
+      : reader_(reader),
+        resolver_(resolver_options(symbols)),
+        tracepoints_(tracepoints),
+        show_switch_events_(show_switch_events) {
     add_recorded_build_ids(resolver_, reader);
     frames_.reserve(256);
     for (const auto& event : reader.events()) {
+      bool tracepoint = event.attr.type == static_cast<std::uint32_t>(abi::EventType::tracepoint);
+      per_event_.push_back(
+          spec.for_event(tracepoint, (event.attr.sample_type & sf::callchain) != 0));
+      per_event_.back().raw_names = raw_names;
+      leaf_texts_.emplace_back();
+      chain_texts_.emplace_back();
       names_.push_back(safe_name(event_name(event)));
       name_width_ = std::max(name_width_, names_.back().size());
       // perf script shows an event's fixed period when samples do not carry theirs.
@@ -199,10 +164,13 @@ class TextPrinter {
   void print(const PerfDataRecord& record) {
     const auto& event = reader_.events()[record.event];
     if (record.view.header.type != static_cast<std::uint32_t>(abi::RecordType::sample)) {
+      if (show_switch_events_) print_switch(record);
       resolver_.observe(record.view, event.config);
       ++task_epoch_;
       return;
     }
+    fields_ = per_event_[record.event];
+    event_ = record.event;
     DecodeError error;
     if (!decode_sample(record.view, event.config, sample_, error)) {
       ++undecodable_;
@@ -245,9 +213,28 @@ class TextPrinter {
         *at++ = ' ';
       }
     }
+    if (fields_.addr && sample_.has(sf::addr)) {
+      output_.commit(at);
+      std::string_view text = addr_text(cpumode);
+      at = output_.reserve(text.size() + 256);
+      at = put(at, text);
+    }
+    if (fields_.trace && sample_.has(sf::raw) && tracepoints_.decodes(record.event)) {
+      output_.commit(at);
+      std::string payload = tracepoints_.text(record.event, sample_.raw);
+      if (!fields_.raw_names && !is_terminal_safe(payload)) payload = terminal_safe(payload);
+      at = output_.reserve(payload.size() + 256);
+      at = put(at, payload);
+    }
+    // perf script prints the branch stack after the sample's own ip (before its call chain).
+    std::string branches =
+        fields_.brstack && sample_.has(sf::branch_stack) ? brstack_text() : std::string();
     bool dwarf = sample_.has(sf::regs_user) && sample_.has(sf::stack_user);
     bool frames = fields_.ip || fields_.sym || fields_.dso;
     if ((chain || dwarf) && frames) {
+      output_.commit(at);
+      at = output_.reserve(branches.size() + 2);
+      at = put(at, branches);
       *at++ = '\n';
       output_.commit(at);
       resolver_.resolve_sample(sample_, cpumode, frames_,
@@ -262,18 +249,24 @@ class TextPrinter {
         at = put(at, text);
         *at++ = '\n';
         output_.commit(at);
+        if (fields_.srcline) append_srcline(frame.source, *frame.where);
       }
       output_.append("\n");
     } else if (frames) {
       output_.commit(at);
       const ResolvedAddress& where = resolver_.resolve(sample_.pid, {sample_.ip, cpumode, false});
       std::string_view text = leaf_text(where);
-      at = output_.reserve(text.size() + 2);
+      at = output_.reserve(text.size() + branches.size() + 2);
       *at++ = ' ';
       at = put(at, text);
+      at = put(at, branches);
       *at++ = '\n';
       output_.commit(at);
+      if (fields_.srcline) append_srcline(where.symbol.source, where);
     } else {
+      output_.commit(at);
+      at = output_.reserve(branches.size() + 2);
+      at = put(at, branches);
       *at++ = '\n';
       output_.commit(at);
     }
@@ -288,13 +281,14 @@ class TextPrinter {
   std::string_view task_columns(bool chain) {
     TaskText& entry = task_texts_[sample_.tid % task_texts_.size()];
     if (entry.epoch == task_epoch_ && entry.tid == sample_.tid && entry.pid == sample_.pid &&
-        entry.chain == chain) {
+        entry.chain == chain && entry.event == event_) {
       return entry.text;
     }
     entry.epoch = task_epoch_;
     entry.tid = sample_.tid;
     entry.pid = sample_.pid;
     entry.chain = chain;
+    entry.event = event_;
     std::string_view comm = resolver_.maps().comm_of(sample_.tid);
     std::string unknown;
     if (comm.empty()) {
@@ -326,10 +320,10 @@ class TextPrinter {
   // fields, made once per resolved address for the sample's own ip (as recorded) and once for
   // call-chain entries (as an address of its file).
   std::string_view leaf_text(const ResolvedAddress& where) {
-    return cached_text(leaf_texts_, where, where.address.ip);
+    return cached_text(leaf_texts_[event_], where, where.address.ip);
   }
   std::string_view chain_text(const ResolvedAddress& where) {
-    return cached_text(chain_texts_, where, where.dso_address);
+    return cached_text(chain_texts_[event_], where, where.dso_address);
   }
   std::string_view cached_text(std::vector<std::string>& texts, const ResolvedAddress& where,
                                std::uint64_t ip) {
@@ -375,6 +369,104 @@ class TextPrinter {
     return text;
   }
 
+  // --show-switch-events: a context switch as perf script prints it, after the columns of its
+  // event's samples ("sleep 26458 34791.372397: PERF_RECORD_SWITCH OUT        ").
+  void print_switch(const PerfDataRecord& record) {
+    const auto type = record.view.header.type;
+    const bool cpu_wide = type == static_cast<std::uint32_t>(abi::RecordType::switch_cpu_wide);
+    if (type != static_cast<std::uint32_t>(abi::RecordType::switch_) && !cpu_wide) return;
+    SampleId id;
+    if (!decode_sample_id(record.view, reader_.events()[record.event].config, id)) return;
+    fields_ = per_event_[record.event];
+    event_ = record.event;
+    sample_.pid = id.pid;
+    sample_.tid = id.tid;
+    std::string_view task = task_columns(false);
+    char* at = output_.reserve(task.size() + 160);
+    at = put(at, task);
+    if (fields_.cpu && id.has(sf::cpu)) {
+      *at++ = '[';
+      at = put_zero_padded(at, id.cpu, 3);
+      at = put(at, "] ");
+    }
+    if (fields_.time && id.has(sf::time)) {
+      at = put_time(at, id.time);
+      at = put(at, ": ");
+    }
+    const bool out = (record.view.header.misc & abi::record_misc::switch_out) != 0;
+    const bool preempt = (record.view.header.misc & abi::record_misc::switch_out_preempt) != 0;
+    std::string text =
+        fmt::format("{} {}", cpu_wide ? "PERF_RECORD_SWITCH_CPU_WIDE" : "PERF_RECORD_SWITCH",
+                    !out      ? "IN         "
+                    : preempt ? "OUT preempt"
+                              : "OUT        ");
+    if (cpu_wide) {
+      std::uint32_t words[2] = {0, 0};  // next_prev_pid, next_prev_tid
+      auto payload = record.view.bytes.subspan(sizeof(abi::RecordHeader));
+      if (payload.size() >= sizeof words) std::memcpy(words, payload.data(), sizeof words);
+      text += fmt::format("  {} pid/tid: {:5}/{:<5}", out ? "next" : "prev",
+                          static_cast<std::int32_t>(words[0]), static_cast<std::int32_t>(words[1]));
+    }
+    at = put(at, text);
+    *at++ = '\n';
+    output_.commit(at);
+  }
+
+  // perf script's addr field: the data address, then with sym its symbol and with dso its file
+  // (" 7ffc72298ff0 [unknown]"), resolved in the sample's process.
+  std::string_view addr_text(std::uint16_t cpumode) {
+    scratch_ = fmt::format("{:>16x}", sample_.addr);
+    if (fields_.sym || fields_.dso) {
+      const ResolvedAddress& where = resolver_.resolve(sample_.pid, {sample_.addr, cpumode, false});
+      if (fields_.sym) scratch_ += ' ' + safe_name(symbol_text(where));
+      if (fields_.dso) {
+        scratch_ +=
+            " (" + (where.dso.empty() ? std::string("[unknown]") : safe_name(where.dso)) + ')';
+      }
+    }
+    scratch_ += ' ';
+    return scratch_;
+  }
+  // perf script's brstack: " 0xFROM/0xTO/P/-/-/CYCLES/TYPE" per entry (M mispredicted, P
+  // predicted, - unknown; X in a transaction; A aborted).
+  std::string brstack_text() const {
+    namespace bf = abi::branch_flags;
+    std::string text;
+    for (const abi::PerfBranchEntry& entry : sample_.branch_stack.entries) {
+      char prediction = bf::mispred.get(entry.flags)     ? 'M'
+                        : bf::predicted.get(entry.flags) ? 'P'
+                                                         : '-';
+      fmt::format_to(std::back_inserter(text), " {:#x}/{:#x}/{}/{}/{}/{}/{} ", entry.from, entry.to,
+                     prediction, bf::in_tx.get(entry.flags) ? 'X' : '-',
+                     bf::abort.get(entry.flags) ? 'A' : '-', bf::cycles.get(entry.flags),
+                     branch_type_text(bf::type.get(entry.flags)));
+    }
+    return text;
+  }
+  static std::string_view branch_type_text(std::uint64_t type) {
+    static constexpr std::array<std::string_view, 16> names{
+        "",       "COND",      "UNCOND",   "IND",  "CALL", "IND_CALL", "RET",   "SYSCALL",
+        "SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ",  "SERROR",   "NO_TX", "EXTEND_ABI"};
+    return type < names.size() ? names[type] : std::string_view();
+  }
+  // perf script's srcline: "  file.c:27" on a line of its own; without a line, the file and
+  // the address in it ("  libc.so.6[27e40]"), "  ??:0" without either.
+  void append_srcline(const SourceLocation& source, const ResolvedAddress& where) {
+    auto base_name = [](std::string_view path) {
+      std::size_t slash = path.rfind('/');
+      return slash == std::string_view::npos ? path : path.substr(slash + 1);
+    };
+    std::string text;
+    if (!source.file.empty()) {
+      text = fmt::format("  {}:{}\n", safe_name(base_name(source.file)), source.line);
+    } else if (!where.dso.empty()) {
+      text = fmt::format("  {}[{:x}]\n", safe_name(base_name(where.dso)), where.dso_address);
+    } else {
+      text = "  ??:0\n";
+    }
+    output_.append(text);
+  }
+
   // A name a recorded process chose (comm, file, symbol, event): terminal-safe unless
   // --raw-names. Called once per thread, address or event: the texts are cached.
   std::string safe_name(std::string_view text) const {
@@ -386,12 +478,17 @@ class TextPrinter {
     std::uint64_t epoch = ~std::uint64_t{0};
     std::uint32_t pid = 0, tid = 0;
     bool chain = false;
+    std::uint32_t event = 0;  // whose fields made it
     std::string text;
   };
 
   const PerfDataReader& reader_;
-  Fields fields_;
+  std::vector<ScriptFields> per_event_;  // by event index
+  ScriptFields fields_;                  // the current sample's event's
+  std::uint32_t event_ = 0;              // the current sample's event
   StackResolver resolver_;
+  const ScriptTracepoints& tracepoints_;
+  bool show_switch_events_ = false;
   std::vector<StackFrame> frames_;
   SampleRecord sample_;
   Output output_;
@@ -401,7 +498,8 @@ class TextPrinter {
   std::size_t undecodable_ = 0;
   std::uint64_t task_epoch_ = 0;  // counts the non-sample records seen
   std::array<TaskText, 1024> task_texts_;
-  std::vector<std::string> leaf_texts_, chain_texts_;  // by ResolvedAddress::id
+  // By event (their fields differ), then by ResolvedAddress::id.
+  std::vector<std::vector<std::string>> leaf_texts_, chain_texts_;
   std::string scratch_;
 };
 
@@ -411,8 +509,9 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "script");
   app_->add_option("-i,--input", input_, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-F,--fields", fields_,
-                   "Sample fields: comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso (sym "
-                   "alone names the function, symoff adds +0xOFFSET, as in perf script)");
+                   "Sample fields: comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso,trace,"
+                   "addr,srcline,brstack (sym alone names the function, symoff adds +0xOFFSET); "
+                   "+field/-field change the defaults, as in perf script");
   app_->add_flag("--full-names", full_names_,
                  "C++ names with parameter lists and return types (perf shows them with -v)");
   app_->add_flag("--json", json_, "Every record with every decoded field, one JSON object a line");
@@ -420,6 +519,9 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_->add_flag("--raw-names", raw_names_,
                  "Print comms, files and symbols as recorded, control bytes and all (by default "
                  "they are escaped: \\x1b, \\xff)");
+  app_->add_flag("--show-switch-events", show_switch_events_,
+                 "Also print the context-switch records (record --switch-events, --off-cpu), as "
+                 "perf script --show-switch-events");
   add_inline_option(*app_, inline_frames_);
   add_symbol_source_options(*app_, symbol_sources_);
   app_->footer(
@@ -438,6 +540,10 @@ int ScriptCommand::run() {
   symbols.inline_frames = inline_frames_wanted(inline_frames_, reader);
   SymbolSources sources(symbol_sources_);  // archives stay unpacked until the script is done
   symbols.lookup = sources.roots();
+  ScriptFieldSpec spec(fields_);  // checked before the walk: a typo is an option error
+  symbols.source_lines = spec.wants_srcline();
+  ScriptTracepoints tracepoints(reader);
+  for (const auto& note : tracepoints.notes()) fmt::print(stderr, "perfscope: note: {}\n", note);
   if (json_) {
     std::vector<std::string> names;
     for (const auto& event : reader.events()) names.push_back(event_name(event));
@@ -460,6 +566,17 @@ int ScriptCommand::run() {
         }
         json["dso"] = where.dso.empty() ? std::string("[unknown]") : std::string(where.dso);
       }
+      // A tracepoint's payload by field name, as its format names them.
+      if (record.view.type() == static_cast<std::uint32_t>(abi::RecordType::sample) &&
+          tracepoints.decodes(record.event)) {
+        SampleRecord sample;
+        DecodeError decode_error;
+        if (decode_sample(record.view, reader.events()[record.event].config, sample,
+                          decode_error) &&
+            sample.has(sf::raw)) {
+          json["trace"] = tracepoints.fields(record.event, sample.raw);
+        }
+      }
       // Names are bytes the recorded processes chose: invalid UTF-8 becomes U+FFFD, as in every
       // JSON perfscope writes.
       std::string text = json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -469,9 +586,7 @@ int ScriptCommand::run() {
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     output.flush();
   } else {
-    Fields fields = parse_fields(fields_);
-    fields.raw_names = raw_names_;
-    TextPrinter printer(reader, fields, symbols);
+    TextPrinter printer(reader, spec, raw_names_, symbols, tracepoints, show_switch_events_);
     auto visit = [&](const PerfDataRecord& record) { printer.print(record); };
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     printer.finish();

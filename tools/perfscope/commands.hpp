@@ -145,6 +145,7 @@ class ScriptCommand {
   bool ordered_ = true;
   bool full_names_ = false;
   bool raw_names_ = false;
+  bool show_switch_events_ = false;
   int inline_frames_ = 0;  // add_inline_option's choice
   SymbolSourceOptions symbol_sources_;
 };

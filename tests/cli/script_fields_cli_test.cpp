@@ -1,0 +1,79 @@
+// script prints what perf script prints: tracepoint payloads decoded from the recording's own
+// formats (byte for byte as perf script on the same file), the fields -F names and the changes
+// +field/-field make, source lines, data addresses, and the named fields in --json.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace {
+
+namespace pt = perfscope::testing;
+
+const std::string perf_path = "/usr/bin/perf";
+
+bool have_perf() { return ::access(perf_path.c_str(), X_OK) == 0; }
+
+TEST(ScriptFields, TracepointLinesAreThoseOfPerfScript) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/tracepoints.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-q", "-e", "sched:sched_switch,raw_syscalls:sys_exit,syscalls:sys_enter_openat",
+       "-o", file, "--", "/bin/sh", "-c", "cat /etc/hostname > /dev/null; sleep 0.01"});
+  if (recorded.exit_status != 0) GTEST_SKIP() << "tracepoints do not open here: " << recorded.err;
+  auto ours = pt::run_perfscope({"script", "-i", file});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_NE(ours.out.find("sched:sched_switch: prev_comm="), std::string::npos) << ours.out;
+  EXPECT_NE(ours.out.find(" ==> next_comm="), std::string::npos) << ours.out;
+  EXPECT_NE(ours.out.find("syscalls:sys_enter_openat: dfd: "), std::string::npos) << ours.out;
+  if (have_perf()) {
+    auto theirs = pt::run_command({perf_path, "script", "-i", file});
+    ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+    EXPECT_EQ(ours.out, theirs.out);
+  }
+  // The payload's fields by name in --json, as its format names them.
+  auto json = pt::run_perfscope({"script", "--json", "-i", file});
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  std::size_t switches = 0;
+  std::istringstream lines(json.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto record = nlohmann::json::parse(line);
+    if (!record.contains("trace") || !record["trace"].contains("prev_comm")) continue;
+    ++switches;
+    EXPECT_TRUE(record["trace"]["prev_pid"].is_number_integer()) << line;
+    EXPECT_TRUE(record["trace"]["next_comm"].is_string()) << line;
+  }
+  EXPECT_GT(switches, 0u) << json.out.substr(0, 2000);
+}
+
+TEST(ScriptFields, FieldChangesAndSourceLinesAsPerfScript) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/cpu.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-q", "-F", "1000", "-o", file, "--", PERFSCOPE_KNOWN_ANSWER_FP_PATH});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto without_period = pt::run_perfscope({"script", "-F", "-period,-cpu", "-i", file});
+  ASSERT_EQ(without_period.exit_status, 0) << without_period.err;
+  auto with_lines = pt::run_perfscope({"script", "-F", "comm,ip,sym,srcline", "-i", file});
+  ASSERT_EQ(with_lines.exit_status, 0) << with_lines.err;
+  EXPECT_NE(with_lines.out.find("  known_answer.cpp:"), std::string::npos) << with_lines.out;
+  auto mixed = pt::run_perfscope({"script", "-F", "comm,-period", "-i", file});
+  EXPECT_EQ(mixed.exit_status, 2) << mixed.err;
+  auto perf_only = pt::run_perfscope({"script", "-F", "ipc", "-i", file});
+  EXPECT_EQ(perf_only.exit_status, 2) << perf_only.err;
+  EXPECT_NE(perf_only.err.find("perf script's field 'ipc' is not printed by perfscope"),
+            std::string::npos)
+      << perf_only.err;
+  if (!have_perf()) GTEST_SKIP() << "perf is not installed";
+  EXPECT_EQ(without_period.out,
+            pt::run_command({perf_path, "script", "-F", "-period", "-i", file}).out);
+  EXPECT_EQ(with_lines.out,
+            pt::run_command({perf_path, "script", "-F", "comm,ip,sym,srcline", "-i", file}).out);
+}
+
+}  // namespace
