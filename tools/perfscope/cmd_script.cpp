@@ -184,15 +184,8 @@ class TextPrinter {
     // the event's name, each bounded.
     char* at = output_.reserve(task.size() + name_width_ + 128);
     at = put(at, task);
-    if (fields_.cpu && sample_.has(sf::cpu)) {
-      *at++ = '[';
-      at = put_zero_padded(at, sample_.cpu, 3);
-      at = put(at, "] ");
-    }
-    if (fields_.time && sample_.has(sf::time)) {
-      at = put_time(at, sample_.time);
-      at = put(at, ": ");
-    }
+    at = put_cpu_and_time(at, sample_.has(sf::cpu), sample_.cpu, sample_.has(sf::time),
+                          sample_.time);
     if (fields_.period) {
       if (sample_.has(sf::period)) {
         at = put_number(at, sample_.period, 10, true);
@@ -369,6 +362,21 @@ class TextPrinter {
     return text;
   }
 
+  // "[001] " and "34791.372397: ", as the fields ask and the record has them.
+  char* put_cpu_and_time(char* at, bool has_cpu, std::uint32_t cpu, bool has_time,
+                         std::uint64_t time) const {
+    if (fields_.cpu && has_cpu) {
+      *at++ = '[';
+      at = put_zero_padded(at, cpu, 3);
+      at = put(at, "] ");
+    }
+    if (fields_.time && has_time) {
+      at = put_time(at, time);
+      at = put(at, ": ");
+    }
+    return at;
+  }
+
   // --show-switch-events: a context switch as perf script prints it, after the columns of its
   // event's samples ("sleep 26458 34791.372397: PERF_RECORD_SWITCH OUT        ").
   void print_switch(const PerfDataRecord& record) {
@@ -384,15 +392,7 @@ class TextPrinter {
     std::string_view task = task_columns(false);
     char* at = output_.reserve(task.size() + 160);
     at = put(at, task);
-    if (fields_.cpu && id.has(sf::cpu)) {
-      *at++ = '[';
-      at = put_zero_padded(at, id.cpu, 3);
-      at = put(at, "] ");
-    }
-    if (fields_.time && id.has(sf::time)) {
-      at = put_time(at, id.time);
-      at = put(at, ": ");
-    }
+    at = put_cpu_and_time(at, id.has(sf::cpu), id.cpu, id.has(sf::time), id.time);
     const bool out = (record.view.header.misc & abi::record_misc::switch_out) != 0;
     const bool preempt = (record.view.header.misc & abi::record_misc::switch_out_preempt) != 0;
     std::string text =
