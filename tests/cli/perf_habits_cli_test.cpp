@@ -256,3 +256,76 @@ TEST(PerfHabits, RecordTakesPerfsEverydayOptions) {
 }
 
 }  // namespace
+
+namespace {
+
+// perf report's everyday options and sort keys.
+TEST(PerfHabits, ReportTakesPerfsEverydayOptions) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/fp.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-q", "-g", "-F", "1000", "-o", file, "--", PERFSCOPE_KNOWN_ANSWER_FP_PATH});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto report = [&](std::vector<std::string> words) {
+    std::vector<std::string> argv{"report", "--stdio", "-i", file};
+    argv.insert(argv.end(), words.begin(), words.end());
+    return pt::run_perfscope(argv);
+  };
+  auto plain = report({});
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+  // -g alone, also as the last word, is the default graph; perf's comma syntax is understood.
+  EXPECT_EQ(report({"-g"}).out, plain.out);
+  EXPECT_EQ(pt::run_perfscope({"report", "--stdio", "-i", file, "-g"}).out, plain.out);
+  EXPECT_EQ(report({"-g", "graph,0.5,caller"}).out, report({"-g", "caller"}).out);
+  EXPECT_EQ(report({"-G"}).out, report({"-g", "caller"}).out);
+  auto folded = report({"-g", "folded"});
+  EXPECT_EQ(folded.exit_status, 2);
+  EXPECT_NE(folded.err.find("--format folded"), std::string::npos) << folded.err;
+  // -n (the Samples column is always there), -q (only the rows).
+  EXPECT_EQ(report({"-n"}).out, plain.out);
+  auto quiet = report({"-q"});
+  ASSERT_EQ(quiet.exit_status, 0) << quiet.err;
+  EXPECT_EQ(quiet.out.find('#'), std::string::npos) << quiet.out;
+  EXPECT_NE(quiet.out.find("leaf_60"), std::string::npos) << quiet.out;
+  // --max-stack 2: the sample's ip and one caller (leaf_60 and work_60), so main is gone.
+  auto whole = report({"--no-children", "-g", "caller"});
+  auto short_chains = report({"--no-children", "-g", "caller", "--max-stack", "2"});
+  EXPECT_NE(whole.out.find("\n               main\n"), std::string::npos) << whole.out;
+  EXPECT_NE(short_chains.out.find("---work_60"), std::string::npos) << short_chains.out;
+  EXPECT_EQ(short_chains.out.find("\n               main\n"), std::string::npos)
+      << short_chains.out;
+  // -F: the columns; perf's sort keys, symbol for sym, and ordering words.
+  auto fields = report({"--no-children", "-F", "overhead,sym"});
+  ASSERT_EQ(fields.exit_status, 0) << fields.err;
+  EXPECT_NE(fields.out.find("# Overhead  Symbol\n"), std::string::npos) << fields.out;
+  EXPECT_EQ(report({"--sort", "symbol"}).out, report({"--sort", "sym"}).out);
+  auto files = report({"--no-children", "--sort", "srcfile"});
+  EXPECT_NE(files.out.find("known_answer.cpp"), std::string::npos) << files.out;
+  auto parents = report({"--no-children", "--sort", "parent"});
+  EXPECT_NE(parents.out.find("[other]"), std::string::npos) << parents.out;
+  auto by_samples = report({"--no-children", "--sort", "sample,sym"});
+  EXPECT_EQ(by_samples.exit_status, 0) << by_samples.err;
+  // What perfscope does not print is refused with the reason.
+  for (const char* refused : {"-T", "--hierarchy"}) {
+    auto result = report({refused});
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_EQ(result.err.find("unknown option"), std::string::npos) << result.err;
+  }
+  // --header-only: the lines perf prints for the same file.
+  auto header = pt::run_perfscope({"report", "--header-only", "-i", file});
+  ASSERT_EQ(header.exit_status, 0) << header.err;
+  EXPECT_NE(header.out.find("# event : name = cpu-clock"), std::string::npos) << header.out;
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  auto theirs = pt::run_command({perf_path, "report", "--header-only", "-i", file});
+  for (const char* label :
+       {"# hostname : ", "# os release : ", "# arch : ", "# nrcpus online : ", "# cpudesc : "}) {
+    auto line_of = [&](const std::string& text) {
+      std::size_t at = text.find(label);
+      return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+    };
+    EXPECT_FALSE(line_of(header.out).empty()) << label;
+    EXPECT_EQ(line_of(header.out), line_of(theirs.out)) << label;
+  }
+}
+
+}  // namespace

@@ -23,6 +23,7 @@
 #include "perfscope/analysis/profile/report_table.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "report_perf_options.hpp"
 #include "subcommand_table.hpp"
 
 namespace perfscope::cli {
@@ -64,18 +65,21 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "report");
   app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-s,--sort", options_.sort,
-                   "Sort keys: comm,pid,tid,dso,sym,cpu,srcline,state (default comm,dso,sym; "
-                   "state: why off-CPU samples waited)");
+                   "Sort keys: comm,pid,tid,dso,sym (symbol),cpu,srcline,srcfile,parent,state "
+                   "(default comm,dso,sym; state: why off-CPU samples waited); overhead, period "
+                   "and sample order the rows");
   app_->add_flag("--children,!--no-children", options_.children,
                  "Inclusive (Children) and Self columns; the default with call chains");
   app_->add_option("-g,--call-graph", options_.call_graph,
-                   "Call trees: caller, callee or none (default caller with --children, "
-                   "callee without)");
+                   "Call trees: caller, callee or none, or perf's graph,THRESHOLD,ORDER "
+                   "(default caller with --children, callee without; -g alone: the default)")
+      ->expected(0, 1);
   app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this percentage")
       ->check(CLI::Range(0.0, 100.0));
   add_sample_filter_options(*app_, {&options_.comm_list, &options_.pids, &options_.tids,
                                     &options_.dso_list, &options_.symbol_list});
-  app_->add_flag("--stdio", options_.stdio, "Text output (the only interactive-free one)");
+  app_->add_flag("--stdio", options_.stdio,
+                 "Text output (perfscope has no TUI: the text report is what it prints anyway)");
   app_->add_flag("--srcline", options_.srcline,
                  "Source lines (DWARF): in call-graph entries, the srcline sort key and exports");
   add_inline_option(*app_, options_.inline_frames);
@@ -93,6 +97,7 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_->add_option("--format", options_.format,
                    "Export instead: folded, speedscope, gecko, pprof, json or svg");
   app_->add_option("-o,--output", options_.output, "Write to this file instead of stdout");
+  add_report_perf_options(*app_, options_);
   app_->add_flag("--wall", options_.wall,
                  "Wall-clock view of an off-CPU recording: on-CPU (cpu-clock) and off-CPU "
                  "samples as one wall-time event, shares of the threads' wall time");
@@ -106,25 +111,19 @@ ReportCommand::ReportCommand(CLI::App& app) {
 int ReportCommand::run() {
   const ReportCommandOptions& o = options_;
   ReportOptions report;
-  if (!o.sort.empty()) report.sort = parse_report_sort_keys(o.sort);
-  if (o.children != 0) report.children = o.children > 0;
-  if (!o.call_graph.empty()) {
-    // perf's -g takes "caller", "callee" or "none" first, possibly with more fields after a
-    // comma (graph,0.5,caller): the first word that is one of ours decides.
-    std::string mode = o.call_graph.substr(0, o.call_graph.find(','));
-    if (mode == "caller") {
-      report.call_graph = ReportCallGraph::caller;
-    } else if (mode == "callee") {
-      report.call_graph = ReportCallGraph::callee;
-    } else if (mode == "none") {
-      report.call_graph = ReportCallGraph::none;
-    } else {
-      throw std::invalid_argument(
-          fmt::format("-g '{}': the call graph is caller, callee or none", o.call_graph));
-    }
+  if (!o.sort.empty()) {
+    report.sort = parse_report_sort_keys(o.sort);
+    report.order_by_samples = report_orders_by_samples(o.sort);
   }
+  if (o.children != 0) report.children = o.children > 0;
+  bool source_lines = o.srcline;
+  if (app_->get_option("-g")->count() > 0) {
+    apply_call_graph_option(o.call_graph, report, source_lines);
+  }
+  if (o.inverted) report.call_graph = ReportCallGraph::caller;
+  if (!o.output_fields.empty()) apply_output_fields(o.output_fields, report);
   report.percent_limit = o.percent_limit;
-  report.source_lines_in_call_graph = o.srcline;
+  report.source_lines_in_call_graph = source_lines;
 
   std::optional<ExportFormat> format;
   if (!o.format.empty()) {
@@ -142,11 +141,14 @@ int ReportCommand::run() {
   }
 
   ProfileOptions options;
-  options.symbols.source_lines = o.srcline;
+  options.symbols.source_lines = source_lines;
+  options.max_stack = o.max_stack;
   options.symbols.parameter_lists = o.full_names;
   options.group_functions_by_name = o.group_by_name;
   for (ReportSortKey key : report.sort) {
-    if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
+    if (key == ReportSortKey::srcline || key == ReportSortKey::srcfile) {
+      options.symbols.source_lines = true;
+    }
   }
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
   SymbolSources sources(o.symbol_sources);  // archives stay unpacked until the report is done
@@ -161,10 +163,17 @@ int ReportCommand::run() {
   options.keep_samples = format && export_needs_each_sample(*format);
 
   PerfDataReader reader = PerfDataReader::open(o.input);
+  std::string header = o.header || o.header_only ? render_file_header(reader, o.input) : "";
+  if (o.header_only) {
+    std::cout << header << std::flush;
+    return 0;
+  }
   options.symbols.inline_frames = inline_frames_wanted(o.inline_frames, reader);
   Profile profile = build_profile(reader, options);
   if (o.wall) merge_wall_time(profile);
-  if (profile.summary.samples_read == 0) {
+  if (o.quiet) {
+    // Only the rows: -q says nothing else.
+  } else if (profile.summary.samples_read == 0) {
     fmt::print(stderr, "perfscope: {}: the recording has no samples\n", o.input);
   } else if (profile.summary.samples == 0) {
     fmt::print(stderr,
@@ -189,7 +198,8 @@ int ReportCommand::run() {
     write_profile(profile, *format, *out);
   } else {
     if (!o.raw_names) make_names_terminal_safe(profile);
-    std::string text = render_report(profile, report) + render_thread_times(profile);
+    std::string text = header + render_report(profile, report) + render_thread_times(profile);
+    if (o.quiet) text = without_comment_lines(text);
     out->write(text.data(), static_cast<std::streamsize>(text.size()));
   }
   out->flush();
@@ -197,7 +207,7 @@ int ReportCommand::run() {
     throw std::runtime_error(
         fmt::format("writing {} failed", o.output.empty() ? std::string("stdout") : o.output));
   }
-  print_partial_data_warning(profile.summary.partial_data);
+  if (!o.quiet) print_partial_data_warning(profile.summary.partial_data);
   return 0;
 }
 

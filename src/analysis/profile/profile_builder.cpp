@@ -464,6 +464,9 @@ struct ProfileBuilder::State {
     }
     resolver.walk_from_sample_ip(sample, cpumode, stack_ips,
                                  events[event_index].config.branch_sample_type);
+    if (options.max_stack != 0 && stack_ips.size() > options.max_stack) {
+      stack_ips.resize(options.max_stack);
+    }
 
     // Frames leaf first: within one ip's run the innermost inlined call is the leaf.
     TaskCacheEntry& task = task_of(sample);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <regex>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -27,6 +28,8 @@ std::string_view sort_key_name(ReportSortKey key) {
     case ReportSortKey::cpu: return "cpu";
     case ReportSortKey::srcline: return "srcline";
     case ReportSortKey::state: return "state";
+    case ReportSortKey::srcfile: return "srcfile";
+    case ReportSortKey::parent: return "parent";
   }
   return "";
 }
@@ -41,6 +44,8 @@ std::string_view column_title(ReportSortKey key) {
     case ReportSortKey::cpu: return "CPU";
     case ReportSortKey::srcline: return "Source:Line";
     case ReportSortKey::state: return "State";
+    case ReportSortKey::srcfile: return "Source File";
+    case ReportSortKey::parent: return "Parent symbol";
   }
   return "";
 }
@@ -57,7 +62,8 @@ class TableBuilder {
   TableBuilder(const Profile& profile, const ReportOptions& options, ReportTable& table)
       : profile_(profile), options_(options), table_(table) {
     for (ReportSortKey key : options.sort) {
-      if (key == ReportSortKey::dso || key == ReportSortKey::sym || key == ReportSortKey::srcline) {
+      if (key == ReportSortKey::dso || key == ReportSortKey::sym || key == ReportSortKey::srcline ||
+          key == ReportSortKey::srcfile) {
         frame_keys_ = true;
       }
     }
@@ -126,16 +132,39 @@ class TableBuilder {
     return id;
   }
 
-  std::uint32_t srcline_id(const ProfileFrame& frame) {
-    std::string text = frame.source_file.empty()
-                           ? std::string("??:0")
-                           : fmt::format("{}:{}", file_name_of(frame.source_file), frame.line);
+  // "file:line" and "file" texts, interned together (one never equals the other).
+  std::uint32_t source_text_id(std::string text) {
     auto found = srcline_ids_.find(text);
     if (found != srcline_ids_.end()) return found->second;
     auto id = static_cast<std::uint32_t>(srclines_.size());
     srclines_.push_back(text);
     srcline_ids_.emplace(std::move(text), id);
     return id;
+  }
+  std::uint32_t srcline_id(const ProfileFrame& frame) {
+    return source_text_id(frame.source_file.empty()
+                              ? std::string("??:0")
+                              : fmt::format("{}:{}", file_name_of(frame.source_file), frame.line));
+  }
+  std::uint32_t srcfile_id(const ProfileFrame& frame) {
+    return source_text_id(frame.source_file.empty() ? std::string("[unknown]")
+                                                    : std::string(file_name_of(frame.source_file)));
+  }
+
+  // The function of the first frame from the sample's own up its callers whose name matches
+  // perf's parent pattern; no_index when none does. Each function is matched once.
+  std::uint32_t parent_of(std::uint32_t stack) {
+    static const std::regex pattern("^sys_|^do_page_fault");
+    for (std::uint32_t node = stack; node != no_index; node = profile_.stacks[node].parent) {
+      std::uint32_t function = profile_.frames[profile_.stacks[node].frame].function;
+      if (function >= parent_match_.size()) parent_match_.resize(function + 1, 0);
+      if (parent_match_[function] == 0) {
+        parent_match_[function] =
+            std::regex_search(profile_.functions[function].name, pattern) ? 1 : 2;
+      }
+      if (parent_match_[function] == 1) return function;
+    }
+    return no_index;
   }
 
   // The row of a group's frame: its key words folded through one interning table per key.
@@ -161,6 +190,8 @@ class TableBuilder {
         case ReportSortKey::cpu: value = group.cpu; break;
         case ReportSortKey::srcline: value = frame ? srcline_id(*frame) : no_index; break;
         case ReportSortKey::state: value = static_cast<std::uint8_t>(group.state); break;
+        case ReportSortKey::srcfile: value = frame ? srcfile_id(*frame) : no_index; break;
+        case ReportSortKey::parent: value = parent_of(group.stack); break;
       }
       chain = prefixes_.insert(chain, value, static_cast<std::uint32_t>(prefixes_.size()) + 1);
     }
@@ -200,6 +231,15 @@ class TableBuilder {
           out.keys.push_back(frame ? srclines_[srcline_id(*frame)] : std::string("??:0"));
           break;
         case ReportSortKey::state: out.keys.emplace_back(thread_state_name(group.state)); break;
+        case ReportSortKey::srcfile:
+          out.keys.push_back(frame ? srclines_[srcfile_id(*frame)] : std::string("[unknown]"));
+          break;
+        case ReportSortKey::parent: {
+          std::uint32_t parent = parent_of(group.stack);
+          out.keys.push_back(parent == no_index ? std::string("[other]")
+                                                : profile_.functions[parent].name);
+          break;
+        }
       }
     }
     if (frame_keys_ && frame) {
@@ -219,7 +259,8 @@ class TableBuilder {
   FlatIndexMap prefixes_{256};
   FlatIndexMap rows_{256};
   std::unordered_map<std::string, std::uint32_t> comm_ids_, srcline_ids_;
-  std::vector<std::string> srclines_;
+  std::vector<std::string> srclines_;       // source lines and files, interned
+  std::vector<std::uint8_t> parent_match_;  // by function: 0 unknown, 1 matches, 2 does not
   std::vector<std::uint64_t> row_stamp_;
   std::vector<std::uint32_t> row_slot_;
   std::uint64_t stamp_ = 0;
@@ -474,30 +515,58 @@ std::string scaled_count(std::uint64_t count) {
 std::string_view report_sort_key_name(ReportSortKey key) noexcept { return sort_key_name(key); }
 std::string_view report_sort_key_title(ReportSortKey key) noexcept { return column_title(key); }
 
-std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text) {
-  std::vector<ReportSortKey> keys;
+namespace {
+
+// Calls `visit` with each comma-separated word of a --sort value.
+template <typename Visit>
+void for_each_sort_word(std::string_view text, Visit&& visit) {
   std::size_t start = 0;
   while (start <= text.size()) {
     auto comma = text.find(',', start);
-    std::string_view name = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    bool found = false;
-    for (ReportSortKey key :
-         {ReportSortKey::comm, ReportSortKey::pid, ReportSortKey::tid, ReportSortKey::dso,
-          ReportSortKey::sym, ReportSortKey::cpu, ReportSortKey::srcline, ReportSortKey::state}) {
-      if (name == sort_key_name(key)) {
-        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
-        found = true;
-      }
-    }
-    if (!found) {
-      throw std::invalid_argument(fmt::format(
-          "--sort: unknown key '{}'; the keys are comm,pid,tid,dso,sym,cpu,srcline,state", name));
-    }
+    visit(text.substr(start,
+                      comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
+}
+
+bool is_order_word(std::string_view name) {
+  return name == "overhead" || name == "period" || name == "sample" || name == "overhead_children";
+}
+
+}  // namespace
+
+std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text) {
+  std::vector<ReportSortKey> keys;
+  for_each_sort_word(text, [&](std::string_view name) {
+    if (is_order_word(name)) return;
+    if (name == "symbol") name = "sym";
+    for (ReportSortKey key :
+         {ReportSortKey::comm, ReportSortKey::pid, ReportSortKey::tid, ReportSortKey::dso,
+          ReportSortKey::sym, ReportSortKey::cpu, ReportSortKey::srcline, ReportSortKey::state,
+          ReportSortKey::srcfile, ReportSortKey::parent}) {
+      if (name == sort_key_name(key)) {
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+        return;
+      }
+    }
+    throw std::invalid_argument(
+        fmt::format("--sort: unknown key '{}'; the keys are comm,pid,tid,dso,sym (symbol),cpu,"
+                    "srcline,srcfile,parent,state, and overhead,period,sample to order the rows",
+                    name));
+  });
+  // Only ordering words: no key, so one row, the whole event, as perf shows it.
   return keys;
+}
+
+bool report_orders_by_samples(std::string_view text) {
+  bool by_samples = false, decided = false;
+  for_each_sort_word(text, [&](std::string_view name) {
+    if (decided || !is_order_word(name)) return;
+    decided = true;
+    by_samples = name == "sample";
+  });
+  return by_samples;
 }
 
 ReportTable build_report_table(const Profile& profile, std::uint32_t event,
@@ -561,6 +630,11 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
   // larger self share, then the keys.
   bool depth_order = table.children && table.call_graph != ReportCallGraph::none;
   std::sort(table.rows.begin(), table.rows.end(), [&](const ReportRow& a, const ReportRow& b) {
+    if (options.order_by_samples) {
+      std::uint64_t samples_a = table.children ? a.total_samples : a.self_samples;
+      std::uint64_t samples_b = table.children ? b.total_samples : b.self_samples;
+      if (samples_a != samples_b) return samples_a > samples_b;
+    }
     if (primary(a) != primary(b)) return primary(a) > primary(b);
     if (depth_order && a.chain_depth != b.chain_depth) {
       return table.call_graph == ReportCallGraph::caller ? a.chain_depth > b.chain_depth

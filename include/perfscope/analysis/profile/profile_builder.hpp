@@ -39,6 +39,9 @@ struct ProfileOptions {
   // apart. True merges the functions that print the same name in the same file (report
   // --group-by-name).
   bool group_functions_by_name = false;
+  // perf report --max-stack: the sample's ip and at most max_stack - 1 callers of each chain;
+  // 0 keeps whole chains.
+  std::uint32_t max_stack = 0;
 };
 
 // Builds a Profile from records fed one at a time, in time order: the recording's events first

@@ -15,10 +15,19 @@
 namespace perfscope {
 
 // state: why an off-CPU sample's thread was off the CPU (on-cpu for on-CPU samples).
-enum class ReportSortKey { comm, pid, tid, dso, sym, cpu, srcline, state };
+// srcfile: the source file alone; parent: the first caller whose name matches the parent pattern
+// (perf's "^sys_|^do_page_fault": the system call or fault a sample came through), "[other]"
+// when none does.
+enum class ReportSortKey { comm, pid, tid, dso, sym, cpu, srcline, state, srcfile, parent };
 
-// "comm,dso,sym" -> keys. Throws std::invalid_argument naming the unknown key and the known ones.
+// "comm,dso,sym" -> keys; "symbol" is sym, as perf spells it. perf's output fields overhead,
+// period and sample order the rows (by share, the default, or by sample count: see
+// report_orders_by_samples) without grouping them. Throws std::invalid_argument naming the unknown
+// key and the known ones.
 std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text);
+// Whether `text` (a --sort value) orders the rows by their sample counts (perf's "sample" key
+// before "overhead" and "period").
+bool report_orders_by_samples(std::string_view text);
 // The key's name ("dso") and its column title in the table ("Shared Object").
 std::string_view report_sort_key_name(ReportSortKey key) noexcept;
 std::string_view report_sort_key_title(ReportSortKey key) noexcept;
@@ -41,6 +50,7 @@ struct ReportOptions {
   // -g ...,address shows them), and entries of one function on different lines stay apart. Needs
   // a profile built with source lines (SymbolizerOptions::source_lines).
   bool source_lines_in_call_graph = false;
+  bool order_by_samples = false;  // --sort sample: the most samples first, not the largest share
 };
 
 struct ReportRow {
