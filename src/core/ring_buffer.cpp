@@ -24,6 +24,14 @@ void store_release(std::uint64_t& word, std::uint64_t value) noexcept {
 }
 
 std::string mlock_explanation(std::size_t bytes) {
+  // With CAP_IPC_LOCK no lock limit applies: the memory itself ran out.
+  if ((sys::effective_capabilities() >> sys::cap_ipc_lock) & 1) {
+    return fmt::format(
+        "the buffer is {} KiB per CPU (or thread), and this process may lock any amount "
+        "(CAP_IPC_LOCK): the kernel could not find the memory. Fix: use fewer pages "
+        "(--mmap-pages), or free memory.",
+        bytes / 1024);
+  }
   auto mlock_kb = sys::read_sysctl("perf_event_mlock_kb");
   auto limit = sys::locked_memory_limit();
   return fmt::format(

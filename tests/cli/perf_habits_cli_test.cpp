@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <regex>
 #include <sstream>
@@ -325,6 +326,113 @@ TEST(PerfHabits, ReportTakesPerfsEverydayOptions) {
     };
     EXPECT_FALSE(line_of(header.out).empty()) << label;
     EXPECT_EQ(line_of(header.out), line_of(theirs.out)) << label;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Code run from a memfd is named by its mapping, "memfd:NAME (deleted)", as perf names it: no
+// perf map is looked for and no JIT advice is given.
+TEST(PerfHabits, MemfdCodeIsNamedByItsMapping) {
+#ifndef PERFSCOPE_MEMFD_CODE_WORKLOAD_PATH
+  GTEST_SKIP() << "the workload is x86-64 machine code";
+#else
+  pt::TempDir dir;
+  std::string file = dir.path() + "/memfd.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-q", "-F", "1000", "-o", file, "--", PERFSCOPE_MEMFD_CODE_WORKLOAD_PATH});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto ours = pt::run_perfscope({"report", "--stdio", "--sort", "dso", "-i", file});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_NE(ours.out.find("memfd:sealed-code (deleted)"), std::string::npos) << ours.out;
+  for (const char* wrong : {"perf-", "--perf-basic-prof", "--jit"}) {
+    EXPECT_EQ((ours.out + ours.err).find(wrong), std::string::npos)
+        << wrong << ours.out << ours.err;
+  }
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  auto theirs = pt::run_command({perf_path, "report", "--stdio", "--sort", "dso", "-i", file});
+  EXPECT_NE(theirs.out.find("memfd:sealed-code (deleted)"), std::string::npos) << theirs.out;
+#endif
+}
+
+}  // namespace
+
+namespace {
+
+// The smaller hard edges: each answer a sentence that names what was wrong.
+TEST(PerfHabits, SmallerEdgesAreSentences) {
+  auto sched = pt::run_perfscope({"sched", "bogus"});
+  EXPECT_EQ(sched.exit_status, 2);
+  EXPECT_NE(sched.err.find("'bogus' is not a sched subcommand (they are record, timehist"),
+            std::string::npos)
+      << sched.err;
+  pt::TempDir dir;
+  auto push = pt::run_perfscope({"push", dir.path(), "http://127.0.0.1:9"});
+  EXPECT_EQ(push.exit_status, 2);
+  EXPECT_NE(push.err.find("cannot read " + dir.path() + ": it is a directory"), std::string::npos)
+      << push.err;
+  auto top = pt::run_perfscope({"top", "--percent-limit", "200"});
+  EXPECT_EQ(top.exit_status, 2);
+  EXPECT_NE(top.err.find("not in the range 0 to 100"), std::string::npos) << top.err;
+  auto stat = pt::run_perfscope({"stat", "-e", "", "--", "true"});
+  EXPECT_EQ(stat.exit_status, 2);
+  EXPECT_NE(stat.err.find("no event given"), std::string::npos) << stat.err;
+  if (::geteuid() == 0) {
+    // Root may lock any amount: a buffer too large for memory says so, and does not advise
+    // CAP_IPC_LOCK to a process that has it.
+    auto huge =
+        pt::run_perfscope({"record", "-m", "64G", "-o", dir.path() + "/huge.data", "--", "true"});
+    EXPECT_NE(huge.exit_status, 0);
+    EXPECT_NE(huge.err.find("this process may lock any amount"), std::string::npos) << huge.err;
+    EXPECT_EQ(huge.err.find("run with CAP_IPC_LOCK"), std::string::npos) << huge.err;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Help texts are written for people: no option parser's leftovers, and -v says what it shows
+// only where events are opened.
+TEST(PerfHabits, HelpTextsHaveNoParserLeftovers) {
+  const std::vector<std::vector<std::string>> helps{{"stat"},
+                                                    {"record"},
+                                                    {"report"},
+                                                    {"script"},
+                                                    {"annotate"},
+                                                    {"diff"},
+                                                    {"list"},
+                                                    {"top"},
+                                                    {"trace"},
+                                                    {"sched"},
+                                                    {"archive"},
+                                                    {"inject"},
+                                                    {"push"},
+                                                    {"doctor"},
+                                                    {"sched", "record"},
+                                                    {"sched", "timehist"},
+                                                    {"sched", "latency"},
+                                                    {"sched", "states"}};
+  const std::vector<std::string> opens_events{"stat",  "record", "list",  "top",
+                                              "trace", "sched",  "doctor"};
+  for (const auto& words : helps) {
+    std::vector<std::string> argv = words;
+    argv.push_back("--help");
+    auto help = pt::run_perfscope(argv);
+    SCOPED_TRACE(words.back());
+    ASSERT_EQ(help.exit_status, 0) << help.err;
+    for (const char* leftover : {"{false}", "{true}", "INT:", "UINT:", "FLOAT:", "TEXT:",
+                                 "Excludes:", "Needs:", " in [", "POSITIVE"}) {
+      EXPECT_EQ(help.out.find(leftover), std::string::npos) << leftover << "\n" << help.out;
+    }
+    // sched's own subcommands: only its record opens events.
+    bool events =
+        std::find(opens_events.begin(), opens_events.end(), words.front()) != opens_events.end() &&
+        (words.size() == 1 || words.back() == "record");
+    EXPECT_EQ(help.out.find("perf_event_attr of a failed event") != std::string::npos, events)
+        << help.out;
   }
 }
 

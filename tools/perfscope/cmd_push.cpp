@@ -136,10 +136,10 @@ void add_push_options(CLI::App& app, PushOptions& options, bool record) {
   app.add_option(name("auth-file"), options.auth_file,
                  "Credentials file (mode 600): \"Bearer TOKEN\", \"Basic USER:PASSWORD\" or a "
                  "token; else PERFSCOPE_PUSH_TOKEN or PERFSCOPE_PUSH_USER/_PASSWORD")
-      ->check(CLI::ExistingFile);
+      ->check(readable_file());
   app.add_option(name("ca-file"), options.ca_file,
                  "HTTPS: check the server against these PEM certificates, not the system's")
-      ->check(CLI::ExistingFile);
+      ->check(readable_file());
   app.add_option(name("spool"), options.spool,
                  "Keep undelivered profiles in this directory (sent first by the next run)");
   app.add_option(name("spool-size"), options.spool_mb,
@@ -273,7 +273,7 @@ PushCommand::PushCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "push");
   app_->add_option("profile", profile_, "A perf.data file (sent as pprof) or a .pb.gz")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(readable_file());
   app_->add_option("url", options_.url, "The backend's base address (http://host:4040)")
       ->required()
       ->check([](const std::string& url) {

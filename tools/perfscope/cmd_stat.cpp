@@ -94,7 +94,14 @@ StatCommand::StatCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "stat");
   app_->add_option("-e,--event", options_.events,
                    "Events: comma list, {a,b} groups, :u/:k modifiers (default: perf's set)")
-      ->type_name("LIST");
+      ->type_name("LIST")
+      ->check([](const std::string& list) -> std::string {
+        // perf refuses an empty list too ("event syntax error"), rather than counting its set.
+        return list.find_first_not_of(" ,") == std::string::npos
+                   ? "no event given: name one or more (perfscope list shows them), or leave "
+                     "out -e for perf's default set"
+                   : "";
+      });
   app_->add_option("-p,--pid", options_.pid, "Count a running process (all its threads)");
   app_->add_option("-t,--tid", options_.tid, "Count one thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Count every process on every CPU");

@@ -280,7 +280,8 @@ TopCommand::TopCommand(CLI::App& app) {
   app_->add_option("-n,--batch", options_.batch, "Print N text snapshots, then exit")
       ->check(CLI::PositiveNumber);
   app_->add_option("--rows", options_.rows, "Rows per text snapshot (default 40; 0: every row)");
-  app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this share (%)");
+  app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this share (%)")
+      ->check(CLI::Range(0.0, 100.0));
   app_->add_flag("-z,--zero", options_.zero, "Forget all samples at each refresh (no decay)");
   app_->add_option("--symbol-filter", options_.symbol_filter,
                    "Show only symbols containing this text (key s in the live view)");

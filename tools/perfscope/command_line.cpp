@@ -1,9 +1,12 @@
 #include "command_line.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -106,6 +109,19 @@ std::string plain_range_message(const std::string& message) {
 }
 
 }  // namespace
+
+CLI::Validator readable_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        struct stat info {};
+        if (::stat(path.c_str(), &info) != 0) {
+          return fmt::format("cannot read {}: {}", path, std::strerror(errno));
+        }
+        if (S_ISDIR(info.st_mode)) return fmt::format("cannot read {}: it is a directory", path);
+        return {};
+      },
+      "FILE");
+}
 
 std::vector<std::string> split_comma_list(const std::string& text) {
   std::vector<std::string> items;
@@ -286,6 +302,22 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
     return 2;
   }
   const std::string name = sub->get_name();
+  // A subcommand of subcommands (sched) given a word that names none of them.
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr &&
+      !sub->get_subcommands({}).empty()) {
+    std::vector<std::string> left = sub->remaining();
+    std::string names;
+    for (const CLI::App* nested : sub->get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + nested->get_name();
+    }
+    if (!left.empty() && !is_option_word(left.front())) {
+      fmt::print(stderr, "perfscope {}: '{}' is not a {} subcommand (they are {}); {}\n", name,
+                 left.front(), name, names, help_hint(name));
+    } else {
+      fmt::print(stderr, "perfscope {}: give a subcommand: {}; {}\n", name, names, help_hint(name));
+    }
+    return 2;
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
     std::vector<std::string> left = sub->remaining();
     std::string word = left.empty() ? std::string() : left.front();

@@ -22,6 +22,10 @@ namespace perfscope::cli {
 // The help footer that states the rule for where the command starts (stat, record).
 std::string command_rule_help(const std::string& verb);
 
+// CLI11's ExistingFile in perfscope's words: "cannot read DIR: it is a directory" or "no such
+// file", the file named, as every other input error says it.
+CLI::Validator readable_file();
+
 // "a,b,,c" -> {"a", "b", "c"}, for options that take a list: CLI11's own delimiter would split
 // "[kernel.kallsyms]" and similar names too.
 std::vector<std::string> split_comma_list(const std::string& text);

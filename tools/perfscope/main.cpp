@@ -148,10 +148,15 @@ int run_cli(int argc, char** argv) {
   // -v after the subcommand too, as perf takes it (`perfscope record -v`). What it shows beyond
   // an error's detail (the attr of an event that failed to open) is said only where events open.
   for (CLI::App* subcommand : app.get_subcommands({})) {
+    const bool opens = perfscope::cli::opens_events(subcommand->get_name());
     subcommand->add_flag("-v,--verbose", verbose,
-                         perfscope::cli::opens_events(subcommand->get_name())
-                             ? verbose_help
-                             : "More detail in error messages");
+                         opens ? verbose_help : "More detail in error messages");
+    // sched's own subcommands: only its record opens events.
+    for (CLI::App* nested : subcommand->get_subcommands({})) {
+      nested->add_flag(
+          "-v,--verbose", verbose,
+          opens && nested->get_name() == "record" ? verbose_help : "More detail in error messages");
+    }
   }
 
   // Event strings may name uprobe symbols and vendor events: resolved in the analysis layer.

@@ -152,6 +152,11 @@ struct StackResolver::State {
       out.symbol = symbolizer.resolve_file(name, mapping.file_offset(lookup), build_id_of(mapping));
       out.dso = name;
       out.dso_address = mapping.file_offset(address.ip);
+    } else if (name.starts_with("/memfd:")) {
+      // A memfd's code (a sandbox's sealed copy of a binary, a runtime's double mapping): named
+      // by the mapping, "memfd:NAME (deleted)", as perf names it; no perf map is looked for.
+      out.dso = name.substr(1);
+      out.dso_address = mapping.file_offset(address.ip);
     } else if (is_anonymous_mapping(name)) {
       // JIT code: /tmp/perf-PID.map names it, if anything.
       out.symbol = symbolizer.resolve_jit(pid, lookup, sample_time);
