@@ -248,11 +248,19 @@ TEST(ReportTableTest, SortKeysParseAndUnknownOnesAreNamed) {
   EXPECT_EQ(keys,
             (std::vector<ReportSortKey>{ReportSortKey::pid, ReportSortKey::dso, ReportSortKey::sym,
                                         ReportSortKey::cpu, ReportSortKey::srcline}));
+  // perf's spellings: symbol is sym; overhead, period and sample order without grouping.
+  EXPECT_EQ(parse_report_sort_keys("comm,symbol,overhead"),
+            (std::vector<ReportSortKey>{ReportSortKey::comm, ReportSortKey::sym}));
+  EXPECT_EQ(parse_report_sort_keys("srcfile,parent"),
+            (std::vector<ReportSortKey>{ReportSortKey::srcfile, ReportSortKey::parent}));
+  EXPECT_TRUE(parse_report_sort_keys("sample").empty());
+  EXPECT_TRUE(report_orders_by_samples("sample,period,sym"));
+  EXPECT_FALSE(report_orders_by_samples("period,sample,sym"));
   try {
-    parse_report_sort_keys("comm,symbol");
+    parse_report_sort_keys("comm,symbl");
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("'symbol'"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("'symbl'"), std::string::npos) << error.what();
   }
 }
 
