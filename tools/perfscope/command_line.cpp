@@ -110,6 +110,18 @@ std::string plain_range_message(const std::string& message) {
 
 }  // namespace
 
+void add_refused_option(CLI::App& app, const std::string& names, const std::string& description,
+                        bool takes_value, std::string why) {
+  auto refusal = [name = names.substr(0, names.find(',')), why](const auto&) {
+    throw CLI::ValidationError(name, why);
+  };
+  if (takes_value) {
+    app.add_option_function<std::string>(names, refusal, description)->type_name("VALUE");
+  } else {
+    app.add_flag_function(names, refusal, description);
+  }
+}
+
 CLI::Validator readable_file() {
   return CLI::Validator(
       [](std::string& path) -> std::string {

@@ -22,6 +22,11 @@ namespace perfscope::cli {
 // The help footer that states the rule for where the command starts (stat, record).
 std::string command_rule_help(const std::string& verb);
 
+// An option perf has and perfscope does not: taken by the parser so that using it is an option
+// error that says `why` (what perfscope does instead), never "unknown option".
+void add_refused_option(CLI::App& app, const std::string& names, const std::string& description,
+                        bool takes_value, std::string why);
+
 // CLI11's ExistingFile in perfscope's words: "cannot read DIR: it is a directory" or "no such
 // file", the file named, as every other input error says it.
 CLI::Validator readable_file();

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <string_view>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
@@ -67,24 +68,6 @@ std::pair<std::size_t, std::size_t> parse_mmap_pages(const std::string& text,
   return {pages(whole.substr(0, comma)), pages(whole.substr(comma + 1))};
 }
 
-namespace {
-
-// An option perf record has and perfscope does not: taken by the parser so that the error is
-// this sentence, not "unknown option".
-void refuse(CLI::App& app, const std::string& names, const std::string& description,
-            bool takes_value, std::string why) {
-  auto refusal = [name = names.substr(0, names.find(',')), why](const auto&) {
-    throw CLI::ValidationError(name, why);
-  };
-  if (takes_value) {
-    app.add_option_function<std::string>(names, refusal, description)->type_name("VALUE");
-  } else {
-    app.add_flag_function(names, refusal, description);
-  }
-}
-
-}  // namespace
-
 void add_perf_record_options(CLI::App& app, RecordOptions& options) {
   app.add_flag("-T,--timestamp", options.timestamps,
                "Sample timestamps (perf's -T; perfscope records them always)");
@@ -101,19 +84,21 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
   app.add_flag("--switch-events", options.switch_events,
                "Record context-switch records (PERF_RECORD_SWITCH/SWITCH_CPU_WIDE): script shows "
                "them");
-  refuse(app, "-z,--compression-level",
-         "perf's zstd-compressed records: not written by perfscope (see the error for why)", false,
-         "perfscope writes its records uncompressed (it reads perf's compressed files): leave "
-         "out -z, and compress the finished file for storage (zstd perf.data; unpack it before "
-         "reading)");
-  refuse(app, "-s,--stat", "perf's per-thread read counts: use 'perfscope stat --per-thread'",
-         false,
-         "per-thread counts in the recording (PERF_SAMPLE_READ with inherit_stat) are not "
-         "written by perfscope record: count per thread with 'perfscope stat --per-thread -- "
-         "COMMAND'");
-  refuse(app, "--user-regs", "perf's user register samples: not written by perfscope", true,
-         "perfscope record samples user registers only for --call-graph dwarf (the unwinder's "
-         "registers); a chosen register set is not supported: leave out --user-regs");
+  add_refused_option(
+      app, "-z,--compression-level",
+      "perf's zstd-compressed records: not written by perfscope (see the error for why)", false,
+      "perfscope writes its records uncompressed (it reads perf's compressed files): leave "
+      "out -z, and compress the finished file for storage (zstd perf.data; unpack it before "
+      "reading)");
+  add_refused_option(
+      app, "-s,--stat", "perf's per-thread read counts: use 'perfscope stat --per-thread'", false,
+      "per-thread counts in the recording (PERF_SAMPLE_READ with inherit_stat) are not "
+      "written by perfscope record: count per thread with 'perfscope stat --per-thread -- "
+      "COMMAND'");
+  add_refused_option(
+      app, "--user-regs", "perf's user register samples: not written by perfscope", true,
+      "perfscope record samples user registers only for --call-graph dwarf (the unwinder's "
+      "registers); a chosen register set is not supported: leave out --user-regs");
 }
 
 }  // namespace perfscope::cli

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 
 namespace perfscope::cli {
@@ -32,16 +33,6 @@ bool is_number(std::string_view word, double& value) {
   return error == std::errc() && end == word.data() + word.size();
 }
 
-void refuse(CLI::App& app, const std::string& names, const std::string& description,
-            std::string why) {
-  app.add_flag_function(
-      names,
-      [name = names.substr(0, names.find(',')), why](std::int64_t) {
-        throw CLI::ValidationError(name, why);
-      },
-      description);
-}
-
 }  // namespace
 
 void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
@@ -60,13 +51,15 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
                  "perf's output fields: overhead,overhead_children,sample and sort keys (e.g. "
                  "overhead,sample,comm,sym)")
       ->type_name("FIELDS");
-  refuse(app, "-T,--threads", "perf's per-thread counts: use 'perfscope stat --per-thread'",
-         "perf report -T prints the per-thread counts of a 'perf record -s' recording, which "
-         "perfscope does not record; count per thread with 'perfscope stat --per-thread -- "
-         "COMMAND', or see each thread's samples with --sort pid,tid");
-  refuse(app, "--hierarchy", "perf's hierarchical view: not printed by perfscope",
-         "the hierarchical view is not printed by perfscope: --sort comm,dso,sym gives one row "
-         "per key combination, and -g caller their call trees");
+  add_refused_option(
+      app, "-T,--threads", "perf's per-thread counts: use 'perfscope stat --per-thread'", false,
+      "perf report -T prints the per-thread counts of a 'perf record -s' recording, which "
+      "perfscope does not record; count per thread with 'perfscope stat --per-thread -- "
+      "COMMAND', or see each thread's samples with --sort pid,tid");
+  add_refused_option(
+      app, "--hierarchy", "perf's hierarchical view: not printed by perfscope", false,
+      "the hierarchical view is not printed by perfscope: --sort comm,dso,sym gives one row "
+      "per key combination, and -g caller their call trees");
 }
 
 void apply_call_graph_option(const std::string& text, ReportOptions& report, bool& source_lines) {

@@ -138,12 +138,6 @@ void PerfDataReader::parse_naming_errors() {
   }
 }
 
-std::string partial_data_warning(const PerfDataReader& reader, const PerfDataError& error) {
-  return fmt::format("{}{}{}; what follows covers the records before it",
-                     reader.source().empty() ? "" : reader.source(),
-                     reader.source().empty() ? "" : ": ", error.what());
-}
-
 void PerfDataReader::parse() {
   parse_file_header();
   if (pipe_mode_) {

@@ -464,9 +464,8 @@ struct ProfileBuilder::State {
     }
     resolver.walk_from_sample_ip(sample, cpumode, stack_ips,
                                  events[event_index].config.branch_sample_type);
-    if (options.max_stack != 0 && stack_ips.size() > options.max_stack) {
-      stack_ips.resize(options.max_stack);
-    }
+    if (options.max_stack != 0)
+      stack_ips.resize(std::min<std::size_t>(stack_ips.size(), options.max_stack));
 
     // Frames leaf first: within one ip's run the innermost inlined call is the leaf.
     TaskCacheEntry& task = task_of(sample);
