@@ -14,6 +14,9 @@
 //     (__libc_start_main_impl is exported as __libc_start_main, malloc is __GI___libc_malloc, a
 //     clone foo.isra.0 is foo), perf shows the DWARF name marked "(inlined)" although nothing was
 //     inlined; perfscope shows the ELF symbol, the name users search for.
+//   - perf_linkage_name_inlined: a call inlined at the address, named by perf with its linkage
+//     name (glibc's asm alias __GI___mmap64) and by perfscope with its source name (__mmap64,
+//     the name the program calls).
 //   - return_at_symbol_boundary: a call that is its function's last instruction returns to the
 //     next symbol's first byte; perf names the return address by that next symbol (+0x0),
 //     perfscope by the function that made the call, or by the address where that code has no
@@ -342,6 +345,16 @@ std::map<std::string, std::size_t> compare_scripts(const std::vector<Sample>& pe
         ++named["perf_dwarf_name_inlined"];
         ++i, ++j;
         continue;
+      }
+      if (a && b && a->ip == b->ip && a->text.ends_with(" (inlined)") &&
+          b->text.ends_with(" (inlined)")) {
+        std::string perf_name = frame_function(a->text), our_name = frame_function(b->text);
+        if (perf_name.size() > our_name.size() && perf_name.ends_with(our_name) &&
+            a->text.substr(perf_name.size()) == b->text.substr(our_name.size())) {
+          ++named["perf_linkage_name_inlined"];
+          ++i, ++j;
+          continue;
+        }
       }
       if (a && b && a->ip == b->ip && a->text.find('@') != std::string::npos &&
           a->text.find("@@") == std::string::npos) {
