@@ -56,7 +56,9 @@ class NodeJit : public ::testing::Test {
   }
   // Records node in the test's directory (where --perf-prof writes its jitdump).
   pt::CommandResult record(std::vector<std::string> arguments, const std::string& file) {
-    std::vector<std::string> argv{"record", "-g", "-F", "1000", "-o", file};
+    // A 4 MiB buffer per CPU: the sanitizer build's recorder, starved on a loaded machine, lost
+    // 14079 records of the hot loop with the default one, and the shares with them.
+    std::vector<std::string> argv{"record", "-g", "-F", "1000", "-m", "1024", "-o", file};
     argv.insert(argv.end(), arguments.begin(), arguments.end());
     return pt::run_perfscope_in(dir_.path(), argv);
   }
@@ -163,9 +165,9 @@ TEST_F(NodeJit, RecordJitNeedsNoSwitchFromTheUser) {
 // its frame pointers, so the JS caller of the hot function is in its chains.
 TEST_F(NodeJit, DwarfStacksReachTheJsCallerThroughJitCode) {
   std::string file = dir_.path() + "/dwarf.data";
-  auto recorded =
-      pt::run_perfscope_in(dir_.path(), {"record", "--jit", "--call-graph", "dwarf", "-F", "500",
-                                         "-o", file, "--", node_path, script(), "800"});
+  auto recorded = pt::run_perfscope_in(
+      dir_.path(), {"record", "--jit", "--call-graph", "dwarf", "-F", "500", "-m", "1024", "-o",
+                    file, "--", node_path, script(), "800"});
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   auto callers = pt::run_perfscope(
       {"report", "--stdio", "--no-children", "-g", "caller", "--percent-limit", "50", "-i", file});
@@ -244,8 +246,8 @@ TEST(JitRuntimes, JvmThroughRecordJit) {
   auto compiled = pt::run_command({javac_path, "-d", dir.path(), dir.path() + "/Hot.java"});
   ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
   std::string file = dir.path() + "/java.data";
-  auto recorded = pt::run_perfscope({"record", "--jit", "-g", "-F", "1000", "-o", file, "--",
-                                     java_path, "-cp", dir.path(), "Hot", "1200"});
+  auto recorded = pt::run_perfscope({"record", "--jit", "-g", "-F", "1000", "-m", "1024", "-o",
+                                     file, "--", java_path, "-cp", dir.path(), "Hot", "1200"});
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   EXPECT_NE(recorded.err.find("-XX:+DumpPerfMapAtExit"), std::string::npos) << recorded.err;
   auto ours = pt::run_perfscope({"report", "--stdio", "--no-children", "-g", "none", "-i", file});
