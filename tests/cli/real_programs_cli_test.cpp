@@ -171,7 +171,7 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
   for (const Row& row : perf) perf_shares[row.key] += row.share;
   for (const Row& row : ours) our_shares[row.key] += row.share;
   // Where the calling code has no symbol, ours is that address's row: the row of ours in the
-  // same file with the share of perf's boundary row that is not ours.
+  // same file with the share of perf's boundary row that ours lacks.
   auto file_of = [](const std::string& key) {
     return key.substr(0, key.find(' ', key.find(' ') + 1));
   };
@@ -181,9 +181,11 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
   };
   std::vector<std::pair<std::string, double>> unmatched_boundary_rows;
   for (const auto& [key, share] : perf_shares) {
-    if (!our_shares.count(key) && at_boundary(key)) {
-      unmatched_boundary_rows.emplace_back(file_of(key), share);
-    }
+    if (!at_boundary(key)) continue;
+    // The share of perf's row that is not in ours: the whole row, or (where the function has
+    // samples of its own) what perf's row has more.
+    double our_share = our_shares.count(key) ? our_shares[key] : 0;
+    if (share - our_share > 0.05) unmatched_boundary_rows.emplace_back(file_of(key), share - our_share);
   }
   auto unnamed_caller = [&](const std::string& key, double share) {
     return std::any_of(unmatched_boundary_rows.begin(), unmatched_boundary_rows.end(),
