@@ -185,7 +185,8 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
     // The share of perf's row that is not in ours: the whole row, or (where the function has
     // samples of its own) what perf's row has more.
     double our_share = our_shares.count(key) ? our_shares[key] : 0;
-    if (share - our_share > 0.05) unmatched_boundary_rows.emplace_back(file_of(key), share - our_share);
+    if (share - our_share > 0.05)
+      unmatched_boundary_rows.emplace_back(file_of(key), share - our_share);
   }
   auto unnamed_caller = [&](const std::string& key, double share) {
     return std::any_of(unmatched_boundary_rows.begin(), unmatched_boundary_rows.end(),
