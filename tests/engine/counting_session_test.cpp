@@ -302,12 +302,15 @@ TEST(CountingSessionCommand, DemoWorkloadDoesItsDocumentedWork) {
   EXPECT_GE(raw_value(counts, 0), 256u);
   EXPECT_GE(raw_value(counts, 1), 5u);
   // Preemptions on a busy machine add switches (155 were seen on a loaded CI host), so the
-  // bound is the command's own switches as the kernel's rusage of the reaped child tells them:
-  // the same, less the few before its exec (waiting for the go), when counting had not begun.
-  auto switches = static_cast<std::uint64_t>((after.ru_nvcsw - before.ru_nvcsw) +
-                                             (after.ru_nivcsw - before.ru_nivcsw));
+  // bounds are the command's own switches as the kernel's rusage of the reaped child tells them.
+  // At most all of them; at least its voluntary ones (the sleeps), less the few before its exec
+  // (waiting for the go), when counting had not begun. Preemptions before the exec are not a
+  // lower bound: a loaded make test once saw 7 more in the rusage than counted (44 of 51).
+  auto voluntary = static_cast<std::uint64_t>(after.ru_nvcsw - before.ru_nvcsw);
+  auto switches = voluntary + static_cast<std::uint64_t>(after.ru_nivcsw - before.ru_nivcsw);
   EXPECT_LE(raw_value(counts, 1), switches + 2) << switches << " in the child's rusage";
-  EXPECT_GE(raw_value(counts, 1) + 10, switches) << switches << " in the child's rusage";
+  EXPECT_GE(raw_value(counts, 1) + 3, voluntary)
+      << voluntary << " voluntary ones in the child's rusage";
 }
 
 TEST(CountingSessionCommand, TracepointCountsEveryGetpidOfTheCommand) {

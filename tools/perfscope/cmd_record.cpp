@@ -667,7 +667,8 @@ RecordCommand::RecordCommand(CLI::App& app) {
                    "recording: the file holds call chains, not the copies)");
   app_->add_flag("--keep-stacks", options_.keep_stacks,
                  "With --call-graph dwarf: write the stack copies to the file as perf does "
-                 "(unwound by each report) instead of unwinding them while recording");
+                 "(unwound by each report, through JIT code by its jitdump's CFI) instead of "
+                 "unwinding them while recording");
   app_->add_option("-p,--pid", options_.pid, "Record a running process and all its threads");
   app_->add_option("-t,--tid", options_.tid, "Record one running thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Record every CPU (system-wide)");

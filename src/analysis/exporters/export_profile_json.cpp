@@ -43,9 +43,11 @@ void write_summary(const ProfileSummary& summary, TextSink& sink) {
   } else {
     sink.append(",\"wall_clock_ns\":null");
   }
-  sink.format(",\"unwinding\":{{\"samples\":{},\"complete\":{},\"no_user_regs\":{}}}",
-              summary.unwinding.samples, summary.unwinding.complete,
-              summary.unwinding.no_user_regs);
+  sink.format(
+      ",\"unwinding\":{{\"samples\":{},\"complete\":{},\"no_user_regs\":{},"
+      "\"jit_unwinding_info\":{}}}",
+      summary.unwinding.samples, summary.unwinding.complete, summary.unwinding.no_user_regs,
+      summary.unwinding.jit_unwinding_info);
   const std::pair<std::string_view, const std::string*> texts[] = {
       {"hostname", &summary.hostname},
       {"os_release", &summary.os_release},

@@ -284,6 +284,9 @@ struct StackResolver::State {
             [this](const std::string& path, std::span<const std::uint8_t> build_id) {
               if (build_id.empty()) build_id = recorded_build_id_of(path);
               return symbolizer.file_locator().locate(path, build_id).path;
+            },
+            [this](std::uint32_t pid, std::uint64_t address, std::uint64_t time) {
+              return symbolizer.jit_code_at(pid, address, time);
             });
         unwound.resize(1024);
       }

@@ -23,7 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/profile/flat_index_map.hpp"
+#include "analysis/unwinding/cached_frame_rule.hpp"
+#include "analysis/unwinding/jit_unwind_table.hpp"
 #include "analysis/unwinding/unwind_registers.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
@@ -33,272 +34,17 @@ namespace perfscope {
 
 namespace {
 
+using unwind::CachedFrameRule;
+using unwind::CfaExpression;
+using unwind::CfiRules;
 using unwind::InitialRegisters;
+using unwind::JitUnwindTable;
 using unwind::UnwindArch;
+namespace x86_64_dwarf = unwind::x86_64_dwarf;
 
 // Processes whose unwind tables stay loaded; the least recently sampled one beyond this is
 // dropped (a long recording of short-lived processes would otherwise keep every one).
 constexpr std::size_t max_cached_processes = 64;
-
-// What the CFI row covering one pc says about its caller, in the forms nearly all x86-64 code
-// takes: the CFA is rsp or rbp plus an offset, the return address and a saved rbp sit at fixed
-// offsets from it, rsp's caller value is the CFA. Anything else (expressions, signal frames,
-// other CFA registers) is `unsupported` and sends the sample through libdwfl, which evaluates
-// the full CFI; a sample walked by these rules gets exactly the frames libdwfl would give it.
-struct CachedFrameRule {
-  enum class Kind : std::uint8_t { unsupported, walk, outermost };
-  enum class Saved : std::uint8_t { same, undefined, at_cfa };
-  static constexpr std::uint32_t no_expression = ~std::uint32_t{0};
-  Kind kind = Kind::unsupported;
-  Saved frame_pointer = Saved::same;
-  std::uint8_t cfa_register = 0;
-  // Index into the file's CFA expressions when the CFA is computed (PLT entries), not reg+offset.
-  std::uint32_t cfa_expression = no_expression;
-  std::int64_t cfa_offset = 0, return_address_offset = 0, frame_pointer_offset = 0;
-};
-
-namespace x86_64_dwarf {
-inline constexpr int rbp = 6, rsp = 7, return_address = 16;
-}
-
-// A DW_CFA_def_cfa_expression over rsp, rbp and rip with arithmetic only, as the linker writes
-// for PLT entries (CFA = rsp + 8 + 8 * ((rip & 15) >= 11)).
-struct CfaExpression {
-  static constexpr std::size_t max_ops = 16;
-  std::array<Dwarf_Op, max_ops> ops{};
-  std::size_t count = 0;
-};
-
-bool expression_register_supported(Dwarf_Word reg) noexcept {
-  return reg == x86_64_dwarf::rsp || reg == x86_64_dwarf::rbp ||
-         reg == x86_64_dwarf::return_address;
-}
-
-// Whether evaluate_cfa_expression handles every operation of `ops`.
-bool cfa_expression_supported(const Dwarf_Op* ops, std::size_t count) noexcept {
-  if (count == 0 || count > CfaExpression::max_ops) return false;
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint8_t atom = ops[i].atom;
-    if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
-      if (!expression_register_supported(atom - DW_OP_breg0)) return false;
-      continue;
-    }
-    if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) continue;
-    switch (atom) {
-      case DW_OP_bregx:
-        if (!expression_register_supported(ops[i].number)) return false;
-        continue;
-      case DW_OP_const1u:
-      case DW_OP_const1s:
-      case DW_OP_const2u:
-      case DW_OP_const2s:
-      case DW_OP_const4u:
-      case DW_OP_const4s:
-      case DW_OP_const8u:
-      case DW_OP_const8s:
-      case DW_OP_constu:
-      case DW_OP_consts:
-      case DW_OP_dup:
-      case DW_OP_drop:
-      case DW_OP_over:
-      case DW_OP_swap:
-      case DW_OP_plus:
-      case DW_OP_plus_uconst:
-      case DW_OP_minus:
-      case DW_OP_mul:
-      case DW_OP_and:
-      case DW_OP_or:
-      case DW_OP_xor:
-      case DW_OP_shl:
-      case DW_OP_shr:
-      case DW_OP_shra:
-      case DW_OP_neg:
-      case DW_OP_not:
-      case DW_OP_ge:
-      case DW_OP_gt:
-      case DW_OP_le:
-      case DW_OP_lt:
-      case DW_OP_eq:
-      case DW_OP_ne: continue;
-      default: return false;
-    }
-  }
-  return true;
-}
-
-// Evaluates a supported CFA expression; false on a stack underflow or overflow, or when it needs
-// rbp and its value is not known.
-bool evaluate_cfa_expression(const CfaExpression& expression, std::uint64_t rsp, std::uint64_t rbp,
-                             bool rbp_known, std::uint64_t rip, std::uint64_t& cfa) noexcept {
-  std::array<std::uint64_t, CfaExpression::max_ops> stack{};
-  std::size_t depth = 0;
-  auto push = [&](std::uint64_t value) {
-    if (depth == stack.size()) return false;
-    stack[depth++] = value;
-    return true;
-  };
-  auto reg = [&](Dwarf_Word number, std::uint64_t& value) {
-    if (number == x86_64_dwarf::rbp && !rbp_known) return false;
-    value = number == x86_64_dwarf::rsp ? rsp : number == x86_64_dwarf::rbp ? rbp : rip;
-    return true;
-  };
-  for (std::size_t i = 0; i < expression.count; ++i) {
-    const Dwarf_Op& op = expression.ops[i];
-    std::uint64_t value = 0;
-    if (op.atom >= DW_OP_breg0 && op.atom <= DW_OP_breg31) {
-      if (!reg(op.atom - DW_OP_breg0, value) || !push(value + op.number)) return false;
-      continue;
-    }
-    if (op.atom >= DW_OP_lit0 && op.atom <= DW_OP_lit31) {
-      if (!push(op.atom - DW_OP_lit0)) return false;
-      continue;
-    }
-    switch (op.atom) {
-      case DW_OP_bregx:
-        if (!reg(op.number, value) || !push(value + op.number2)) return false;
-        continue;
-      case DW_OP_const1u:
-      case DW_OP_const1s:
-      case DW_OP_const2u:
-      case DW_OP_const2s:
-      case DW_OP_const4u:
-      case DW_OP_const4s:
-      case DW_OP_const8u:
-      case DW_OP_const8s:
-      case DW_OP_constu:
-      case DW_OP_consts:
-        if (!push(op.number)) return false;
-        continue;
-      case DW_OP_dup:
-        if (depth == 0 || !push(stack[depth - 1])) return false;
-        continue;
-      case DW_OP_over:
-        if (depth < 2 || !push(stack[depth - 2])) return false;
-        continue;
-      case DW_OP_drop:
-        if (depth == 0) return false;
-        --depth;
-        continue;
-      case DW_OP_swap:
-        if (depth < 2) return false;
-        std::swap(stack[depth - 1], stack[depth - 2]);
-        continue;
-      case DW_OP_plus_uconst:
-        if (depth == 0) return false;
-        stack[depth - 1] += op.number;
-        continue;
-      case DW_OP_neg:
-        if (depth == 0) return false;
-        stack[depth - 1] = 0 - stack[depth - 1];
-        continue;
-      case DW_OP_not:
-        if (depth == 0) return false;
-        stack[depth - 1] = ~stack[depth - 1];
-        continue;
-      default: break;
-    }
-    // The binary operations: the top of the stack is the second operand.
-    if (depth < 2) return false;
-    std::uint64_t b = stack[--depth];
-    std::uint64_t& a = stack[depth - 1];
-    auto sa = static_cast<std::int64_t>(a), sb = static_cast<std::int64_t>(b);
-    switch (op.atom) {
-      case DW_OP_plus: a += b; break;
-      case DW_OP_minus: a -= b; break;
-      case DW_OP_mul: a *= b; break;
-      case DW_OP_and: a &= b; break;
-      case DW_OP_or: a |= b; break;
-      case DW_OP_xor: a ^= b; break;
-      case DW_OP_shl: a = b >= 64 ? 0 : a << b; break;
-      case DW_OP_shr: a = b >= 64 ? 0 : a >> b; break;
-      case DW_OP_shra: a = static_cast<std::uint64_t>(sa >> (b >= 64 ? 63 : b)); break;
-      case DW_OP_ge: a = sa >= sb; break;
-      case DW_OP_gt: a = sa > sb; break;
-      case DW_OP_le: a = sa <= sb; break;
-      case DW_OP_lt: a = sa < sb; break;
-      case DW_OP_eq: a = sa == sb; break;
-      case DW_OP_ne: a = sa != sb; break;
-      default: return false;
-    }
-  }
-  if (depth == 0) return false;
-  cfa = stack[depth - 1];
-  return true;
-}
-
-// `ops` as "the CFA plus `offset`", an address (`is_value` false) or the value itself.
-bool cfa_relative(const Dwarf_Op* ops, std::size_t count, std::int64_t& offset,
-                  bool& is_value) noexcept {
-  if (count == 0 || ops[0].atom != DW_OP_call_frame_cfa) return false;
-  std::size_t i = 1;
-  offset = 0;
-  if (i < count && ops[i].atom == DW_OP_plus_uconst) {
-    offset = static_cast<std::int64_t>(ops[i].number);
-    ++i;
-  } else if (i + 1 < count && ops[i].atom == DW_OP_consts && ops[i + 1].atom == DW_OP_plus) {
-    offset = static_cast<std::int64_t>(ops[i].number);
-    i += 2;
-  }
-  is_value = i < count && ops[i].atom == DW_OP_stack_value;
-  if (is_value) ++i;
-  return i == count;
-}
-
-// The rule of the CFI row holding `frame`, or `unsupported`. A CFA expression goes to
-// `expressions`.
-CachedFrameRule rule_of_frame(Dwarf_Frame* frame, std::vector<CfaExpression>& expressions) {
-  CachedFrameRule rule;
-  Dwarf_Addr start = 0, end = 0;
-  bool signal_frame = false;
-  if (dwarf_frame_info(frame, &start, &end, &signal_frame) != x86_64_dwarf::return_address ||
-      signal_frame) {
-    return rule;
-  }
-  Dwarf_Op* ops = nullptr;
-  std::size_t count = 0;
-  if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count == 0) return rule;
-  if (count == 1 && ops[0].atom == DW_OP_bregx &&
-      (ops[0].number == x86_64_dwarf::rsp || ops[0].number == x86_64_dwarf::rbp)) {
-    rule.cfa_register = static_cast<std::uint8_t>(ops[0].number);
-    rule.cfa_offset = static_cast<std::int64_t>(ops[0].number2);
-  } else if (cfa_expression_supported(ops, count)) {
-    CfaExpression expression;
-    std::copy(ops, ops + count, expression.ops.begin());
-    expression.count = count;
-    rule.cfa_expression = static_cast<std::uint32_t>(expressions.size());
-    expressions.push_back(expression);
-  } else {
-    return rule;
-  }
-  Dwarf_Op memory[3];
-  bool is_value = false;
-  std::int64_t offset = 0;
-  // The caller's rsp must be the CFA itself (the psABI's default rule).
-  if (dwarf_frame_register(frame, x86_64_dwarf::rsp, memory, &ops, &count) != 0 ||
-      !cfa_relative(ops, count, offset, is_value) || !is_value || offset != 0) {
-    return rule;
-  }
-  if (dwarf_frame_register(frame, x86_64_dwarf::rbp, memory, &ops, &count) != 0) return rule;
-  if (count == 0) {
-    rule.frame_pointer =
-        ops == nullptr ? CachedFrameRule::Saved::same : CachedFrameRule::Saved::undefined;
-  } else if (cfa_relative(ops, count, offset, is_value) && !is_value) {
-    rule.frame_pointer = CachedFrameRule::Saved::at_cfa;
-    rule.frame_pointer_offset = offset;
-  } else {
-    return rule;
-  }
-  if (dwarf_frame_register(frame, x86_64_dwarf::return_address, memory, &ops, &count) != 0) {
-    return rule;
-  }
-  if (count == 0 && ops != nullptr) {
-    rule.kind = CachedFrameRule::Kind::outermost;
-  } else if (count != 0 && cfa_relative(ops, count, offset, is_value) && !is_value) {
-    rule.kind = CachedFrameRule::Kind::walk;
-    rule.return_address_offset = offset;
-  }
-  return rule;
-}
 
 // One ELF file on disk, opened once for every process that maps it: its loadable segments place
 // the mappings, and its bytes answer reads of read-only memory the copied stack does not hold.
@@ -318,9 +64,7 @@ struct LoadableFile {
   // .eh_frame, read when the first sample lands in the file, and the rules of the pcs seen.
   Dwarf_CFI* eh_frame = nullptr;
   bool eh_frame_read = false;
-  detail::FlatIndexMap rule_of_pc{64};
-  std::vector<CachedFrameRule> rules;
-  std::vector<CfaExpression> cfa_expressions;
+  CfiRules rules;
 
   LoadableFile() = default;
   LoadableFile(const LoadableFile&) = delete;
@@ -358,21 +102,11 @@ struct LoadableFile {
 
   // The cached rule of the CFI row covering `vaddr` (unbiased); made once per pc.
   const CachedFrameRule& rule_at(std::uint64_t vaddr) {
-    std::uint32_t index = rule_of_pc.find(vaddr, 0);
-    if (index != detail::FlatIndexMap::absent) return rules[index];
     if (!eh_frame_read) {
       eh_frame_read = true;
       if (arch == UnwindArch::x86_64) eh_frame = dwarf_getcfi_elf(elf);
     }
-    CachedFrameRule rule;
-    Dwarf_Frame* frame = nullptr;
-    if (eh_frame && dwarf_cfi_addrframe(eh_frame, vaddr, &frame) == 0) {
-      rule = rule_of_frame(frame, cfa_expressions);
-      std::free(frame);
-    }
-    rules.push_back(rule);
-    rule_of_pc.insert(vaddr, 0, static_cast<std::uint32_t>(rules.size() - 1));
-    return rules.back();
+    return rules.rule_at(eh_frame, vaddr);
   }
 
   // The lowest and highest address of the loaded image at load bias `bias`.
@@ -423,6 +157,13 @@ struct SampleContext {
   // Reads that found no bytes since the last frame was reported: libdw ends a walk whose return
   // address cannot be read as if the CFI had said there is no caller, and this tells them apart.
   unsigned failed_reads = 0;
+  // Where libdwfl takes over a walk the cached rules began through JIT code (their frames are
+  // kept): the frame they could not step over, with the registers they track.
+  struct Resume {
+    bool active = false;
+    std::uint64_t pc = 0, sp = 0, frame_pointer = 0;
+    bool frame_pointer_known = false;
+  } resume;
 };
 
 struct ProcessUnwind {
@@ -490,7 +231,19 @@ bool memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* dwfl_arg) 
 }
 
 bool set_initial_registers(Dwfl_Thread* thread, void* thread_arg) {
-  const auto& registers = static_cast<const ProcessUnwind*>(thread_arg)->sample.registers;
+  const SampleContext& sample = static_cast<const ProcessUnwind*>(thread_arg)->sample;
+  if (sample.resume.active) {
+    // The registers the rules tracked; the others are unknown in the caller frames.
+    Dwarf_Word sp = sample.resume.sp, frame_pointer = sample.resume.frame_pointer;
+    if (!dwfl_thread_state_registers(thread, x86_64_dwarf::rsp, 1, &sp)) return false;
+    if (sample.resume.frame_pointer_known &&
+        !dwfl_thread_state_registers(thread, x86_64_dwarf::rbp, 1, &frame_pointer)) {
+      return false;
+    }
+    dwfl_thread_state_register_pc(thread, sample.resume.pc);
+    return true;
+  }
+  const auto& registers = sample.registers;
   if (!dwfl_thread_state_registers(thread, 0, registers.count, registers.dwarf.data())) {
     return false;
   }
@@ -585,25 +338,53 @@ int on_frame(Dwfl_Frame* frame, void* arg) {
   return DWARF_CB_OK;
 }
 
-// Walks the sample's x86-64 stack with the cached CFI rules alone. False when a frame needs more
-// than they hold (no rule, an unreadable return address, a register the rules do not track):
-// libdwfl then walks the whole sample, so either way the frames are libdwfl's.
-bool walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
-                          UnwindResult& result, bool& truncated) noexcept {
+// How a walk by the cached rules ended.
+enum class CachedWalkEnd : std::uint8_t {
+  done,           // every frame walked: the result stands
+  needs_libdwfl,  // a frame needs more than the rules hold: libdwfl walks the whole sample
+  resume,         // the same, after frames of JIT code walked by a jitdump's CFI, which libdwfl
+                  // cannot read: libdwfl walks on from the frame where the rules stopped
+};
+
+// Walks the sample's x86-64 stack with the cached CFI rules alone: a file's rows, or for JIT code
+// (`jit_table_at(pc)`, null outside it) the rows of its jitdump's unwinding information. A frame
+// that needs more than the rules hold (no rule, an unreadable return address, a register they do
+// not track) hands the sample to libdwfl, so the frames are libdwfl's but where JIT code's own
+// CFI was read: libdwfl can only guess those by frame pointers, wrong in a prologue or epilogue.
+template <typename JitTableAt>
+CachedWalkEnd walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
+                                   JitTableAt&& jit_table_at, UnwindResult& result,
+                                   bool& truncated) {
   const InitialRegisters& registers = process.sample.registers;
   std::uint64_t pc = registers.pc, sp = registers.sp;
   std::uint64_t frame_pointer = registers.dwarf[x86_64_dwarf::rbp];
   bool frame_pointer_known = true;
   bool activation = true;
+  bool through_jit = false;
   std::size_t frames = 0;
   std::uint64_t last_pc = 0, last_sp = 0;
+  // Where the rules cannot go on: the frames so far stand when JIT CFI made them.
+  auto stop = [&](std::uint64_t frame_pc) {
+    if (!through_jit) return CachedWalkEnd::needs_libdwfl;
+    result.frames = frames;
+    result.jit_unwinding_info = true;
+    process.sample.resume = {true, frame_pc, sp, frame_pointer, frame_pointer_known};
+    return CachedWalkEnd::resume;
+  };
   for (;;) {
     // A return address points after the call: the caller's row is the call instruction's.
     std::uint64_t frame_pc = activation ? pc : pc - 1;
-    const PlacedModule* module = process.module_at(frame_pc);
-    if (!module) return false;
-    const CachedFrameRule& rule = module->file->rule_at(frame_pc - module->bias);
-    if (rule.kind == CachedFrameRule::Kind::unsupported) return false;
+    const CachedFrameRule* rule = nullptr;
+    const CfiRules* rules = nullptr;
+    if (const PlacedModule* module = process.module_at(frame_pc)) {
+      rule = &module->file->rule_at(frame_pc - module->bias);
+      rules = &module->file->rules;
+    } else if (JitUnwindTable* table = jit_table_at(frame_pc)) {
+      rule = &table->rule_at(frame_pc);
+      rules = &table->rules();
+      if (rule->kind != CachedFrameRule::Kind::unsupported) through_jit = true;
+    }
+    if (!rule || rule->kind == CachedFrameRule::Kind::unsupported) return stop(frame_pc);
     if (frames > 0 && frame_pc == last_pc && sp == last_sp) break;  // bad CFI would loop
     if (frames == ips.size()) {
       truncated = true;
@@ -612,32 +393,37 @@ bool walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
     ips[frames++] = frame_pc;
     last_pc = frame_pc;
     last_sp = sp;
-    if (rule.kind == CachedFrameRule::Kind::outermost) {
+    if (rule->kind == CachedFrameRule::Kind::outermost) {
       result.complete = true;
       break;
     }
     std::uint64_t cfa = 0;
-    if (rule.cfa_expression != CachedFrameRule::no_expression) {
-      if (!evaluate_cfa_expression(module->file->cfa_expressions[rule.cfa_expression], sp,
-                                   frame_pointer, frame_pointer_known, pc, cfa)) {
-        return false;
+    if (rule->cfa_expression != CachedFrameRule::no_expression) {
+      if (!evaluate_cfa_expression(rules->expression(rule->cfa_expression), sp, frame_pointer,
+                                   frame_pointer_known, pc, cfa)) {
+        --frames;
+        return stop(frame_pc);
       }
-    } else if (rule.cfa_register == x86_64_dwarf::rbp) {
-      if (!frame_pointer_known) return false;
-      cfa = frame_pointer + static_cast<std::uint64_t>(rule.cfa_offset);
+    } else if (rule->cfa_register == x86_64_dwarf::rbp) {
+      if (!frame_pointer_known) {
+        --frames;
+        return stop(frame_pc);
+      }
+      cfa = frame_pointer + static_cast<std::uint64_t>(rule->cfa_offset);
     } else {
-      cfa = sp + static_cast<std::uint64_t>(rule.cfa_offset);
+      cfa = sp + static_cast<std::uint64_t>(rule->cfa_offset);
     }
     std::uint64_t return_address = 0;
-    if (!read_process_word(process, cfa + static_cast<std::uint64_t>(rule.return_address_offset),
+    if (!read_process_word(process, cfa + static_cast<std::uint64_t>(rule->return_address_offset),
                            return_address) ||
         return_address == 0) {
-      return false;
+      --frames;
+      return stop(frame_pc);
     }
-    if (rule.frame_pointer == CachedFrameRule::Saved::at_cfa) {
+    if (rule->frame_pointer == CachedFrameRule::Saved::at_cfa) {
       frame_pointer_known = read_process_word(
-          process, cfa + static_cast<std::uint64_t>(rule.frame_pointer_offset), frame_pointer);
-    } else if (rule.frame_pointer == CachedFrameRule::Saved::undefined) {
+          process, cfa + static_cast<std::uint64_t>(rule->frame_pointer_offset), frame_pointer);
+    } else if (rule->frame_pointer == CachedFrameRule::Saved::undefined) {
       frame_pointer_known = false;
     }
     pc = return_address;
@@ -645,7 +431,8 @@ bool walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
     activation = false;
   }
   result.frames = frames;
-  return true;
+  result.jit_unwinding_info = through_jit;
+  return CachedWalkEnd::done;
 }
 
 }  // namespace
@@ -653,7 +440,10 @@ bool walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
 struct DwarfUnwinder::State {
   const TaskMaps& maps;
   UnwindFileLocator locate;
+  JitCodeLookup jit_code;
   UnwindMethod method = UnwindMethod::cached_rules;
+  // The CFI of the JIT code walks met (null: none usable), by the code's entry in its dump.
+  std::unordered_map<const JitCode*, std::unique_ptr<JitUnwindTable>> jit_tables;
   UnwindStatistics statistics;
   std::unordered_map<std::string, std::unique_ptr<LoadableFile>> files;
   std::unordered_map<std::uint32_t, std::unique_ptr<ProcessUnwind>> processes;
@@ -810,6 +600,18 @@ struct DwarfUnwinder::State {
     return &process;
   }
 
+  // The unwind table of the JIT code at `pc` of the sample's process, or null.
+  JitUnwindTable* jit_table_at(const SampleRecord& sample, std::uint64_t pc) {
+    if (!jit_code) return nullptr;
+    const JitCode* code = jit_code(sample.pid, pc, sample.time);
+    if (!code) return nullptr;
+    auto found = jit_tables.find(code);
+    if (found == jit_tables.end()) {
+      found = jit_tables.emplace(code, JitUnwindTable::make(*code, EM_X86_64)).first;
+    }
+    return found->second.get();
+  }
+
   void evict_oldest() {
     auto oldest = std::min_element(
         processes.begin(), processes.end(),
@@ -818,10 +620,12 @@ struct DwarfUnwinder::State {
   }
 };
 
-DwarfUnwinder::DwarfUnwinder(const TaskMaps& maps, UnwindMethod method, UnwindFileLocator locate)
+DwarfUnwinder::DwarfUnwinder(const TaskMaps& maps, UnwindMethod method, UnwindFileLocator locate,
+                             JitCodeLookup jit_code)
     : state_(std::make_unique<State>(maps)) {
   state_->method = method;
   state_->locate = std::move(locate);
+  state_->jit_code = std::move(jit_code);
 }
 
 DwarfUnwinder::~DwarfUnwinder() {
@@ -866,17 +670,29 @@ UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
     walk.ips = ips;
     walk.sp_register = context.registers.sp_dwarf_number;
     bool truncated = false;
+    context.resume.active = false;
+    CachedWalkEnd cached = CachedWalkEnd::needs_libdwfl;
     if (process->dwfl && arch == UnwindArch::x86_64 &&
-        state_->method == UnwindMethod::cached_rules &&
-        walk_by_cached_rules(*process, ips, result, truncated)) {
+        state_->method == UnwindMethod::cached_rules) {
+      cached = walk_by_cached_rules(
+          *process, ips, [&](std::uint64_t pc) { return state_->jit_table_at(sample, pc); }, result,
+          truncated);
+    }
+    if (cached == CachedWalkEnd::done) {
       ++statistics.by_cached_rules;
     } else {
+      bool resumed = cached == CachedWalkEnd::resume;
+      // A walk resumed after JIT frames keeps them; any other starts afresh.
+      std::size_t kept = resumed ? result.frames : 0;
       result = UnwindResult{};
+      result.jit_unwinding_info = resumed;
+      walk.frames = kept;
       int status = -1;
       if (process->dwfl) {
         auto tid = static_cast<pid_t>(sample.tid != 0 ? sample.tid : sample.pid);
         status = dwfl_getthread_frames(process->dwfl, tid, on_frame, &walk);
       }
+      context.resume.active = false;
       if (walk.frames == 0) ips[walk.frames++] = context.registers.pc;
       result.frames = walk.frames;
       truncated = walk.truncated;
@@ -884,6 +700,7 @@ UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
       // the bytes that would have held it.
       result.complete = status == 0 && !walk.truncated && context.failed_reads == 0;
     }
+    if (result.jit_unwinding_info) ++statistics.jit_unwinding_info;
     result.no_module = no_module;
     if (result.complete) ++statistics.complete;
     if (truncated) ++statistics.truncated;

@@ -20,10 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis/unwinding/jit_unwind_table.hpp"
 #include "analysis/unwinding/unwind_registers.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/symbols/jitdump.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
 #include "support/test_support.hpp"
 
@@ -158,6 +160,17 @@ std::vector<std::byte> own_mapping_record(std::uint32_t pid, const void* code) {
   return {};
 }
 
+// `maps` with process `pid` mapping this test's code, as its MMAP record would say.
+bool observe_own_code(TaskMaps& maps, std::uint32_t pid) {
+  auto record = own_mapping_record(pid, synthetic_leaf_body);
+  if (record.empty()) return false;
+  RecordView view;
+  std::memcpy(&view.header, record.data(), 8);
+  view.bytes = record;
+  maps.observe(view, ParseConfig{});
+  return true;
+}
+
 struct SyntheticSample {
   std::array<std::uint64_t, 20> registers{};  // mask 0xff0fff, in bit order
   std::array<std::byte, 48> stack{};
@@ -187,13 +200,8 @@ void make_synthetic(SyntheticSample& synthetic, std::uint32_t pid, std::uint64_t
 
 TEST(DwarfUnwinder, HandMadeStackWalksToTheOutermostFrame) {
   constexpr std::uint32_t pid = 4242;
-  auto record = own_mapping_record(pid, synthetic_leaf_body);
-  ASSERT_FALSE(record.empty()) << "no mapping of this test holds its own code";
   TaskMaps maps;
-  RecordView view;
-  std::memcpy(&view.header, record.data(), 8);
-  view.bytes = record;
-  maps.observe(view, ParseConfig{});
+  ASSERT_TRUE(observe_own_code(maps, pid)) << "no mapping of this test holds its own code";
   DwarfUnwinder unwinder(maps);
   SyntheticSample synthetic;
   make_synthetic(synthetic, pid, 0x7ffd00001000, 48);
@@ -242,6 +250,152 @@ TEST(DwarfUnwinder, ProcessWithoutKnownFilesGetsItsPcOnly) {
   ASSERT_EQ(result.frames, 1u);
   EXPECT_EQ(ips[0], reinterpret_cast<std::uint64_t>(synthetic_leaf_body));
   EXPECT_FALSE(result.complete);
+}
+
+// ---- JIT code with a jitdump's unwinding information ----
+
+// CODE_UNWINDING_INFO for 64 bytes of code at `start`, as V8 writes it: .eh_frame (a CIE and one
+// FDE, pc-relative to where the runtime puts it, 8-aligned after the code), then a 20-byte
+// .eh_frame_hdr. The code pushes nothing for 4 bytes (CFA = rsp + 8), then keeps 24 bytes of
+// locals (CFA = rsp + 32); rbp is never used.
+std::vector<std::uint8_t> jit_unwinding_info(std::uint64_t start) {
+  std::vector<std::uint8_t> bytes;
+  auto u32 = [&](std::uint32_t value) {
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+  };
+  // CIE: version 1, "zR", code alignment 1, data alignment -8, return address r16, FDE
+  // addresses pcrel sdata4; CFA = rsp + 8, return address at CFA - 8.
+  u32(20), u32(0);
+  for (int b : {1, int{'z'}, int{'R'}, 0, 1, 0x78, 16, 1, 0x1b, 0x0c, 7, 8, 0x90, 1, 0, 0}) {
+    bytes.push_back(static_cast<std::uint8_t>(b));
+  }
+  // FDE: its CIE 28 bytes back; the code's first byte and size; after 4 bytes CFA = rsp + 32.
+  const std::uint64_t eh_frame = start + 64;
+  u32(20), u32(28);
+  u32(static_cast<std::uint32_t>(start - (eh_frame + bytes.size())));
+  u32(64);
+  for (int b : {0, 0x44, 0x0e, 32, 0, 0, 0, 0}) bytes.push_back(static_cast<std::uint8_t>(b));
+  u32(0);  // the terminator
+  // .eh_frame_hdr (unused by perfscope): version 1, encodings, eh_frame_ptr, one FDE.
+  const std::uint64_t header = eh_frame + bytes.size();
+  for (int b : {1, 0x1b, 0x03, 0x3b}) bytes.push_back(static_cast<std::uint8_t>(b));
+  u32(static_cast<std::uint32_t>(eh_frame - (header + 4)));
+  u32(1);
+  u32(static_cast<std::uint32_t>(start - header));
+  u32(static_cast<std::uint32_t>(eh_frame + 24 - header));
+  return bytes;
+}
+
+TEST(DwarfUnwinder, JitCodeIsWalkedByItsJitdumpsUnwindingInformation) {
+  constexpr std::uint32_t pid = 4343;
+  TaskMaps maps;
+  ASSERT_TRUE(observe_own_code(maps, pid)) << "no mapping of this test holds its own code";
+  // JIT code in anonymous memory (no mapping names it): the leaf, with unwinding information.
+  constexpr std::uint64_t jit_start = 0x3e0000001000;
+  std::vector<std::uint8_t> unwinding = jit_unwinding_info(jit_start);
+  JitCode leaf;
+  leaf.start = jit_start;
+  leaf.size = 64;
+  leaf.name = "JS:*hot";
+  leaf.unwinding = unwinding;
+  leaf.eh_frame_hdr_size = 20;
+  leaf.unwinding_mapped_size = unwinding.size();
+  JitCode caller;  // JIT code without unwinding information (an interpreter frame)
+  caller.start = jit_start + 0x1000;
+  caller.size = 64;
+  caller.name = "JS:~caller";
+  std::uint64_t lookups = 0;
+  JitCodeLookup lookup = [&](std::uint32_t asked_pid, std::uint64_t address,
+                             std::uint64_t time) -> const JitCode* {
+    ++lookups;
+    EXPECT_EQ(asked_pid, pid);
+    EXPECT_EQ(time, 777u);
+    if (leaf.covers(address)) return &leaf;
+    if (caller.covers(address)) return &caller;
+    return nullptr;
+  };
+  DwarfUnwinder unwinder(maps, UnwindMethod::cached_rules, {}, lookup);
+  DwarfUnwinder without_dump(maps);
+  std::array<std::uint64_t, 16> ips{};
+  const std::uint64_t sp = 0x7ffd00001000;
+  auto middle_return = reinterpret_cast<std::uint64_t>(synthetic_middle_return);
+  auto outer_return = reinterpret_cast<std::uint64_t>(synthetic_outer_return);
+
+  // In the body: the return into middle 24 bytes up, into outer 16 above that; rbp is 0, so
+  // frame pointers lead nowhere.
+  SyntheticSample synthetic;
+  make_synthetic(synthetic, pid, sp, 48);
+  synthetic.sample.fields |= sf::time;
+  synthetic.sample.time = 777;
+  synthetic.registers[8] = synthetic.sample.ip = jit_start + 8;
+  UnwindResult result = unwinder.unwind(synthetic.sample, ips);
+  ASSERT_EQ(result.frames, 3u);
+  EXPECT_EQ(ips[0], jit_start + 8);
+  EXPECT_EQ(ips[1], middle_return - 1);
+  EXPECT_EQ(ips[2], outer_return - 1);
+  EXPECT_TRUE(result.complete);
+  EXPECT_TRUE(result.jit_unwinding_info);
+  // Without the dump the walk ends at the JIT frame: libdwfl has no CFI for it.
+  result = without_dump.unwind(synthetic.sample, ips);
+  EXPECT_EQ(result.frames, 1u);
+  EXPECT_FALSE(result.jit_unwinding_info);
+
+  // In the prologue (nothing pushed yet): the return address is at sp itself.
+  synthetic.stack.fill(std::byte{0});
+  std::memcpy(synthetic.stack.data(), &middle_return, 8);
+  std::memcpy(synthetic.stack.data() + 16, &outer_return, 8);
+  synthetic.registers[8] = synthetic.sample.ip = jit_start + 2;
+  result = unwinder.unwind(synthetic.sample, ips);
+  ASSERT_EQ(result.frames, 3u);
+  EXPECT_EQ(ips[0], jit_start + 2);
+  EXPECT_EQ(ips[1], middle_return - 1);
+  EXPECT_EQ(ips[2], outer_return - 1);
+  EXPECT_TRUE(result.complete);
+
+  // Called from JIT code without unwinding information: libdwfl walks on from that frame by its
+  // frame pointer (rbp = sp + 48: the saved rbp, then the return into outer).
+  std::array<std::byte, 64> stack{};
+  std::uint64_t into_caller = caller.start + 10, frame_pointer = sp + 48, zero = 0;
+  std::memcpy(stack.data() + 24, &into_caller, 8);
+  std::memcpy(stack.data() + 48, &zero, 8);
+  std::memcpy(stack.data() + 56, &outer_return, 8);
+  synthetic.registers[6] = frame_pointer;  // BP
+  synthetic.registers[8] = synthetic.sample.ip = jit_start + 8;
+  synthetic.sample.stack_user = stack;
+  synthetic.sample.stack_user_dyn_size = stack.size();
+  result = unwinder.unwind(synthetic.sample, ips);
+  ASSERT_EQ(result.frames, 3u);
+  EXPECT_EQ(ips[0], jit_start + 8);
+  EXPECT_EQ(ips[1], into_caller - 1);
+  EXPECT_EQ(ips[2], outer_return - 1);
+  EXPECT_TRUE(result.complete);
+  EXPECT_TRUE(result.jit_unwinding_info);
+
+  const UnwindStatistics& statistics = unwinder.statistics();
+  EXPECT_EQ(statistics.samples, 3u);
+  EXPECT_EQ(statistics.jit_unwinding_info, 3u);
+  EXPECT_EQ(statistics.by_cached_rules, 2u);  // the third went on in libdwfl
+  EXPECT_EQ(statistics.complete, 3u);
+  EXPECT_GE(lookups, 3u);
+}
+
+TEST(DwarfUnwinder, JitUnwindingInformationThatDoesNotCoverItsCodeIsNotUsed) {
+  constexpr std::uint64_t jit_start = 0x3e0000001000;
+  std::vector<std::uint8_t> unwinding = jit_unwinding_info(jit_start);
+  JitCode code;
+  code.start = jit_start;
+  code.size = 64;
+  code.unwinding = unwinding;
+  code.eh_frame_hdr_size = 20;
+  EXPECT_NE(unwind::JitUnwindTable::make(code, EM_X86_64), nullptr);
+  // Code said to be longer: the .eh_frame goes after it, and its pc-relative FDE then covers
+  // other addresses.
+  code.size = 0x200;
+  EXPECT_EQ(unwind::JitUnwindTable::make(code, EM_X86_64), nullptr);
+  code.size = 64;
+  // A header alone (V8's builtins): nothing to unwind by.
+  code.unwinding = std::span<const std::uint8_t>(unwinding).last(20);
+  EXPECT_EQ(unwind::JitUnwindTable::make(code, EM_X86_64), nullptr);
 }
 #endif
 

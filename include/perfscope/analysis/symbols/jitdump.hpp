@@ -45,8 +45,8 @@ struct JitCode {
   std::string_view name;
   std::span<const std::uint8_t> bytes;  // the machine code as loaded
   std::vector<JitLine> lines;           // by address
-  // CODE_UNWINDING_INFO that came before the load: .eh_frame_hdr then .eh_frame, as the runtime
-  // would map them after the code.
+  // CODE_UNWINDING_INFO that came before the load: .eh_frame then its .eh_frame_hdr (the last
+  // eh_frame_hdr_size bytes), as the runtime would map them after the code.
   std::span<const std::uint8_t> unwinding;
   std::uint64_t eh_frame_hdr_size = 0, unwinding_mapped_size = 0;
 

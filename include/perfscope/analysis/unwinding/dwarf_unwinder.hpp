@@ -4,6 +4,8 @@
 // mappings change, so consecutive samples of a process reuse the loaded unwind tables. On x86-64
 // the CFI row of each pc is read once through libdw and kept in a per-file table; samples whose
 // frames all have simple rows are walked from that table without libdwfl (about 5x faster).
+// JIT code is walked by the CFI its jitdump carries (x86-64), where libdwfl alone would guess
+// by frame pointers.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,8 @@ struct UnwindResult {
   // No file of the process could be opened here: `frames` is the pc alone, unwound from
   // nothing.
   bool no_module = false;
+  // Frames of JIT code were walked by the unwinding information of the process's jitdump.
+  bool jit_unwinding_info = false;
 };
 
 struct UnwindStatistics {
@@ -35,9 +39,10 @@ struct UnwindStatistics {
   std::uint64_t complete = 0;      // of them, unwound to the outermost frame
   std::uint64_t no_user_regs = 0;  // samples without user registers (kernel threads, errors)
   std::uint64_t unreadable_registers = 0;  // of `samples`: a needed register missing, or 32-bit
-  std::uint64_t truncated = 0;        // of `samples`: more frames than the ips given could hold
-  std::uint64_t frames = 0;           // ips written over all samples
-  std::uint64_t by_cached_rules = 0;  // of `samples`: walked by cached CFI rules, not libdwfl
+  std::uint64_t truncated = 0;           // of `samples`: more frames than the ips given could hold
+  std::uint64_t frames = 0;              // ips written over all samples
+  std::uint64_t by_cached_rules = 0;     // of `samples`: walked by cached CFI rules, not libdwfl
+  std::uint64_t jit_unwinding_info = 0;  // of `samples`: through JIT code by its jitdump's CFI
 };
 
 // How stacks are walked. `cached_rules` (x86-64) first tries the CFI rows of the pcs seen, kept
@@ -52,11 +57,18 @@ enum class UnwindMethod { cached_rules, libdwfl_only };
 using UnwindFileLocator =
     std::function<std::string(const std::string& path, std::span<const std::uint8_t> build_id)>;
 
+struct JitCode;
+
+// The jitdump code that covered `address` of process `pid` at sample time `time`, or null: its
+// unwinding information (CODE_UNWINDING_INFO) walks JIT frames. The Symbolizer's jit_code_at.
+using JitCodeLookup =
+    std::function<const JitCode*(std::uint32_t pid, std::uint64_t address, std::uint64_t time)>;
+
 class DwarfUnwinder {
  public:
   // `maps` is the replayed process state (the caller keeps feeding it records in time order).
   explicit DwarfUnwinder(const TaskMaps& maps, UnwindMethod method = UnwindMethod::cached_rules,
-                         UnwindFileLocator locate = {});
+                         UnwindFileLocator locate = {}, JitCodeLookup jit_code = {});
   ~DwarfUnwinder();
   DwarfUnwinder(const DwarfUnwinder&) = delete;
   DwarfUnwinder& operator=(const DwarfUnwinder&) = delete;
