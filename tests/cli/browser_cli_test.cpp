@@ -36,24 +36,8 @@ const std::string artifact_root = PERFSCOPE_BROWSER_ARTIFACTS;
 
 // Why the browser tests cannot run here, or nothing.
 std::optional<std::string> missing_browser() {
-  const char* chromium = std::getenv("PERFSCOPE_CHROMIUM");
-  std::string chromium_path = chromium != nullptr ? chromium : "/usr/bin/chromium";
-  if (::access(chromium_path.c_str(), X_OK) != 0) {
-    return fmt::format("no Chromium at {} (apt-get install chromium, or set PERFSCOPE_CHROMIUM)",
-                       chromium_path);
-  }
-  if (pt::run_command({"node", "--version"}).exit_status != 0) {
-    return std::string("node is not installed (apt-get install nodejs)");
-  }
-  fs::path modules = fs::path(script).parent_path() / "node_modules";
-  for (const char* package : {"puppeteer-core", "speedscope"}) {
-    if (!fs::exists(modules / package / "package.json")) {
-      return fmt::format(
-          "the npm package {} is not in {} (run scripts/install-deps, or npm ci in {})", package,
-          modules.string(), modules.parent_path().string());
-    }
-  }
-  return std::nullopt;
+  return pt::missing_browser(fs::path(script).parent_path().string(),
+                             {"puppeteer-core", "speedscope"});
 }
 
 std::string recorded_path;  // removed at exit, once recorded

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -165,8 +166,12 @@ TEST(InterruptedIntervals, SigintPrintsTheFinalTotals) {
   }
   EXPECT_GE(interval_lines, 4) << result.err;  // 100, 200, 300, 400, 500 ms, then the partial one
   EXPECT_GT(total_ms, 0) << result.err;
-  // Each printed value is rounded to 0.01 ms.
-  EXPECT_NEAR(intervals_ms, total_ms, 0.01 * (interval_lines + 1)) << result.err;
+  // Each printed value is rounded to 0.01 ms. And a thread the churn creates while stat disables
+  // the counters can inherit a counter still enabled (the kernel walks the children it has at
+  // the ioctl): it counts on until the thread exits, into the totals read after the last
+  // interval. A loaded make test once saw 0.15 ms of 73.73 so; 0.5 % of the total is allowed.
+  EXPECT_NEAR(intervals_ms, total_ms, std::max(0.01 * (interval_lines + 1), 0.005 * total_ms))
+      << result.err;
 }
 
 // stat of a command under a storm (SIGINT included: with a command, stat waits for it and the

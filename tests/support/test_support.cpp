@@ -221,4 +221,25 @@ std::vector<FoldedLine> parse_folded(const std::string& text) {
   return lines;
 }
 
+std::optional<std::string> missing_browser(const std::string& browser_dir,
+                                           const std::vector<std::string>& packages) {
+  const char* chromium = std::getenv("PERFSCOPE_CHROMIUM");
+  std::string chromium_path = chromium != nullptr ? chromium : "/usr/bin/chromium";
+  if (::access(chromium_path.c_str(), X_OK) != 0) {
+    return "no Chromium at " + chromium_path +
+           " (apt-get install chromium, or set PERFSCOPE_CHROMIUM)";
+  }
+  if (run_command({"node", "--version"}).exit_status != 0) {
+    return std::string("node is not installed (apt-get install nodejs)");
+  }
+  std::filesystem::path modules = std::filesystem::path(browser_dir) / "node_modules";
+  for (const std::string& package : packages) {
+    if (!std::filesystem::exists(modules / package / "package.json")) {
+      return "the npm package " + package + " is not in " + modules.string() +
+             " (run scripts/install-deps, or npm ci in " + browser_dir + ")";
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace perfscope::testing

@@ -1,6 +1,7 @@
 // Helpers shared by the tests: conditions to skip on, and running the perfscope CLI.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ bool running_as_root();
 bool hardware_counters_available();
 // True when tracefs is mounted with events (tracepoint tests need it).
 bool tracefs_available();
+
+// Why the browser tests cannot run here (no Chromium, no node, an npm package of `packages` not
+// installed in `browser_dir`/node_modules), or nothing. Chromium is /usr/bin/chromium unless
+// PERFSCOPE_CHROMIUM names another.
+std::optional<std::string> missing_browser(const std::string& browser_dir,
+                                           const std::vector<std::string>& packages);
 
 struct CommandResult {
   int exit_status = -1;  // shell-style: exit code, or 128 + signal

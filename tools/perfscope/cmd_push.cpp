@@ -45,22 +45,6 @@ std::pair<std::string, std::string> parse_label(const std::string& text) {
   return {text.substr(0, equals), text.substr(equals + 1)};
 }
 
-// The helper that does the HTTP for this static binary, installed beside it (or in libexec).
-std::string find_http_helper() {
-  char exe[PATH_MAX + 1] = {};
-  ssize_t length = ::readlink("/proc/self/exe", exe, PATH_MAX);
-  std::string self = length > 0 ? std::string(exe, static_cast<std::size_t>(length)) : "";
-  std::string dir = self.substr(0, self.rfind('/'));
-  for (const std::string& candidate :
-       {dir + "/perfscope-push-http", dir + "/../libexec/perfscope/perfscope-push-http"}) {
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  throw std::runtime_error(fmt::format(
-      "cannot find perfscope-push-http (the HTTP helper built with perfscope, from libcurl) "
-      "beside {}: install it there (cmake --install), or build the perfscope_push_http target",
-      self.empty() ? std::string("the perfscope binary") : self));
-}
-
 std::unique_ptr<PushClient> make_client(const PushOptions& options) {
   PushClientOptions client;
   client.base_url = options.url;
@@ -73,7 +57,11 @@ std::unique_ptr<PushClient> make_client(const PushOptions& options) {
                spool.size(), spool.size() == 1 ? "" : "s", options.spool);
   }
   return std::make_unique<PushClient>(
-      make_helper_transport(find_http_helper(), options.ca_file), std::move(spool), client,
+      make_helper_transport(
+          find_helper("perfscope-push-http", "the HTTP helper built with perfscope, from libcurl",
+                      "perfscope_push_http"),
+          options.ca_file),
+      std::move(spool), client,
       [](const std::string& line) { fmt::print(stderr, "perfscope: push: {}\n", line); });
 }
 

@@ -1,7 +1,9 @@
 #include "command_line.hpp"
 
 #include <fmt/format.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -443,5 +445,19 @@ SymbolSources::SymbolSources(const SymbolSourceOptions& options) {
 }
 
 SymbolSources::~SymbolSources() = default;
+
+std::string find_helper(std::string_view name, std::string_view what, std::string_view target) {
+  char exe[PATH_MAX + 1] = {};
+  ssize_t length = ::readlink("/proc/self/exe", exe, PATH_MAX);
+  std::string self = length > 0 ? std::string(exe, static_cast<std::size_t>(length)) : "";
+  std::string dir = self.substr(0, self.rfind('/'));
+  for (const std::string& candidate :
+       {fmt::format("{}/{}", dir, name), fmt::format("{}/../libexec/perfscope/{}", dir, name)}) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  throw std::runtime_error(fmt::format(
+      "cannot find {} ({}) beside {}: install it there (cmake --install), or build the {} target",
+      name, what, self.empty() ? std::string("the perfscope binary") : self, target));
+}
 
 }  // namespace perfscope::cli

@@ -31,6 +31,12 @@ void add_refused_option(CLI::App& app, const std::string& names, const std::stri
 // file", the file named, as every other input error says it.
 CLI::Validator readable_file();
 
+// The helper program `name` installed beside this static binary (a build tree) or in
+// ../libexec/perfscope (an installation): the parts that link shared libraries. Throws with where
+// it was looked for and how to get it; `what` says what it is ("the HTTP helper, from libcurl")
+// and `target` its CMake target.
+std::string find_helper(std::string_view name, std::string_view what, std::string_view target);
+
 // "a,b,,c" -> {"a", "b", "c"}, for options that take a list: CLI11's own delimiter would split
 // "[kernel.kallsyms]" and similar names too.
 std::vector<std::string> split_comma_list(const std::string& text);

@@ -18,6 +18,7 @@
 #include "cmd_sched.hpp"
 #include "cmd_top.hpp"
 #include "cmd_trace.hpp"
+#include "cmd_view.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "help_formatter.hpp"
@@ -112,6 +113,7 @@ int run_cli(int argc, char** argv) {
   Chosen<perfscope::cli::TopCommand> top;
   Chosen<perfscope::cli::SchedCommand> sched;
   Chosen<perfscope::cli::PushCommand> push;
+  Chosen<perfscope::cli::ViewCommand> view;
   if (chosen.empty()) {
     for (const auto& entry : perfscope::cli::subcommand_table()) {
       perfscope::cli::add_subcommand_named(app, entry.name);
@@ -144,6 +146,8 @@ int run_cli(int argc, char** argv) {
     sched.command.emplace(app);
   } else if (chosen == "push") {
     push.command.emplace(app);
+  } else if (chosen == "view") {
+    view.command.emplace(app);
   }
   // -v after the subcommand too, as perf takes it (`perfscope record -v`). What it shows beyond
   // an error's detail (the attr of an event that failed to open) is said only where events open.
@@ -197,6 +201,7 @@ int run_cli(int argc, char** argv) {
     if (top.selected()) return top.command->run();
     if (sched.selected()) return sched.command->run(std::move(command));
     if (push.selected()) return push.command->run();
+    if (view.selected()) return view.command->run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.with_caret()));
     return 2;

@@ -15,6 +15,7 @@ constexpr std::array subcommands{
     SubcommandEntry{"record", "Sample a command or a target into a perf.data file", true},
     SubcommandEntry{"script", "Print the records of a perf.data file"},
     SubcommandEntry{"report", "Show where the samples of a perf.data file went"},
+    SubcommandEntry{"view", "Explore a recording in the browser: flame graph, call tree, timeline"},
     SubcommandEntry{
         "diff", "Compare two recordings (perf.data) or two sets of repeated counts (stat --json)"},
     SubcommandEntry{"annotate", "Show the samples of functions per instruction and source line"},

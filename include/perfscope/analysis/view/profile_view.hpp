@@ -1,0 +1,58 @@
+// ProfileView: the questions `perfscope view` asks of a Profile, each answered as JSON for the
+// browser application: what the recording holds (events, threads, time span), the call tree of a
+// selection (top-down for the flame graph and the call tree, bottom-up for the callers view),
+// and the timeline of its threads. A selection is an event, a time range and filters by comm,
+// pid, tid and DSO; every view of the application asks with the same one. Answers are built on
+// demand from the samples and pruned to what can be seen, so a large recording is never sent
+// whole.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "perfscope/analysis/profile/profile.hpp"
+
+namespace perfscope {
+
+struct ViewSelection {
+  std::uint32_t event = 0;
+  std::uint64_t from = 0;  // sample times, ns, [from, to)
+  std::uint64_t to = std::numeric_limits<std::uint64_t>::max();
+  std::string comm, dso;  // exact; empty: any. dso: the sample's leaf is in it
+  std::optional<std::uint32_t> pid, tid;
+};
+
+struct ViewTreeOptions {
+  bool inverted = false;  // bottom-up: leaf functions at the root, their callers below
+  // Nodes below this share of the selection's weight are left out (their weight stays in their
+  // parent's total); the answer says how many were.
+  double min_share = 0.0005;
+};
+
+class ProfileView {
+ public:
+  explicit ProfileView(Profile profile);
+
+  const Profile& profile() const noexcept { return profile_; }
+
+  // {"events":[{"name","samples","period","off_cpu"}],"threads":[{"pid","tid","comm"}],
+  //  "dsos":[names],"first_time","last_time","samples","lost","warnings":[...]}
+  std::string summary_json() const;
+  // {"weight","samples","pruned","root":{"name":"all","dso":"","total","self","children":[...]}}
+  std::string tree_json(const ViewSelection& selection, const ViewTreeOptions& options) const;
+  // {"from","to","buckets","threads":[{"pid","tid","comm","weight","lane":[weights]}]}: the
+  // selection's weight per thread in `buckets` equal spans of [from, to) (the whole recording
+  // when the selection has no range); off-CPU intervals spread over the spans they cover. The
+  // heaviest `max_threads` threads.
+  std::string timeline_json(const ViewSelection& selection, std::uint32_t buckets,
+                            std::uint32_t max_threads = 64) const;
+
+ private:
+  bool selected(const ProfileSample& sample, const ViewSelection& selection) const noexcept;
+
+  Profile profile_;
+};
+
+}  // namespace perfscope

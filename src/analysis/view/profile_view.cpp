@@ -1,0 +1,278 @@
+#include "perfscope/analysis/view/profile_view.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/exporters/exporter_common.hpp"
+
+namespace perfscope {
+
+namespace {
+
+using export_detail::TextSink;
+
+struct TreeNode {
+  std::uint32_t function = no_index;  // no_index: the root
+  std::uint64_t total = 0, self = 0;
+  std::vector<std::uint32_t> children;
+};
+
+class TreeBuilder {
+ public:
+  TreeBuilder() { nodes_.emplace_back(); }
+
+  // Adds `weight` along `path` (function indexes from the root down).
+  void add(const std::vector<std::uint32_t>& path, std::uint64_t weight) {
+    std::uint32_t at = 0;
+    nodes_[0].total += weight;
+    for (std::uint32_t function : path) {
+      std::uint64_t key = (std::uint64_t{at} << 32) | function;
+      auto found = child_of_.find(key);
+      std::uint32_t child = 0;
+      if (found == child_of_.end()) {
+        child = static_cast<std::uint32_t>(nodes_.size());
+        nodes_.push_back(TreeNode{function, 0, 0, {}});
+        nodes_[at].children.push_back(child);
+        child_of_.emplace(key, child);
+      } else {
+        child = found->second;
+      }
+      nodes_[child].total += weight;
+      at = child;
+    }
+    nodes_[at].self += weight;
+  }
+
+  const std::vector<TreeNode>& nodes() const noexcept { return nodes_; }
+
+ private:
+  std::vector<TreeNode> nodes_;
+  std::unordered_map<std::uint64_t, std::uint32_t> child_of_;
+};
+
+}  // namespace
+
+ProfileView::ProfileView(Profile profile) : profile_(std::move(profile)) {}
+
+bool ProfileView::selected(const ProfileSample& sample,
+                           const ViewSelection& selection) const noexcept {
+  if (sample.event != selection.event) return false;
+  const ProfileEvent& event = profile_.events[sample.event];
+  // An off-CPU interval is in the range when any of it is.
+  std::uint64_t begin =
+      event.off_cpu && sample.time >= sample.period ? sample.time - sample.period : sample.time;
+  if (sample.time < selection.from || begin >= selection.to) return false;
+  const ProfileThread& thread = profile_.threads[sample.thread];
+  if (selection.pid && thread.pid != *selection.pid) return false;
+  if (selection.tid && thread.tid != *selection.tid) return false;
+  if (!selection.comm.empty() && thread.comm != selection.comm) return false;
+  if (!selection.dso.empty()) {
+    if (sample.stack == no_index) return false;
+    const ProfileFunction& leaf =
+        profile_.functions[profile_.frames[profile_.stacks[sample.stack].frame].function];
+    if (leaf.dso == no_index || profile_.dsos[leaf.dso].path != selection.dso) return false;
+  }
+  return true;
+}
+
+std::string ProfileView::summary_json() const {
+  std::ostringstream out;
+  TextSink sink(out);
+  sink.append("{\"events\":[");
+  for (std::size_t i = 0; i < profile_.events.size(); ++i) {
+    const ProfileEvent& event = profile_.events[i];
+    if (i != 0) sink.put(',');
+    sink.append("{\"name\":");
+    sink.json_string(event.name);
+    sink.format(",\"samples\":{},\"period\":{},\"off_cpu\":{}}}", event.samples, event.period,
+                event.off_cpu);
+  }
+  sink.append("],\"threads\":[");
+  for (std::size_t i = 0; i < profile_.threads.size(); ++i) {
+    const ProfileThread& thread = profile_.threads[i];
+    if (i != 0) sink.put(',');
+    sink.format("{{\"pid\":{},\"tid\":{},\"comm\":", thread.pid, thread.tid);
+    sink.json_string(thread.comm);
+    sink.put('}');
+  }
+  sink.append("],\"dsos\":[");
+  for (std::size_t i = 0; i < profile_.dsos.size(); ++i) {
+    if (i != 0) sink.put(',');
+    sink.json_string(profile_.dsos[i].path);
+  }
+  const ProfileSummary& summary = profile_.summary;
+  sink.format("],\"first_time\":{},\"last_time\":{},\"samples\":{},\"lost\":{},\"warnings\":[",
+              summary.first_time, summary.last_time, summary.samples,
+              std::max(summary.lost, summary.lost_samples));
+  for (std::size_t i = 0; i < summary.warnings.size(); ++i) {
+    if (i != 0) sink.put(',');
+    sink.json_string(summary.warnings[i]);
+  }
+  sink.append("]}");
+  sink.finish();
+  return out.str();
+}
+
+std::string ProfileView::tree_json(const ViewSelection& selection,
+                                   const ViewTreeOptions& options) const {
+  // The selection's weight per stack, then each stack once along its path.
+  std::vector<std::uint64_t> weight_of_stack(profile_.stacks.size(), 0);
+  std::uint64_t samples = 0, unstacked = 0;
+  for (const ProfileSample& sample : profile_.samples) {
+    if (!selected(sample, selection)) continue;
+    ++samples;
+    if (sample.stack == no_index) {
+      unstacked += sample.period;
+    } else {
+      weight_of_stack[sample.stack] += sample.period;
+    }
+  }
+  TreeBuilder tree;
+  std::vector<std::uint32_t> path;
+  for (std::uint32_t stack = 0; stack < weight_of_stack.size(); ++stack) {
+    if (weight_of_stack[stack] == 0) continue;
+    path.clear();
+    profile_.for_each_frame(stack,
+                            [&](const ProfileFrame& frame) { path.push_back(frame.function); });
+    if (!options.inverted) std::reverse(path.begin(), path.end());
+    tree.add(path, weight_of_stack[stack]);
+  }
+  if (unstacked != 0) tree.add({}, unstacked);
+
+  const std::vector<TreeNode>& nodes = tree.nodes();
+  const std::uint64_t total = nodes[0].total;
+  const auto least = static_cast<std::uint64_t>(options.min_share * static_cast<double>(total));
+  std::uint64_t pruned = 0;
+  std::ostringstream out;
+  TextSink sink(out);
+  // Depth-first, children heaviest first, with an explicit stack: call chains can be deep.
+  struct Visit {
+    std::uint32_t node;
+    std::size_t next_child;
+  };
+  std::vector<Visit> visits{{0, 0}};
+  std::vector<std::vector<std::uint32_t>> ordered(1);
+  auto sorted_children = [&](std::uint32_t node) {
+    std::vector<std::uint32_t> children;
+    for (std::uint32_t child : nodes[node].children) {
+      if (nodes[child].total >= least && nodes[child].total != 0) {
+        children.push_back(child);
+      } else {
+        ++pruned;
+      }
+    }
+    std::sort(children.begin(), children.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return nodes[a].total > nodes[b].total; });
+    return children;
+  };
+  auto open_node = [&](std::uint32_t node) {
+    const TreeNode& entry = nodes[node];
+    sink.append("{\"name\":");
+    if (entry.function == no_index) {
+      sink.json_string("all");
+      sink.append(",\"dso\":\"\"");
+    } else {
+      const ProfileFunction& function = profile_.functions[entry.function];
+      sink.json_string(function.name);
+      sink.append(",\"dso\":");
+      sink.json_string(function.dso == no_index
+                           ? std::string_view("[unknown]")
+                           : std::string_view(profile_.dsos[function.dso].path));
+    }
+    sink.format(",\"total\":{},\"self\":{},\"children\":[", entry.total, entry.self);
+  };
+  sink.format("{{\"weight\":{},\"samples\":{},\"root\":", total, samples);
+  open_node(0);
+  ordered[0] = sorted_children(0);
+  while (!visits.empty()) {
+    Visit& visit = visits.back();
+    std::vector<std::uint32_t>& children = ordered[visits.size() - 1];
+    if (visit.next_child == children.size()) {
+      sink.append("]}");
+      visits.pop_back();
+      continue;
+    }
+    if (visit.next_child != 0) sink.put(',');
+    std::uint32_t child = children[visit.next_child++];
+    open_node(child);
+    visits.push_back({child, 0});
+    if (ordered.size() < visits.size()) ordered.emplace_back();
+    ordered[visits.size() - 1] = sorted_children(child);
+  }
+  sink.format(",\"pruned\":{}}}", pruned);
+  sink.finish();
+  return out.str();
+}
+
+std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint32_t buckets,
+                                       std::uint32_t max_threads) const {
+  buckets = std::clamp<std::uint32_t>(buckets, 1, 4000);
+  std::uint64_t from = selection.from, to = selection.to;
+  if (from == 0 && to == std::numeric_limits<std::uint64_t>::max()) {
+    from = profile_.summary.first_time;
+    to = profile_.summary.last_time + 1;
+  }
+  if (to <= from) to = from + 1;
+  const double span = static_cast<double>(to - from) / buckets;
+  std::vector<std::vector<double>> lanes(profile_.threads.size());
+  std::vector<double> weight(profile_.threads.size(), 0);
+  const bool off_cpu =
+      selection.event < profile_.events.size() && profile_.events[selection.event].off_cpu;
+  for (const ProfileSample& sample : profile_.samples) {
+    if (!selected(sample, selection)) continue;
+    std::vector<double>& lane = lanes[sample.thread];
+    if (lane.empty()) lane.assign(buckets, 0.0);
+    auto bucket_of = [&](std::uint64_t time) {
+      if (time <= from) return std::uint32_t{0};
+      auto index = static_cast<std::uint32_t>(static_cast<double>(time - from) / span);
+      return std::min(index, buckets - 1);
+    };
+    auto value = static_cast<double>(sample.period);
+    weight[sample.thread] += value;
+    if (!off_cpu || sample.period == 0) {
+      lane[bucket_of(sample.time)] += value;
+      continue;
+    }
+    // An interval: its time in each span it covers.
+    std::uint64_t begin = sample.time >= sample.period ? sample.time - sample.period : 0;
+    begin = std::max(begin, from);
+    std::uint64_t end = std::min(sample.time, to);
+    for (std::uint32_t b = bucket_of(begin); b <= bucket_of(end) && end > begin; ++b) {
+      double bucket_begin = static_cast<double>(from) + b * span;
+      double overlap = std::min<double>(static_cast<double>(end), bucket_begin + span) -
+                       std::max<double>(static_cast<double>(begin), bucket_begin);
+      if (overlap > 0) lane[b] += overlap;
+    }
+  }
+  std::vector<std::uint32_t> threads;
+  for (std::uint32_t i = 0; i < lanes.size(); ++i) {
+    if (!lanes[i].empty()) threads.push_back(i);
+  }
+  std::sort(threads.begin(), threads.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return weight[a] != weight[b] ? weight[a] > weight[b] : a < b;
+  });
+  if (threads.size() > max_threads) threads.resize(max_threads);
+  std::ostringstream out;
+  TextSink sink(out);
+  sink.format("{{\"from\":{},\"to\":{},\"buckets\":{},\"threads\":[", from, to, buckets);
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    const ProfileThread& thread = profile_.threads[threads[i]];
+    if (i != 0) sink.put(',');
+    sink.format("{{\"pid\":{},\"tid\":{},\"comm\":", thread.pid, thread.tid);
+    sink.json_string(thread.comm);
+    sink.format(",\"weight\":{:.0f},\"lane\":[", weight[threads[i]]);
+    const std::vector<double>& lane = lanes[threads[i]];
+    for (std::uint32_t b = 0; b < buckets; ++b) {
+      if (b != 0) sink.put(',');
+      sink.format("{:.0f}", lane[b]);
+    }
+    sink.append("]}");
+  }
+  sink.append("]}");
+  sink.finish();
+  return out.str();
+}
+
+}  // namespace perfscope

@@ -1,0 +1,256 @@
+// Drives `perfscope view` in headless Chromium and prints what the application shows, as one JSON
+// object on stdout; tests/cli/view_cli_test.cpp starts the viewer, records the workloads and
+// judges the figures. Exit status 77 (ctest's skip) with the reason on stderr when Chromium or
+// puppeteer-core cannot be had; 1 when a page does not behave.
+//
+//   node check_viewer.mjs MODE URL ARTIFACT_DIR
+//     flame    the known-answer recording: frame widths, a click's zoom, search, the bottom-up
+//              rows, the call tree's hot path, keyboard zoom and a reload of the zoomed address
+//     phased   a recording whose first half is leaf_60 only: the timeline dragged from its start
+//              to RANGE_END (a fraction of its width, the 4th argument)
+//     offcpu   an --off-cpu recording: the event switch and the waits it shows
+//     hostile  a process named like markup: what the page holds after rendering it
+//     http     the server's refusals: no token, a foreign Host, a path out of the application
+//
+// Chromium is /usr/bin/chromium unless PERFSCOPE_CHROMIUM names another. Screenshots of each
+// view go to ARTIFACT_DIR.
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+
+const skip = 77;
+
+function fail(message) {
+  process.stderr.write(`check_viewer: ${message}\n`);
+  process.exit(1);
+}
+
+const [mode, url, artifacts, rangeEnd] = process.argv.slice(2);
+if (!['flame', 'phased', 'offcpu', 'hostile', 'http'].includes(mode) || !url || !artifacts) {
+  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|http URL ARTIFACT_DIR');
+}
+
+// A raw request with the given path and Host header (fetch would normalize both).
+function request(requestPath, host) {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const outgoing = http.request({
+      host: target.hostname, port: target.port, path: requestPath, method: 'GET',
+      headers: { Host: host ?? target.host },
+    }, (response) => {
+      let body = '';
+      response.on('data', (chunk) => { body += chunk; });
+      response.on('end', () => resolve({ status: response.statusCode, body }));
+    });
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+if (mode === 'http') {
+  const target = new URL(url);
+  const token = target.pathname;  // /t/TOKEN/
+  const results = {
+    with_token: (await request(token)).status,
+    api_with_token: (await request(`${token}api/summary`)).status,
+    no_token: (await request('/')).status,
+    wrong_token: (await request('/t/0123456789abcdef0123456789abcdef/')).status,
+    foreign_host: (await request(token, 'attacker.example:80')).status,
+    foreign_host_same_port: (await request(token, `attacker.example:${target.port}`)).status,
+  };
+  for (const traversal of [`${token}../../../../etc/passwd`, `${token}%2e%2e/%2e%2e/etc/passwd`,
+    `${token}app.js/../../../etc/passwd`, `${token}api/../../../../etc/passwd`]) {
+    const answer = await request(traversal);
+    results[`traversal ${traversal.slice(token.length)}`] = {
+      status: answer.status, leaked: answer.body.includes('root:'),
+    };
+  }
+  process.stdout.write(JSON.stringify(results) + '\n');
+  process.exit(0);
+}
+
+const chromium = process.env.PERFSCOPE_CHROMIUM || '/usr/bin/chromium';
+try {
+  fs.accessSync(chromium, fs.constants.X_OK);
+} catch {
+  process.stderr.write(`check_viewer: SKIP: no Chromium at ${chromium} (apt-get install chromium, ` +
+                       'or set PERFSCOPE_CHROMIUM)\n');
+  process.exit(skip);
+}
+let puppeteer;
+try {
+  puppeteer = (await import('puppeteer-core')).default;
+} catch (error) {
+  process.stderr.write('check_viewer: SKIP: puppeteer-core is not installed (run scripts/install-deps, ' +
+                       `or npm ci in ${path.dirname(new URL(import.meta.url).pathname)}): ` +
+                       `${error.message.split('\n')[0]}\n`);
+  process.exit(skip);
+}
+
+fs.mkdirSync(artifacts, { recursive: true });
+const userDataDir = fs.mkdtempSync(path.join(artifacts, 'chromium-profile-'));
+const pageErrors = [];
+const dialogs = [];
+let browser = null;
+
+async function finish(code) {
+  if (browser) await browser.close().catch(() => {});
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+  process.exit(code);
+}
+
+try {
+  browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    userDataDir,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  });
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 900 });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => { if (message.type() === 'error') pageErrors.push(message.text()); });
+  page.on('dialog', async (dialog) => { dialogs.push(dialog.message()); await dialog.dismiss(); });
+
+  const renders = () => page.evaluate(() => Number(document.body.dataset.renders || 0));
+  const afterRender = async (before, action) => {
+    await action();
+    await page.waitForFunction((n) => Number(document.body.dataset.renders || 0) > n, { timeout: 20000 }, before);
+  };
+  const open = async (address) => {
+    await page.goto(address, { waitUntil: 'load' });
+    await page.waitForFunction(() => Number(document.body.dataset.renders || 0) > 0, { timeout: 30000 });
+  };
+  const screenshot = async (name) => {
+    const file = path.join(artifacts, `view-${mode}-${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    return file;
+  };
+  // Width of the first frame named `name` that is not an ancestor of the zoomed node, in px.
+  const frameWidth = (name) => page.evaluate((wanted) => {
+    const frame = [...document.querySelectorAll('.frame')]
+      .find((element) => element.dataset.name === wanted && !element.classList.contains('ancestor'));
+    return frame ? frame.getBoundingClientRect().width : null;
+  }, name);
+  const search = async (text) => {
+    await page.click('#search', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await page.type('#search', text);
+    return page.$eval('#search-result', (element) => Number(element.dataset.share || 0));
+  };
+  const result = { screenshots: [] };
+
+  await open(url);
+
+  if (mode === 'flame') {
+    result.screenshots.push(await screenshot('flame'));
+    result.main_width = await frameWidth('main');
+    result.work_60_width = await frameWidth('work_60');
+    result.work_30_width = await frameWidth('work_30');
+    result.graph_width = await page.$eval('#graph', (element) => element.getBoundingClientRect().width);
+    // Click work_60: it fills the graph, and the address holds the zoom.
+    let before = await renders();
+    await afterRender(before, () => page.evaluate(() => {
+      [...document.querySelectorAll('.frame')].find((element) => element.dataset.name === 'work_60').click();
+    }));
+    result.zoomed_work_60_width = await frameWidth('work_60');
+    result.zoomed_hash = await page.evaluate(() => location.hash);
+    result.screenshots.push(await screenshot('zoomed'));
+    // The same address in a new load shows the same zoom.
+    await page.goto('about:blank');
+    await open(url + result.zoomed_hash);
+    result.reloaded_work_60_width = await frameWidth('work_60');
+    // Escape resets the zoom; search totals the matches.
+    before = await renders();
+    await afterRender(before, () => page.keyboard.press('Escape'));
+    result.search_work_30 = await search('work_30');
+    result.highlighted = await page.$$eval('.frame.match', (frames) => frames.map((frame) => frame.dataset.name));
+    result.screenshots.push(await screenshot('search'));
+    await search('');
+    // Keyboard: "/" focuses the search; Tab reaches a frame; Enter zooms to it.
+    await page.click('#details');
+    await page.keyboard.press('/');
+    result.slash_focuses_search = await page.evaluate(() => document.activeElement.id === 'search');
+    await page.evaluate(() => {
+      [...document.querySelectorAll('.frame')].find((element) => element.dataset.name === 'work_30').focus();
+    });
+    before = await renders();
+    await afterRender(before, () => page.keyboard.press('Enter'));
+    result.keyboard_zoom = await page.evaluate(() => document.activeElement.dataset.name || null);
+    result.keyboard_zoom_width = await frameWidth('work_30');
+    before = await renders();
+    await afterRender(before, () => page.keyboard.press('Escape'));
+    // The bottom-up view: its top-level rows are the functions' self shares.
+    before = await renders();
+    await afterRender(before, () => page.click('#tab-bottomup'));
+    result.bottom_up_rows = await page.$$eval('#calltree tbody tr', (rows) => rows.map((row) => ({
+      name: row.dataset.name, total: row.children[0].textContent, self: row.children[1].textContent,
+    })));
+    result.screenshots.push(await screenshot('bottomup'));
+    // The call tree with its hot path expanded: main, work_60, leaf_60 in order.
+    before = await renders();
+    await afterRender(before, () => page.click('#tab-tree'));
+    before = await renders();
+    await afterRender(before, () => page.click('#hot-path'));
+    result.hot_path = await page.$$eval('#calltree tbody tr', (rows) => rows.map((row) => row.dataset.name));
+    result.screenshots.push(await screenshot('calltree'));
+    // The icicle graph: the same frames, top-down.
+    before = await renders();
+    await afterRender(before, () => page.click('#tab-icicle'));
+    result.icicle_work_60_width = await frameWidth('work_60');
+    result.icicle_main_width = await frameWidth('main');
+    result.screenshots.push(await screenshot('icicle'));
+  } else if (mode === 'phased') {
+    result.whole_leaf_60 = await search('leaf_60');
+    // Drag over the first phase of the timeline: every view follows the range.
+    const lane = await page.$eval('#timeline canvas', (canvas) => {
+      const box = canvas.getBoundingClientRect();
+      return { x: box.left, y: box.top + box.height / 2, width: box.width };
+    });
+    const before = await renders();
+    await afterRender(before, async () => {
+      await page.mouse.move(lane.x + 1, lane.y);
+      await page.mouse.down();
+      await page.mouse.move(lane.x + lane.width * Number(rangeEnd) / 2, lane.y, { steps: 5 });
+      await page.mouse.move(lane.x + lane.width * Number(rangeEnd), lane.y, { steps: 5 });
+      await page.mouse.up();
+    });
+    result.range_label = await page.$eval('#range-label', (element) => element.textContent);
+    result.hash = await page.evaluate(() => location.hash);
+    result.first_half_leaf_60 = await search('leaf_60');
+    result.first_half_leaf_30 = await search('leaf_30');
+    result.screenshots.push(await screenshot('range'));
+    const rowsBefore = await renders();
+    await afterRender(rowsBefore, () => page.click('#tab-bottomup'));
+    result.first_half_rows = await page.$$eval('#calltree tbody tr', (rows) => rows.map((row) => ({
+      name: row.dataset.name, total: row.children[0].textContent,
+    })));
+  } else if (mode === 'offcpu') {
+    result.events = await page.$$eval('#event option', (options) => options.map((option) => option.textContent));
+    const index = await page.$$eval('#event option', (options) =>
+      options.findIndex((option) => option.textContent.startsWith('offcpu-time')));
+    result.offcpu_index = index;
+    if (index >= 0) {
+      const before = await renders();
+      await afterRender(before, () => page.select('#event', String(index)));
+      result.sleep_share = await search('sleep_part');
+      result.pipe_share = await search('pipe_part');
+      result.lanes = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => name.textContent));
+      result.screenshots.push(await screenshot('offcpu'));
+    }
+  } else if (mode === 'hostile') {
+    result.lane_names = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => name.textContent));
+    result.images = await page.$$eval('img', (images) => images.length);
+    result.frames_with_markup = await page.$$eval('.frame', (frames) =>
+      frames.filter((frame) => frame.children.length !== 0).length);
+    await page.click('#tab-tree');
+    result.screenshots.push(await screenshot('hostile'));
+  }
+  result.page_errors = pageErrors;
+  result.dialogs = dialogs;
+  process.stdout.write(JSON.stringify(result) + '\n');
+  await finish(0);
+} catch (error) {
+  process.stderr.write(`check_viewer: ${error.stack || error}\n`);
+  await finish(1);
+}

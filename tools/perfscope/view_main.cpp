@@ -1,0 +1,78 @@
+// perfscope-view: the viewer's server, run by `perfscope view` (cmd_view.cpp) as
+//   perfscope-view FILE PORT open|no-open
+// It reads the recording into a Profile, serves it on 127.0.0.1 and prints the address; SIGINT
+// or SIGTERM stops it.
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/profile/profile_builder.hpp"
+#include "perfscope/analysis/view/profile_view.hpp"
+#include "perfscope/core/safe_text.hpp"
+#include "view_server.hpp"
+
+namespace {
+
+// Opens `url` in the desktop's browser when there is a desktop; false when there is none.
+bool open_in_browser(const std::string& url) {
+  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY")) return false;
+  if (::access("/usr/bin/xdg-open", X_OK) != 0) return false;
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::execl("/usr/bin/xdg-open", "xdg-open", url.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return child > 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    fmt::print(stderr, "perfscope-view: run it through perfscope view (perfscope view --help)\n");
+    return 2;
+  }
+  const std::string file = argv[1];
+  const auto port = static_cast<std::uint16_t>(std::strtoul(argv[2], nullptr, 10));
+  const bool open = std::string(argv[3]) == "open";
+  // Stopped by these signals through sigwait, not handlers: the server stops cleanly.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGCHLD, SIG_IGN);  // xdg-open is not waited for
+  try {
+    perfscope::PerfDataReader reader = perfscope::PerfDataReader::open(file);
+    perfscope::ProfileView view(perfscope::build_profile(reader));
+    perfscope::cli::ViewServer server(view);
+    server.bind(port);
+    const perfscope::Profile& profile = view.profile();
+    fmt::print("perfscope view: {} ({} samples, {} threads) at\n  {}\n",
+               perfscope::terminal_safe(file), profile.summary.samples, profile.threads.size(),
+               server.url());
+    if (!open || !open_in_browser(server.url())) {
+      fmt::print(
+          "Open that address in a browser (from another machine: ssh -L {0}:127.0.0.1:{0} this "
+          "host, then the same address there). Ctrl-C stops the viewer.\n",
+          server.port());
+    }
+    std::fflush(stdout);
+    std::thread serving([&server] { server.run(); });
+    int received = 0;
+    sigwait(&stop_signals, &received);
+    server.stop();
+    serving.join();
+    return 0;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.what()));
+    return 1;
+  }
+}

@@ -1,0 +1,171 @@
+#include "view_server.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <sys/random.h>
+
+#include <array>
+#include <charconv>
+#include <stdexcept>
+#include <string_view>
+
+#include "viewer_assets.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+
+std::optional<std::uint64_t> number_parameter(const httplib::Request& request, const char* name) {
+  if (!request.has_param(name)) return std::nullopt;
+  std::string text = request.get_param_value(name);
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw std::invalid_argument(fmt::format("parameter {} is not a number", name));
+  }
+  return value;
+}
+
+ViewSelection selection_of(const httplib::Request& request, const Profile& profile) {
+  ViewSelection selection;
+  if (auto event = number_parameter(request, "event")) {
+    if (*event >= profile.events.size()) throw std::invalid_argument("no such event");
+    selection.event = static_cast<std::uint32_t>(*event);
+  }
+  if (auto from = number_parameter(request, "from")) selection.from = *from;
+  if (auto to = number_parameter(request, "to")) selection.to = *to;
+  if (auto pid = number_parameter(request, "pid")) selection.pid = static_cast<std::uint32_t>(*pid);
+  if (auto tid = number_parameter(request, "tid")) selection.tid = static_cast<std::uint32_t>(*tid);
+  if (request.has_param("comm")) selection.comm = request.get_param_value("comm");
+  if (request.has_param("dso")) selection.dso = request.get_param_value("dso");
+  return selection;
+}
+
+void send(httplib::Response& response, std::string_view body, const char* type) {
+  response.set_header("Cache-Control", "no-store");
+  response.set_header("X-Content-Type-Options", "nosniff");
+  // The application runs no script but its own and loads nothing from elsewhere.
+  response.set_header("Content-Security-Policy",
+                      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' "
+                      "data:; connect-src 'self'; frame-ancestors 'none'");
+  response.set_content(std::string(body), type);
+}
+
+}  // namespace
+
+std::string random_token() {
+  std::array<unsigned char, 16> bytes{};
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
+    if (n < 0) throw std::runtime_error("getrandom failed: no token for the viewer");
+    got += static_cast<std::size_t>(n);
+  }
+  std::string token;
+  for (unsigned char byte : bytes) token += fmt::format("{:02x}", byte);
+  return token;
+}
+
+struct ViewServer::State {
+  explicit State(const ProfileView& profile_view) : view(profile_view), token(random_token()) {}
+  const ProfileView& view;
+  std::string token;
+  httplib::Server server;
+  int port = 0;
+};
+
+ViewServer::ViewServer(const ProfileView& view) : state_(std::make_unique<State>(view)) {
+  State& state = *state_;
+  httplib::Server& server = state.server;
+  const std::string prefix = "/t/" + state.token;
+  // Every request: the Host must be this server's loopback name, and the path must carry the
+  // token; anything else is refused before routing.
+  server.set_pre_routing_handler(
+      [&state, prefix](const httplib::Request& request, httplib::Response& response) {
+        std::string host = request.get_header_value("Host");
+        std::string port = std::to_string(state.port);
+        bool host_ok = host == "127.0.0.1:" + port || host == "localhost:" + port;
+        bool token_ok = request.path == prefix || request.path.starts_with(prefix + "/");
+        if (host_ok && token_ok) return httplib::Server::HandlerResponse::Unhandled;
+        response.status = 403;
+        send(response,
+             host_ok ? "403: this address needs the token perfscope view printed\n"
+                     : "403: perfscope view answers requests to 127.0.0.1 and localhost only\n",
+             "text/plain; charset=utf-8");
+        return httplib::Server::HandlerResponse::Handled;
+      });
+  server.Get(prefix, [prefix](const httplib::Request&, httplib::Response& response) {
+    response.set_redirect(prefix + "/");
+  });
+  server.Get(prefix + "/", [](const httplib::Request&, httplib::Response& response) {
+    send(response, viewer_assets::index_html, "text/html; charset=utf-8");
+  });
+  server.Get(prefix + "/app.js", [](const httplib::Request&, httplib::Response& response) {
+    send(response, viewer_assets::app_js, "text/javascript; charset=utf-8");
+  });
+  server.Get(prefix + "/app.css", [](const httplib::Request&, httplib::Response& response) {
+    send(response, viewer_assets::app_css, "text/css; charset=utf-8");
+  });
+  auto api = [&server, prefix](const std::string& name, auto answer) {
+    server.Get(prefix + "/api/" + name, [answer](const httplib::Request& request,
+                                                 httplib::Response& response) {
+      try {
+        send(response, answer(request), "application/json");
+      } catch (const std::exception& error) {
+        response.status = 400;
+        send(response, fmt::format("400: {}\n", error.what()), "text/plain; charset=utf-8");
+      }
+    });
+  };
+  const ProfileView& profile_view = state.view;
+  api("summary", [&profile_view](const httplib::Request&) { return profile_view.summary_json(); });
+  api("tree", [&profile_view](const httplib::Request& request) {
+    ViewTreeOptions options;
+    options.inverted = request.get_param_value("invert") == "1";
+    return profile_view.tree_json(selection_of(request, profile_view.profile()), options);
+  });
+  api("timeline", [&profile_view](const httplib::Request& request) {
+    auto buckets = number_parameter(request, "buckets").value_or(400);
+    return profile_view.timeline_json(
+        selection_of(request, profile_view.profile()),
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(buckets, 4000)));
+  });
+  server.set_error_handler([](const httplib::Request&, httplib::Response& response) {
+    if (response.body.empty()) {
+      send(response, fmt::format("{}: not part of the viewer\n", response.status),
+           "text/plain; charset=utf-8");
+    }
+  });
+}
+
+ViewServer::~ViewServer() { stop(); }
+
+void ViewServer::bind(std::uint16_t port) {
+  State& state = *state_;
+  if (port == 0) {
+    state.port = state.server.bind_to_any_port("127.0.0.1");
+  } else {
+    state.port = state.server.bind_to_port("127.0.0.1", port) ? port : -1;
+  }
+  if (state.port <= 0) {
+    throw std::runtime_error(
+        port == 0 ? std::string("cannot listen on 127.0.0.1: no free port")
+                  : fmt::format("cannot listen on 127.0.0.1:{}: the port is taken (choose another "
+                                "with --port, or leave --port out for a free one)",
+                                port));
+  }
+}
+
+std::uint16_t ViewServer::port() const noexcept { return static_cast<std::uint16_t>(state_->port); }
+
+std::string ViewServer::url() const {
+  return fmt::format("http://127.0.0.1:{}/t/{}/", state_->port, state_->token);
+}
+
+void ViewServer::run() { state_->server.listen_after_bind(); }
+
+void ViewServer::stop() {
+  if (state_->server.is_running()) state_->server.stop();
+}
+
+}  // namespace perfscope::cli

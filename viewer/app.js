@@ -1,0 +1,490 @@
+// perfscope view: the browser side. Asks the server (ProfileView's API) for what the views show
+// and draws it; the address's #hash holds the state, so a link reopens the same view. Every name
+// from the recording goes into the page as text (textContent), never as markup.
+'use strict';
+
+const state = {
+  event: 0, from: null, to: null, comm: '', pid: '', tid: '', dso: '',
+  view: 'flame', zoom: [], search: '', expanded: new Set(), sort: 'total',
+};
+let summary = null;
+let timeline = null;
+let tree = null;        // top-down, for the flame and icicle graphs and the call tree
+let bottomUp = null;    // bottom-up tree
+let renders = 0;
+let requestNumber = 0;
+
+const $ = (id) => document.getElementById(id);
+
+function readHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const number = (key) => (params.has(key) && params.get(key) !== '' ? Number(params.get(key)) : null);
+  state.event = number('e') ?? 0;
+  state.from = number('from');
+  state.to = number('to');
+  state.comm = params.get('comm') || '';
+  state.pid = params.get('pid') || '';
+  state.tid = params.get('tid') || '';
+  state.dso = params.get('dso') || '';
+  state.view = ['flame', 'icicle', 'tree', 'bottomup'].includes(params.get('v')) ? params.get('v') : 'flame';
+  state.zoom = params.get('z') ? params.get('z').split('\u001f') : [];
+  state.search = params.get('q') || '';
+}
+
+function writeHash() {
+  const params = new URLSearchParams();
+  params.set('e', state.event);
+  if (state.from !== null) params.set('from', state.from);
+  if (state.to !== null) params.set('to', state.to);
+  for (const key of ['comm', 'pid', 'tid', 'dso']) if (state[key]) params.set(key, state[key]);
+  params.set('v', state.view);
+  if (state.zoom.length) params.set('z', state.zoom.join('\u001f'));
+  if (state.search) params.set('q', state.search);
+  const hash = '#' + params.toString();
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+function selectionQuery(withRange) {
+  const params = new URLSearchParams();
+  params.set('event', state.event);
+  if (withRange && state.from !== null) params.set('from', state.from);
+  if (withRange && state.to !== null) params.set('to', state.to);
+  for (const key of ['comm', 'pid', 'tid', 'dso']) if (state[key] !== '') params.set(key, state[key]);
+  return params.toString();
+}
+
+async function api(name, query) {
+  const response = await fetch(`api/${name}?${query}`);
+  const text = await response.text();
+  if (!response.ok) throw new Error(text.trim());
+  return JSON.parse(text);
+}
+
+function percent(part, whole) {
+  return whole > 0 ? (100 * part / whole).toFixed(2) + ' %' : '0 %';
+}
+
+// ---- loading ----
+
+async function load() {
+  const number = ++requestNumber;
+  $('status').textContent = '';
+  try {
+    const [newTimeline, newTree, newBottomUp] = await Promise.all([
+      api('timeline', selectionQuery(false) + '&buckets=400'),
+      api('tree', selectionQuery(true)),
+      api('tree', selectionQuery(true) + '&invert=1'),
+    ]);
+    if (number !== requestNumber) return;  // a newer selection is on its way
+    timeline = newTimeline;
+    tree = newTree;
+    bottomUp = newBottomUp;
+    render();
+  } catch (error) {
+    $('status').textContent = `The viewer's server answered: ${error.message}`;
+  }
+}
+
+function render() {
+  writeHash();
+  renderTabs();
+  renderTimeline();
+  if (state.view === 'flame' || state.view === 'icicle') {
+    $('graph').hidden = false;
+    $('calltree').hidden = true;
+    renderGraph();
+  } else {
+    $('graph').hidden = true;
+    $('calltree').hidden = false;
+    renderCallTree();
+  }
+  renderSearch();
+  document.body.dataset.renders = String(++renders);
+}
+
+// ---- timeline ----
+
+function timeOf(fraction) {
+  return Math.round(timeline.from + fraction * (timeline.to - timeline.from));
+}
+
+function renderTimeline() {
+  const box = $('timeline');
+  box.replaceChildren();
+  if (!timeline) return;
+  let max = 1;
+  for (const thread of timeline.threads) for (const value of thread.lane) max = Math.max(max, value);
+  for (const thread of timeline.threads) {
+    const lane = document.createElement('div');
+    lane.className = 'lane';
+    lane.dataset.tid = thread.tid;
+    const name = document.createElement('span');
+    name.className = 'lane-name';
+    name.textContent = `${thread.comm} ${thread.pid}/${thread.tid}`;
+    name.title = name.textContent;
+    const canvas = document.createElement('canvas');
+    canvas.width = timeline.buckets;
+    canvas.height = 14;
+    const context = canvas.getContext('2d');
+    thread.lane.forEach((value, index) => {
+      if (value <= 0) return;
+      context.fillStyle = `rgba(198, 40, 40, ${0.25 + 0.75 * value / max})`;
+      context.fillRect(index, 0, 1, 14);
+    });
+    lane.append(name, canvas);
+    box.append(lane);
+  }
+  const selection = document.createElement('div');
+  selection.id = 'selection';
+  box.append(selection);
+  drawSelection();
+  const first = summary ? summary.first_time : timeline.from;
+  $('range-label').textContent = state.from === null && state.to === null ? 'Whole recording' :
+    `Range ${(((state.from ?? first) - first) / 1e6).toFixed(1)} ms to ${(((state.to ?? timeline.to) - first) / 1e6).toFixed(1)} ms`;
+  $('range-from').value = state.from === null ? '' : ((state.from - first) / 1e6).toFixed(3);
+  $('range-to').value = state.to === null ? '' : ((state.to - first) / 1e6).toFixed(3);
+}
+
+function laneGeometry() {
+  const canvas = $('timeline').querySelector('canvas');
+  if (!canvas) return null;
+  const box = $('timeline').getBoundingClientRect();
+  const rect = canvas.getBoundingClientRect();
+  return { left: rect.left - box.left, width: rect.width, screenLeft: rect.left };
+}
+
+function drawSelection() {
+  const selection = $('selection');
+  const geometry = laneGeometry();
+  if (!selection || !geometry || (state.from === null && state.to === null)) {
+    if (selection) selection.hidden = true;
+    return;
+  }
+  const span = timeline.to - timeline.from;
+  const from = Math.max(0, ((state.from ?? timeline.from) - timeline.from) / span);
+  const to = Math.min(1, ((state.to ?? timeline.to) - timeline.from) / span);
+  selection.hidden = false;
+  selection.style.left = `${geometry.left + from * geometry.width}px`;
+  selection.style.width = `${Math.max(1, (to - from) * geometry.width)}px`;
+}
+
+function setupTimelineDrag() {
+  const box = $('timeline');
+  let start = null;
+  const fraction = (event) => {
+    const geometry = laneGeometry();
+    return Math.min(1, Math.max(0, (event.clientX - geometry.screenLeft) / geometry.width));
+  };
+  box.addEventListener('mousedown', (event) => {
+    if (!timeline || !laneGeometry()) return;
+    start = fraction(event);
+    event.preventDefault();
+  });
+  window.addEventListener('mousemove', (event) => {
+    if (start === null) return;
+    const now = fraction(event);
+    state.from = timeOf(Math.min(start, now));
+    state.to = timeOf(Math.max(start, now));
+    drawSelection();
+  });
+  window.addEventListener('mouseup', (event) => {
+    if (start === null) return;
+    const end = fraction(event);
+    if (Math.abs(end - start) < 0.002) {
+      state.from = state.to = null;
+    } else {
+      state.from = timeOf(Math.min(start, end));
+      state.to = timeOf(Math.max(start, end));
+    }
+    start = null;
+    state.zoom = [];
+    load();
+  });
+}
+
+// ---- flame and icicle graphs ----
+
+function nodeKey(node) { return `${node.name}\u001e${node.dso}`; }
+
+// The node the zoom path leads to, and the nodes above it.
+function zoomed() {
+  const path = [tree.root];
+  for (const key of state.zoom) {
+    const next = path[path.length - 1].children.find((child) => nodeKey(child) === key);
+    if (!next) break;
+    path.push(next);
+  }
+  return path;
+}
+
+function hue(name) {
+  let hash = 0;
+  for (let i = 0; i < name.length; ++i) hash = (hash * 31 + name.charCodeAt(i)) | 0;
+  return 10 + Math.abs(hash) % 50;
+}
+
+function renderGraph() {
+  const graph = $('graph');
+  graph.replaceChildren();
+  graph.setAttribute('aria-label', state.view === 'flame' ? 'Flame graph' : 'Icicle graph');
+  if (!tree || tree.weight === 0) {
+    graph.textContent = 'No samples in this selection.';
+    graph.style.height = 'auto';
+    return;
+  }
+  const path = zoomed();
+  const focus = path[path.length - 1];
+  const rowHeight = 17;
+  const frames = [];
+  // Ancestors of the zoomed node at full width, then the node's subtree scaled to it.
+  path.forEach((node, depth) => frames.push({ node, depth, left: 0, width: 1, ancestor: depth < path.length - 1, path: path.slice(1, depth + 1) }));
+  const walk = (node, depth, left, nodePath) => {
+    let x = left;
+    for (const child of node.children) {
+      const width = child.total / focus.total;
+      if (width < 0.001) { x += width; continue; }
+      const childPath = nodePath.concat([child]);
+      frames.push({ node: child, depth, left: x, width, ancestor: false, path: childPath.slice(1) });
+      walk(child, depth + 1, x, childPath);
+      x += width;
+    }
+  };
+  walk(focus, path.length, 0, path);
+  const maxDepth = frames.reduce((deepest, frame) => Math.max(deepest, frame.depth), 0);
+  graph.style.height = `${(maxDepth + 1) * rowHeight}px`;
+  const fragment = document.createDocumentFragment();
+  for (const frame of frames) {
+    const element = document.createElement('div');
+    element.className = 'frame';
+    if (frame.ancestor) element.classList.add('ancestor');
+    if (frame.node.dso === '[kernel.kallsyms]') element.classList.add('kernel');
+    element.style.setProperty('--hue', hue(frame.node.name));
+    element.style.left = `${frame.left * 100}%`;
+    element.style.width = `${frame.width * 100}%`;
+    const row = state.view === 'flame' ? maxDepth - frame.depth : frame.depth;
+    element.style.top = `${row * rowHeight}px`;
+    element.textContent = frame.node.name;
+    element.title = `${frame.node.name} (${frame.node.dso || 'all'}): ${percent(frame.node.total, tree.weight)} total, ${percent(frame.node.self, tree.weight)} self`;
+    element.tabIndex = 0;
+    element.setAttribute('role', 'treeitem');
+    element.dataset.name = frame.node.name;
+    element.dataset.total = frame.node.total;
+    element.dataset.share = (frame.node.total / tree.weight).toString();
+    const zoomPath = frame.path.map(nodeKey);
+    element.addEventListener('click', () => zoomTo(zoomPath));
+    element.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' || event.key === ' ') { zoomTo(zoomPath); event.preventDefault(); }
+    });
+    element.addEventListener('focus', () => showDetails(frame.node));
+    element.addEventListener('mouseenter', () => showDetails(frame.node));
+    fragment.append(element);
+  }
+  graph.append(fragment);
+}
+
+function zoomTo(path) {
+  state.zoom = path;
+  render();
+  const focus = [...$('graph').querySelectorAll('.frame')].find((element) => !element.classList.contains('ancestor'));
+  if (focus) focus.focus();
+}
+
+function showDetails(node) {
+  $('details').textContent = `${node.name} — ${node.dso || 'all'}: ${percent(node.total, tree.weight)} total, ` +
+    `${percent(node.self, tree.weight)} self (${node.total} of ${tree.weight})`;
+}
+
+// ---- call tree ----
+
+function renderCallTree() {
+  const body = $('calltree').querySelector('tbody');
+  body.replaceChildren();
+  const source = state.view === 'bottomup' ? bottomUp : tree;
+  if (!source) return;
+  const rows = document.createDocumentFragment();
+  const compare = {
+    total: (a, b) => b.total - a.total,
+    self: (a, b) => b.self - a.self,
+    name: (a, b) => a.name.localeCompare(b.name),
+  }[state.sort];
+  const add = (node, depth, key) => {
+    const row = document.createElement('tr');
+    row.tabIndex = 0;
+    row.dataset.key = key;
+    row.dataset.name = node.name;
+    const open = state.expanded.has(key);
+    // Bottom-up, a top-level row is where samples were taken: its total is its self time.
+    const self = state.view === 'bottomup' ? (depth === 0 ? node.total : null) : node.self;
+    const cells = [percent(node.total, source.weight), self === null ? '' : percent(self, source.weight)];
+    for (const text of cells) {
+      const cell = document.createElement('td');
+      cell.className = 'number';
+      cell.textContent = text;
+      row.append(cell);
+    }
+    const name = document.createElement('td');
+    name.className = 'name';
+    name.style.paddingLeft = `${depth * 14 + 4}px`;
+    const toggle = document.createElement('span');
+    toggle.className = 'toggle';
+    toggle.textContent = node.children.length ? (open ? '▾' : '▸') : '';
+    name.append(toggle, document.createTextNode(node.name));
+    const dso = document.createElement('td');
+    dso.textContent = node.dso;
+    row.append(name, dso);
+    if (state.search && node.name.toLowerCase().includes(state.search.toLowerCase())) row.classList.add('match');
+    const flip = () => {
+      if (open) state.expanded.delete(key); else state.expanded.add(key);
+      renderCallTree();
+      const again = body.querySelector(`tr[data-key="${CSS.escape(key)}"]`);
+      if (again) again.focus();
+    };
+    row.addEventListener('click', flip);
+    row.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' || event.key === ' ' ||
+          (event.key === 'ArrowRight' && !open) || (event.key === 'ArrowLeft' && open)) {
+        flip();
+        event.preventDefault();
+      } else if (event.key === 'ArrowDown' && row.nextElementSibling) {
+        row.nextElementSibling.focus();
+        event.preventDefault();
+      } else if (event.key === 'ArrowUp' && row.previousElementSibling) {
+        row.previousElementSibling.focus();
+        event.preventDefault();
+      }
+    });
+    rows.append(row);
+    if (open) for (const child of [...node.children].sort(compare)) add(child, depth + 1, key + '\u001f' + nodeKey(child));
+  };
+  for (const child of [...source.root.children].sort(compare)) add(child, 0, nodeKey(child));
+  body.append(rows);
+}
+
+function expandHotPath() {
+  const source = state.view === 'bottomup' ? bottomUp : tree;
+  if (!source) return;
+  if (state.view !== 'tree' && state.view !== 'bottomup') state.view = 'tree';
+  let node = source.root;
+  let key = '';
+  while (node.children.length) {
+    const hottest = node.children.reduce((a, b) => (b.total > a.total ? b : a));
+    if (hottest.total * 2 < node.total && node !== source.root) break;
+    key = key ? key + '\u001f' + nodeKey(hottest) : nodeKey(hottest);
+    state.expanded.add(key);
+    node = hottest;
+  }
+  render();
+}
+
+// ---- search ----
+
+// The share of the selection in functions whose name holds the search text (a match inside a
+// match counts once).
+function renderSearch() {
+  const text = state.search.toLowerCase();
+  $('search').value = state.search;
+  if (!text || !tree) {
+    $('search-result').textContent = '';
+    for (const element of document.querySelectorAll('.frame.match')) element.classList.remove('match');
+    return;
+  }
+  const matches = (node) => node.name.toLowerCase().includes(text);
+  const path = zoomed();
+  const focus = path[path.length - 1];
+  let matched = 0;
+  const walk = (node) => {
+    if (matches(node)) { matched += node.total; return; }
+    for (const child of node.children) walk(child);
+  };
+  walk(focus);
+  for (const element of document.querySelectorAll('.frame')) {
+    element.classList.toggle('match', element.dataset.name.toLowerCase().includes(text));
+  }
+  const result = $('search-result');
+  result.textContent = `${state.search}: ${percent(matched, focus.total)}`;
+  result.dataset.share = focus.total > 0 ? String(matched / focus.total) : '0';
+}
+
+// ---- controls ----
+
+function renderTabs() {
+  for (const tab of document.querySelectorAll('#tabs [role="tab"]')) {
+    tab.setAttribute('aria-selected', String(tab.dataset.view === state.view));
+  }
+}
+
+function setupControls() {
+  const events = $('event');
+  summary.events.forEach((event, index) => {
+    const option = document.createElement('option');
+    option.value = index;
+    option.textContent = `${event.name} (${event.samples} samples)`;
+    events.append(option);
+  });
+  events.value = state.event;
+  events.addEventListener('change', () => { state.event = Number(events.value); state.zoom = []; load(); });
+  const list = $('dso-list');
+  for (const dso of summary.dsos) {
+    const option = document.createElement('option');
+    option.value = dso;
+    list.append(option);
+  }
+  for (const key of ['comm', 'pid', 'tid', 'dso']) {
+    const input = $(`filter-${key}`);
+    input.value = state[key];
+    input.addEventListener('change', () => { state[key] = input.value.trim(); state.zoom = []; load(); });
+  }
+  const search = $('search');
+  search.addEventListener('input', () => { state.search = search.value; writeHash(); renderSearch(); if (state.view === 'tree' || state.view === 'bottomup') renderCallTree(); });
+  for (const tab of document.querySelectorAll('#tabs [role="tab"]')) {
+    tab.addEventListener('click', () => { state.view = tab.dataset.view; render(); });
+  }
+  $('reset-zoom').addEventListener('click', () => zoomTo([]));
+  $('hot-path').addEventListener('click', expandHotPath);
+  for (const button of document.querySelectorAll('#calltree [data-sort]')) {
+    button.addEventListener('click', () => { state.sort = button.dataset.sort; renderCallTree(); });
+  }
+  $('clear-range').addEventListener('click', () => { state.from = state.to = null; state.zoom = []; load(); });
+  const rangeInput = () => {
+    const first = summary.first_time;
+    const from = $('range-from').value.trim(), to = $('range-to').value.trim();
+    state.from = from === '' ? null : Math.round(first + Number(from) * 1e6);
+    state.to = to === '' ? null : Math.round(first + Number(to) * 1e6);
+    state.zoom = [];
+    load();
+  };
+  $('range-from').addEventListener('change', rangeInput);
+  $('range-to').addEventListener('change', rangeInput);
+  document.addEventListener('keydown', (event) => {
+    if (event.key === '/' && document.activeElement.tagName !== 'INPUT') {
+      search.focus();
+      event.preventDefault();
+    } else if (event.key === 'Escape') {
+      if (document.activeElement === search && state.search) {
+        state.search = '';
+        renderSearch();
+      } else {
+        zoomTo([]);
+      }
+    }
+  });
+  window.addEventListener('resize', drawSelection);
+  window.addEventListener('hashchange', () => { readHash(); events.value = state.event; load(); });
+  setupTimelineDrag();
+}
+
+async function start() {
+  readHash();
+  try {
+    summary = await api('summary', '');
+  } catch (error) {
+    $('status').textContent = `The viewer's server answered: ${error.message}`;
+    return;
+  }
+  if (state.event >= summary.events.length) state.event = 0;
+  setupControls();
+  if (summary.warnings.length) $('details').textContent = summary.warnings.join(' · ');
+  await load();
+}
+
+start();
