@@ -5,8 +5,9 @@
 
 const state = {
   event: 0, from: null, to: null, comm: '', pid: '', tid: '', dso: '',
-  view: 'flame', zoom: [], search: '', expanded: new Set(), sort: 'total',
+  view: 'flame', zoom: [], search: '', expanded: new Set(), sort: 'total', fn: '',
 };
+let selectedNode = null;  // the frame or row focused last: "Function details" opens it
 let summary = null;
 let timeline = null;
 let tree = null;        // top-down, for the flame and icicle graphs and the call tree
@@ -29,6 +30,7 @@ function readHash() {
   state.view = ['flame', 'icicle', 'tree', 'bottomup'].includes(params.get('v')) ? params.get('v') : 'flame';
   state.zoom = params.get('z') ? params.get('z').split('\u001f') : [];
   state.search = params.get('q') || '';
+  state.fn = params.get('fn') || '';
 }
 
 function writeHash() {
@@ -40,6 +42,7 @@ function writeHash() {
   params.set('v', state.view);
   if (state.zoom.length) params.set('z', state.zoom.join('\u001f'));
   if (state.search) params.set('q', state.search);
+  if (state.fn) params.set('fn', state.fn);
   const hash = '#' + params.toString();
   if (location.hash !== hash) history.replaceState(null, '', hash);
 }
@@ -99,6 +102,7 @@ function render() {
     renderCallTree();
   }
   renderSearch();
+  renderFunctionCallers();
   document.body.dataset.renders = String(++renders);
 }
 
@@ -290,6 +294,7 @@ function zoomTo(path) {
 }
 
 function showDetails(node) {
+  selectedNode = node;
   $('details').textContent = `${node.name} — ${node.dso || 'all'}: ${percent(node.total, tree.weight)} total, ` +
     `${percent(node.self, tree.weight)} self (${node.total} of ${tree.weight})`;
 }
@@ -340,6 +345,7 @@ function renderCallTree() {
       if (again) again.focus();
     };
     row.addEventListener('click', flip);
+    row.addEventListener('focus', () => { selectedNode = node; });
     row.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' || event.key === ' ' ||
           (event.key === 'ArrowRight' && !open) || (event.key === 'ArrowLeft' && open)) {
@@ -405,6 +411,102 @@ function renderSearch() {
   result.dataset.share = focus.total > 0 ? String(matched / focus.total) : '0';
 }
 
+// ---- function pane ----
+
+// Callers and callees of the open function, from the call tree of the selection: every place
+// the function is in it, summed by name.
+function renderFunctionCallers() {
+  const pane = $('function-pane');
+  if (!state.fn || !tree) { pane.hidden = true; return; }
+  const callers = new Map(), callees = new Map();
+  let total = 0;
+  const walk = (node, parent, inside) => {
+    const here = node.name === state.fn;
+    if (here && !inside) total += node.total;
+    if (here) {
+      if (parent) callers.set(parent.name, (callers.get(parent.name) || 0) + node.total);
+      for (const child of node.children) callees.set(child.name, (callees.get(child.name) || 0) + child.total);
+    }
+    for (const child of node.children) walk(child, node, inside || here);
+  };
+  walk(tree.root, null, false);
+  const fill = (table, entries) => {
+    const body = table.querySelector('tbody');
+    body.replaceChildren();
+    for (const [name, weight] of [...entries].sort((a, b) => b[1] - a[1])) {
+      const row = document.createElement('tr');
+      row.dataset.name = name;
+      const share = document.createElement('td');
+      share.textContent = percent(weight, tree.weight);
+      const label = document.createElement('td');
+      label.textContent = name;
+      row.append(share, label);
+      body.append(row);
+    }
+  };
+  fill($('function-callers'), callers);
+  fill($('function-callees'), callees);
+  $('function-title').textContent = state.fn;
+  $('function-title').dataset.total = String(total);
+  pane.hidden = false;
+}
+
+let functionRequest = 0;
+async function openFunction(name) {
+  state.fn = name;
+  writeHash();
+  renderFunctionCallers();
+  const number = ++functionRequest;
+  const params = new URLSearchParams(selectionQuery(false));
+  params.set('name', name);
+  $('function-summary').textContent = 'Reading the function\'s code...';
+  for (const id of ['function-lines', 'function-instructions']) $(id).querySelector('tbody').replaceChildren();
+  let answer;
+  try {
+    answer = await api('function', params.toString());
+  } catch (error) {
+    if (number === functionRequest) $('function-summary').textContent = error.message;
+    document.body.dataset.functionLoads = String(number);
+    return;
+  }
+  if (number !== functionRequest) return;
+  const fn = answer.functions[0];
+  if (!fn) {
+    $('function-summary').textContent = 'No samples of it in this selection.';
+  } else {
+    $('function-summary').textContent =
+      `${fn.dso}: ${fn.samples} samples, ${fn.percent_of_total.toFixed(2)} % of ${answer.event} (the whole recording: ` +
+      'shares below are of the function\'s own samples)' + (fn.no_code_reason ? `; ${fn.no_code_reason}` : '');
+    const lines = $('function-lines').querySelector('tbody');
+    for (const line of fn.source_lines) {
+      const row = document.createElement('tr');
+      for (const text of [line.percent.toFixed(2), `${line.file}:${line.line}`, line.function]) {
+        const cell = document.createElement('td');
+        cell.textContent = text;
+        row.append(cell);
+      }
+      lines.append(row);
+    }
+    const instructions = $('function-instructions').querySelector('tbody');
+    const rows = document.createDocumentFragment();
+    for (const instruction of fn.instructions) {
+      const row = document.createElement('tr');
+      row.dataset.address = instruction.address;
+      row.dataset.percent = String(instruction.percent);
+      if (instruction.percent >= 5) row.classList.add('hot');
+      const source = instruction.source ? `${instruction.source.file.split('/').pop()}:${instruction.source.line}` : '';
+      for (const text of [instruction.samples ? instruction.percent.toFixed(2) : '', instruction.address, instruction.text, source]) {
+        const cell = document.createElement('td');
+        cell.textContent = text;
+        row.append(cell);
+      }
+      rows.append(row);
+    }
+    instructions.append(rows);
+  }
+  document.body.dataset.functionLoads = String(number);
+}
+
 // ---- controls ----
 
 function renderTabs() {
@@ -441,6 +543,7 @@ function setupControls() {
   }
   $('reset-zoom').addEventListener('click', () => zoomTo([]));
   $('hot-path').addEventListener('click', expandHotPath);
+  $('open-function').addEventListener('click', () => { if (selectedNode && selectedNode.dso) openFunction(selectedNode.name); });
   for (const button of document.querySelectorAll('#calltree [data-sort]')) {
     button.addEventListener('click', () => { state.sort = button.dataset.sort; renderCallTree(); });
   }
@@ -456,7 +559,9 @@ function setupControls() {
   $('range-from').addEventListener('change', rangeInput);
   $('range-to').addEventListener('change', rangeInput);
   document.addEventListener('keydown', (event) => {
-    if (event.key === '/' && document.activeElement.tagName !== 'INPUT') {
+    if (event.key === 'f' && document.activeElement.tagName !== 'INPUT' && selectedNode && selectedNode.dso) {
+      openFunction(selectedNode.name);
+    } else if (event.key === '/' && document.activeElement.tagName !== 'INPUT') {
       search.focus();
       event.preventDefault();
     } else if (event.key === 'Escape') {
@@ -485,6 +590,7 @@ async function start() {
   setupControls();
   if (summary.warnings.length) $('details').textContent = summary.warnings.join(' · ');
   await load();
+  if (state.fn) openFunction(state.fn);
 }
 
 start();

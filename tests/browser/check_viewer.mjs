@@ -180,6 +180,19 @@ try {
     result.keyboard_zoom_width = await frameWidth('work_30');
     before = await renders();
     await afterRender(before, () => page.keyboard.press('Escape'));
+    // The function pane of leaf_60 (focus its frame, press f): callers and per-instruction shares.
+    await page.evaluate(() => {
+      [...document.querySelectorAll('.frame')].find((element) => element.dataset.name === 'leaf_60').focus();
+    });
+    await page.keyboard.press('f');
+    await page.waitForFunction(() => Number(document.body.dataset.functionLoads || 0) > 0, { timeout: 60000 });
+    result.function_title = await page.$eval('#function-title', (element) => element.textContent);
+    result.function_callers = await page.$$eval('#function-callers tr', (rows) => rows.map((row) => row.dataset.name));
+    result.function_instructions = await page.$$eval('#function-instructions tbody tr', (rows) =>
+      rows.map((row) => ({ address: row.dataset.address, percent: Number(row.dataset.percent) })));
+    result.function_lines = await page.$$eval('#function-lines tbody tr', (rows) => rows.length);
+    result.function_hash = await page.evaluate(() => location.hash);
+    result.screenshots.push(await screenshot('function'));
     // The bottom-up view: its top-level rows are the functions' self shares.
     before = await renders();
     await afterRender(before, () => page.click('#tab-bottomup'));

@@ -170,6 +170,27 @@ TEST(ViewCli, FlameGraphCallTreeAndSearchShowTheKnownAnswer) {
     EXPECT_TRUE(shown) << name << " is in report's rows but not the viewer's";
   }
   EXPECT_GE(compared, 3u);
+  // The function pane: leaf_60's caller, and its instructions' shares as annotate gives them.
+  EXPECT_EQ(p["function_title"], "leaf_60");
+  EXPECT_EQ(p["function_callers"], json::array({"work_60"}));
+  EXPECT_GT(p["function_lines"].get<int>(), 0);
+  EXPECT_NE(p["function_hash"].get<std::string>().find("fn=leaf_60"), std::string::npos);
+  auto annotated = pt::run_perfscope({"annotate", "--format", "json", "-i", file, "leaf_60"});
+  ASSERT_EQ(annotated.exit_status, 0) << annotated.err;
+  json annotation = json::parse(annotated.out);
+  std::map<std::string, double> by_address;
+  for (const auto& instruction : annotation["functions"][0]["instructions"]) {
+    by_address[instruction["address"]] = instruction["percent"];
+  }
+  ASSERT_EQ(p["function_instructions"].size(), by_address.size());
+  double hottest = 0;
+  for (const auto& instruction : p["function_instructions"]) {
+    std::string address = instruction["address"];
+    ASSERT_TRUE(by_address.count(address)) << address;
+    EXPECT_DOUBLE_EQ(instruction["percent"].get<double>(), by_address[address]) << address;
+    hottest = std::max(hottest, instruction["percent"].get<double>());
+  }
+  EXPECT_GT(hottest, 5.0);
   expect_clean_page(p);
   auto stopped = viewer.stop();
   EXPECT_EQ(stopped.exit_status, 0) << stopped.err;

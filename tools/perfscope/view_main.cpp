@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   try {
     perfscope::PerfDataReader reader = perfscope::PerfDataReader::open(file);
     perfscope::ProfileView view(perfscope::build_profile(reader));
-    perfscope::cli::ViewServer server(view);
+    perfscope::cli::ViewServer server(view, reader);
     server.bind(port);
     const perfscope::Profile& profile = view.profile();
     fmt::print("perfscope view: {} ({} samples, {} threads) at\n  {}\n",

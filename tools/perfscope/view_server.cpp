@@ -6,9 +6,14 @@
 
 #include <array>
 #include <charconv>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 
+#include "perfscope/analysis/annotate/annotation_output.hpp"
+#include "perfscope/analysis/annotate/annotator.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "viewer_assets.hpp"
 
 namespace perfscope::cli {
@@ -66,15 +71,55 @@ std::string random_token() {
   return token;
 }
 
+// The function pane's answer: annotate's JSON of one function, for the selection's event and
+// filters (not its time range: annotate reads the whole recording). Made once per question.
+class FunctionAnnotations {
+ public:
+  explicit FunctionAnnotations(const PerfDataReader& reader) : reader_(reader) {}
+
+  std::string json(const httplib::Request& request, const Profile& profile) {
+    std::string name = request.get_param_value("name");
+    if (name.empty()) throw std::invalid_argument("name the function: ?name=FUNCTION");
+    ViewSelection selection = selection_of(request, profile);
+    std::string key =
+        fmt::format("{}\n{}\n{}\n{}\n{}\n{}", name, selection.event, selection.comm, selection.dso,
+                    selection.pid.value_or(~0u), selection.tid.value_or(~0u));
+    std::lock_guard lock(mutex_);
+    if (auto found = answers_.find(key); found != answers_.end()) return found->second;
+    AnnotateOptions options;
+    options.symbols = {name};
+    options.profile.filter.event = selection.event;
+    if (!selection.comm.empty()) options.profile.filter.comms = {selection.comm};
+    if (!selection.dso.empty()) options.profile.filter.dsos = {selection.dso};
+    if (selection.pid) options.profile.filter.pids = {*selection.pid};
+    if (selection.tid) options.profile.filter.tids = {*selection.tid};
+    std::string answer;
+    try {
+      answer = annotation_json(annotate(reader_, options));
+    } catch (const AnnotateError& error) {
+      throw std::invalid_argument(error.what());
+    }
+    return answers_.emplace(key, std::move(answer)).first->second;
+  }
+
+ private:
+  const PerfDataReader& reader_;
+  std::mutex mutex_;  // requests are answered on several threads
+  std::map<std::string, std::string> answers_;
+};
+
 struct ViewServer::State {
-  explicit State(const ProfileView& profile_view) : view(profile_view), token(random_token()) {}
+  State(const ProfileView& profile_view, const PerfDataReader& reader)
+      : view(profile_view), functions(reader), token(random_token()) {}
   const ProfileView& view;
+  FunctionAnnotations functions;
   std::string token;
   httplib::Server server;
   int port = 0;
 };
 
-ViewServer::ViewServer(const ProfileView& view) : state_(std::make_unique<State>(view)) {
+ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader)
+    : state_(std::make_unique<State>(view, reader)) {
   State& state = *state_;
   httplib::Server& server = state.server;
   const std::string prefix = "/t/" + state.token;
@@ -129,6 +174,10 @@ ViewServer::ViewServer(const ProfileView& view) : state_(std::make_unique<State>
     return profile_view.timeline_json(
         selection_of(request, profile_view.profile()),
         static_cast<std::uint32_t>(std::min<std::uint64_t>(buckets, 4000)));
+  });
+  FunctionAnnotations& functions = state.functions;
+  api("function", [&functions, &profile_view](const httplib::Request& request) {
+    return functions.json(request, profile_view.profile());
   });
   server.set_error_handler([](const httplib::Request&, httplib::Response& response) {
     if (response.body.empty()) {

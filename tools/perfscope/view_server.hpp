@@ -11,11 +11,16 @@
 
 #include "perfscope/analysis/view/profile_view.hpp"
 
+namespace perfscope {
+class PerfDataReader;
+}  // namespace perfscope
+
 namespace perfscope::cli {
 
 class ViewServer {
  public:
-  explicit ViewServer(const ProfileView& view);
+  // `reader` is the recording `view` was read from: the function pane annotates from it.
+  ViewServer(const ProfileView& view, const PerfDataReader& reader);
   ~ViewServer();
   ViewServer(const ViewServer&) = delete;
   ViewServer& operator=(const ViewServer&) = delete;
