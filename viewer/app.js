@@ -12,6 +12,9 @@ let summary = null;
 let timeline = null;
 let tree = null;        // top-down, for the flame and icicle graphs and the call tree
 let bottomUp = null;    // bottom-up tree
+let files = null;       // {base, current}: current is null without a second recording
+let diff = null;        // {base, current, table} for the diff view
+let diffTree = null;    // the two trees merged: the differential flame graph
 let renders = 0;
 let requestNumber = 0;
 
@@ -27,7 +30,7 @@ function readHash() {
   state.pid = params.get('pid') || '';
   state.tid = params.get('tid') || '';
   state.dso = params.get('dso') || '';
-  state.view = ['flame', 'icicle', 'tree', 'bottomup'].includes(params.get('v')) ? params.get('v') : 'flame';
+  state.view = ['flame', 'icicle', 'tree', 'bottomup', 'diff'].includes(params.get('v')) ? params.get('v') : 'flame';
   state.zoom = params.get('z') ? params.get('z').split('\u001f') : [];
   state.search = params.get('q') || '';
   state.fn = params.get('fn') || '';
@@ -78,10 +81,13 @@ async function load() {
       api('tree', selectionQuery(true)),
       api('tree', selectionQuery(true) + '&invert=1'),
     ]);
+    const newDiff = files && files.current ? await api('diff', selectionQuery(false)) : null;
     if (number !== requestNumber) return;  // a newer selection is on its way
     timeline = newTimeline;
     tree = newTree;
     bottomUp = newBottomUp;
+    diff = newDiff;
+    diffTree = diff ? mergeTrees(diff.base, diff.current) : null;
     render();
   } catch (error) {
     $('status').textContent = `The viewer's server answered: ${error.message}`;
@@ -92,7 +98,13 @@ function render() {
   writeHash();
   renderTabs();
   renderTimeline();
-  if (state.view === 'flame' || state.view === 'icicle') {
+  $('diff-pane').hidden = state.view !== 'diff';
+  if (state.view === 'diff' && diffTree) {
+    $('graph').hidden = false;
+    $('calltree').hidden = true;
+    renderGraph(diffTree);
+    renderDiffTable();
+  } else if (state.view === 'flame' || state.view === 'icicle' || state.view === 'diff') {
     $('graph').hidden = false;
     $('calltree').hidden = true;
     renderGraph();
@@ -211,8 +223,8 @@ function setupTimelineDrag() {
 function nodeKey(node) { return `${node.name}\u001e${node.dso}`; }
 
 // The node the zoom path leads to, and the nodes above it.
-function zoomed() {
-  const path = [tree.root];
+function zoomed(source = tree) {
+  const path = [source.root];
   for (const key of state.zoom) {
     const next = path[path.length - 1].children.find((child) => nodeKey(child) === key);
     if (!next) break;
@@ -227,16 +239,18 @@ function hue(name) {
   return 10 + Math.abs(hash) % 50;
 }
 
-function renderGraph() {
+function renderGraph(source = tree) {
   const graph = $('graph');
   graph.replaceChildren();
-  graph.setAttribute('aria-label', state.view === 'flame' ? 'Flame graph' : 'Icicle graph');
-  if (!tree || tree.weight === 0) {
+  graph.setAttribute('aria-label', state.view === 'icicle' ? 'Icicle graph' :
+    state.view === 'diff' ? 'Differential flame graph' : 'Flame graph');
+  if (!source || source.weight === 0) {
     graph.textContent = 'No samples in this selection.';
     graph.style.height = 'auto';
     return;
   }
-  const path = zoomed();
+  const weight = source.weight;
+  const path = zoomed(source);
   const focus = path[path.length - 1];
   const rowHeight = 17;
   const frames = [];
@@ -265,15 +279,25 @@ function renderGraph() {
     element.style.setProperty('--hue', hue(frame.node.name));
     element.style.left = `${frame.left * 100}%`;
     element.style.width = `${frame.width * 100}%`;
-    const row = state.view === 'flame' ? maxDepth - frame.depth : frame.depth;
+    const row = state.view === 'icicle' ? frame.depth : maxDepth - frame.depth;
+    if (frame.node.delta !== undefined) {
+      // Red where the new recording spends more of its time, blue where less.
+      const strength = Math.min(1, Math.abs(frame.node.delta) / 10);
+      element.classList.add('diff');
+      element.style.setProperty('--diff-hue', frame.node.delta >= 0 ? '0' : '220');
+      element.style.setProperty('--diff-saturation', `${Math.round(strength * 90)}%`);
+      element.dataset.delta = frame.node.delta.toFixed(2);
+    }
     element.style.top = `${row * rowHeight}px`;
     element.textContent = frame.node.name;
-    element.title = `${frame.node.name} (${frame.node.dso || 'all'}): ${percent(frame.node.total, tree.weight)} total, ${percent(frame.node.self, tree.weight)} self`;
+    element.title = frame.node.delta !== undefined ?
+      `${frame.node.name} (${frame.node.dso || 'all'}): ${frame.node.base_share.toFixed(2)} % -> ${frame.node.current_share.toFixed(2)} % (${frame.node.delta >= 0 ? '+' : ''}${frame.node.delta.toFixed(2)} points)` :
+      `${frame.node.name} (${frame.node.dso || 'all'}): ${percent(frame.node.total, weight)} total, ${percent(frame.node.self, weight)} self`;
     element.tabIndex = 0;
     element.setAttribute('role', 'treeitem');
     element.dataset.name = frame.node.name;
     element.dataset.total = frame.node.total;
-    element.dataset.share = (frame.node.total / tree.weight).toString();
+    element.dataset.share = (frame.node.total / weight).toString();
     const zoomPath = frame.path.map(nodeKey);
     element.addEventListener('click', () => zoomTo(zoomPath));
     element.addEventListener('keydown', (event) => {
@@ -284,6 +308,66 @@ function renderGraph() {
     fragment.append(element);
   }
   graph.append(fragment);
+}
+
+// ---- diff ----
+
+// The base and new trees as one, by call path: each node with both shares (% of its own
+// recording) and the new one's weight, so widths are the new recording's.
+function mergeTrees(base, current) {
+  const merge = (a, b) => {
+    const node = {
+      name: (b || a).name, dso: (b || a).dso,
+      total: b ? b.total : 0, self: b ? b.self : 0,
+      base_share: a && base.weight ? 100 * a.total / base.weight : 0,
+      current_share: b && current.weight ? 100 * b.total / current.weight : 0,
+      children: [],
+    };
+    node.delta = node.current_share - node.base_share;
+    const byKey = new Map();
+    for (const child of (a ? a.children : [])) byKey.set(nodeKey(child), [child, null]);
+    for (const child of (b ? b.children : [])) {
+      const entry = byKey.get(nodeKey(child));
+      if (entry) entry[1] = child; else byKey.set(nodeKey(child), [null, child]);
+    }
+    for (const [childA, childB] of byKey.values()) node.children.push(merge(childA, childB));
+    node.children.sort((x, y) => y.total - x.total);
+    return node;
+  };
+  return { weight: current.weight, root: merge(base.root, current.root) };
+}
+
+function renderDiffTable() {
+  const body = $('diff-table').querySelector('tbody');
+  body.replaceChildren();
+  if (!diff) return;
+  const eventName = summary.events[state.event].name;
+  const event = diff.table.events.find((entry) => entry.name === eventName);
+  $('diff-legend').textContent = `${files.base} against ${files.current}: widths are the new ` +
+    'recording\'s shares; red grew, blue shrank (by points of each recording\'s own total).' +
+    (event && event.rate_note ? ` ${event.rate_note}` : '');
+  if (!event) return;
+  for (const entry of event.rows.slice(0, 200)) {
+    const row = document.createElement('tr');
+    row.dataset.name = (entry.keys.sym || '').replace(/^\[[.kgGuH]\] /, '');  // perf's "[.] " mark
+    row.dataset.delta = String(entry.delta);
+    row.classList.add(entry.delta >= 0 ? 'grew' : 'shrank');
+    const self = diff.table.children ? 'total_percent' : 'self_percent';
+    const cells = [
+      [entry.keys.sym || '', ''], [entry.keys.dso || '', ''],
+      [entry.base.present ? entry.base[self].toFixed(2) + ' %' : '', 'number'],
+      [entry.new.present ? entry.new[self].toFixed(2) + ' %' : '', 'number'],
+      [(entry.delta >= 0 ? '+' : '') + entry.delta.toFixed(2), 'number delta'],
+      [entry.ratio === null ? '' : entry.ratio.toFixed(2), 'number'],
+    ];
+    for (const [text, className] of cells) {
+      const cell = document.createElement('td');
+      cell.textContent = text;
+      if (className) cell.className = className;
+      row.append(cell);
+    }
+    body.append(row);
+  }
 }
 
 function zoomTo(path) {
@@ -587,6 +671,9 @@ async function start() {
     return;
   }
   if (state.event >= summary.events.length) state.event = 0;
+  files = await api('files', '');
+  $('tab-diff').hidden = !files.current;
+  if (!files.current && state.view === 'diff') state.view = 'flame';
   setupControls();
   if (summary.warnings.length) $('details').textContent = summary.warnings.join(' · ');
   await load();

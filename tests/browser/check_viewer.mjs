@@ -10,6 +10,7 @@
 //              to RANGE_END (a fraction of its width, the 4th argument)
 //     offcpu   an --off-cpu recording: the event switch and the waits it shows
 //     hostile  a process named like markup: what the page holds after rendering it
+//     diff     two recordings (6,3,1 and 3,6,1 units): the diff view's colours and table
 //     http     the server's refusals: no token, a foreign Host, a path out of the application
 //
 // Chromium is /usr/bin/chromium unless PERFSCOPE_CHROMIUM names another. Screenshots of each
@@ -26,8 +27,8 @@ function fail(message) {
 }
 
 const [mode, url, artifacts, rangeEnd] = process.argv.slice(2);
-if (!['flame', 'phased', 'offcpu', 'hostile', 'http'].includes(mode) || !url || !artifacts) {
-  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|http URL ARTIFACT_DIR');
+if (!['flame', 'phased', 'offcpu', 'hostile', 'diff', 'http'].includes(mode) || !url || !artifacts) {
+  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|diff|http URL ARTIFACT_DIR');
 }
 
 // A raw request with the given path and Host header (fetch would normalize both).
@@ -251,6 +252,19 @@ try {
       result.lanes = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => name.textContent));
       result.screenshots.push(await screenshot('offcpu'));
     }
+  } else if (mode === 'diff') {
+    result.diff_tab_shown = await page.$eval('#tab-diff', (tab) => !tab.hidden);
+    const before = await renders();
+    await afterRender(before, () => page.click('#tab-diff'));
+    result.frame_deltas = await page.$$eval('.frame', (frames) => Object.fromEntries(
+      frames.filter((frame) => frame.dataset.delta !== undefined)
+        .map((frame) => [frame.dataset.name, Number(frame.dataset.delta)])));
+    result.frame_hues = await page.$$eval('.frame', (frames) => Object.fromEntries(
+      frames.map((frame) => [frame.dataset.name, frame.style.getPropertyValue('--diff-hue')])));
+    result.table = await page.$$eval('#diff-table tbody tr', (rows) => rows.map((row) => ({
+      name: row.dataset.name, delta: Number(row.dataset.delta), text: row.children[4].textContent,
+    })));
+    result.screenshots.push(await screenshot('diff'));
   } else if (mode === 'hostile') {
     result.lane_names = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => name.textContent));
     result.images = await page.$$eval('img', (images) => images.length);

@@ -53,8 +53,11 @@ std::optional<std::string> missing_browser() {
 // `perfscope view --no-open FILE` running, and the address it printed.
 class Viewer {
  public:
-  explicit Viewer(const std::string& file)
-      : command_({PERFSCOPE_CLI_PATH, "view", "--no-open", file}) {
+  explicit Viewer(const std::string& file, const std::string& second = "")
+      : command_(
+            second.empty()
+                ? std::vector<std::string>{PERFSCOPE_CLI_PATH, "view", "--no-open", file}
+                : std::vector<std::string>{PERFSCOPE_CLI_PATH, "view", "--no-open", file, second}) {
     EXPECT_TRUE(command_.wait_for_output("/t/", 60000)) << command_.out() << command_.err();
     std::smatch match;
     std::string out = command_.out();
@@ -268,6 +271,36 @@ TEST(ViewCli, EventSwitchShowsTheOffCpuWaits) {
   EXPECT_GT(p["sleep_share"].get<double>(), 0.2) << p.dump();
   EXPECT_GT(p["pipe_share"].get<double>(), 0.2) << p.dump();
   EXPECT_FALSE(p["lanes"].empty());
+  expect_clean_page(p);
+}
+
+// 6,3,1 units against 3,6,1: the differential flame graph colours work_60 and work_30 with
+// opposite signs, and the table says about -30 and +30 points for their leaves.
+TEST(ViewCli, DiffOfTwoRecordingsShowsWhatMoved) {
+  SKIP_WITHOUT_BROWSER();
+  pt::TempDir dir;
+  std::string base = dir.path() + "/base.data", current = dir.path() + "/new.data";
+  for (const auto& [file, units] : {std::pair{base, "6,3,1"}, std::pair{current, "3,6,1"}}) {
+    auto recorded = pt::run_perfscope(
+        {"record", "-F", "4000", "-g", "-o", file, "--", known_answer_fp, "300", units});
+    ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  }
+  Viewer viewer(base, current);
+  ASSERT_FALSE(viewer.url().empty());
+  std::string skipped;
+  auto page = drive("diff", viewer.url(), skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  const json& p = *page;
+  ASSERT_TRUE(p["diff_tab_shown"].get<bool>()) << p.dump();
+  ASSERT_TRUE(p["frame_deltas"].contains("work_60")) << p.dump();
+  EXPECT_NEAR(p["frame_deltas"]["work_60"].get<double>(), -30.0, 3.0);
+  EXPECT_NEAR(p["frame_deltas"]["work_30"].get<double>(), 30.0, 3.0);
+  EXPECT_EQ(p["frame_hues"]["work_60"], "220");  // blue: shrank
+  EXPECT_EQ(p["frame_hues"]["work_30"], "0");    // red: grew
+  std::map<std::string, double> table;
+  for (const auto& row : p["table"]) table[row["name"]] = row["delta"];
+  EXPECT_NEAR(table["leaf_60"], -30.0, 3.0) << p["table"];
+  EXPECT_NEAR(table["leaf_30"], 30.0, 3.0) << p["table"];
   expect_clean_page(p);
 }
 

@@ -13,8 +13,10 @@ namespace perfscope::cli {
 
 ViewCommand::ViewCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "view");
-  app_->add_option("file", files_, "The recording (default perf.data)")
-      ->expected(0, 1)
+  app_->add_option("files", files_,
+                   "The recording (default perf.data); a second one adds the diff view, which "
+                   "compares it with the first")
+      ->expected(0, 2)
       ->check(readable_file());
   app_->add_option("--port", port_, "Listen on this port of 127.0.0.1 (default: a free one)");
   app_->add_flag("--no-open", no_open_,
@@ -26,6 +28,7 @@ ViewCommand::ViewCommand(CLI::App& app) {
       "timeline (drag a range: every view follows), events and comm/pid/tid/DSO filters.\n"
       "Examples:\n"
       "  perfscope view perf.data\n"
+      "  perfscope view base.data new.data              # the diff view too\n"
       "  perfscope view --no-open --port 8123 perf.data   # then ssh -L 8123:127.0.0.1:8123 host");
 }
 
@@ -41,6 +44,7 @@ int ViewCommand::run() {
   }
   std::vector<std::string> words{"perfscope-view", file, std::to_string(port_),
                                  no_open_ ? "no-open" : "open"};
+  if (files_.size() == 2) words.push_back(files_[1]);
   std::vector<char*> argv;
   for (std::string& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);

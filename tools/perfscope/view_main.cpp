@@ -1,5 +1,5 @@
 // perfscope-view: the viewer's server, run by `perfscope view` (cmd_view.cpp) as
-//   perfscope-view FILE PORT open|no-open
+//   perfscope-view FILE PORT open|no-open [NEW_FILE]
 // It reads the recording into a Profile, serves it on 127.0.0.1 and prints the address; SIGINT
 // or SIGTERM stops it.
 #include <fmt/format.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -34,7 +35,7 @@ bool open_in_browser(const std::string& url) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
+  if (argc != 4 && argc != 5) {
     fmt::print(stderr, "perfscope-view: run it through perfscope view (perfscope view --help)\n");
     return 2;
   }
@@ -52,11 +53,24 @@ int main(int argc, char** argv) {
   try {
     perfscope::PerfDataReader reader = perfscope::PerfDataReader::open(file);
     perfscope::ProfileView view(perfscope::build_profile(reader));
-    perfscope::cli::ViewServer server(view, reader);
+    // With a second recording, the diff view compares it with the first.
+    std::optional<perfscope::PerfDataReader> current_reader;
+    std::optional<perfscope::ProfileView> current;
+    const std::string current_file = argc == 5 ? argv[4] : "";
+    if (!current_file.empty()) {
+      current_reader.emplace(perfscope::PerfDataReader::open(current_file));
+      current.emplace(perfscope::build_profile(*current_reader));
+    }
+    perfscope::cli::ViewServer server(view, reader, current ? &*current : nullptr, file,
+                                      current_file);
     server.bind(port);
     const perfscope::Profile& profile = view.profile();
-    fmt::print("perfscope view: {} ({} samples, {} threads) at\n  {}\n",
+    fmt::print("perfscope view: {} ({} samples, {} threads){} at\n  {}\n",
                perfscope::terminal_safe(file), profile.summary.samples, profile.threads.size(),
+               current
+                   ? fmt::format(" against {} ({} samples)", perfscope::terminal_safe(current_file),
+                                 current->profile().summary.samples)
+                   : std::string(),
                server.url());
     if (!open || !open_in_browser(server.url())) {
       fmt::print(

@@ -4,8 +4,10 @@
 #include <httplib.h>
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -13,6 +15,7 @@
 
 #include "perfscope/analysis/annotate/annotation_output.hpp"
 #include "perfscope/analysis/annotate/annotator.hpp"
+#include "perfscope/analysis/diff/profile_diff.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "viewer_assets.hpp"
 
@@ -44,6 +47,22 @@ ViewSelection selection_of(const httplib::Request& request, const Profile& profi
   if (request.has_param("comm")) selection.comm = request.get_param_value("comm");
   if (request.has_param("dso")) selection.dso = request.get_param_value("dso");
   return selection;
+}
+
+// `text` escaped for a JSON string's inside (file names the user gave).
+std::string json_text(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 void send(httplib::Response& response, std::string_view body, const char* type) {
@@ -108,19 +127,54 @@ class FunctionAnnotations {
   std::map<std::string, std::string> answers_;
 };
 
+// The diff view's answer: both call trees of an event (by name in the second recording) and
+// `perfscope diff`'s table of the two, whole recordings (their times do not compare).
+std::string diff_json(const httplib::Request& request, const ProfileView& base,
+                      const ProfileView& current, const std::string& table) {
+  ViewSelection selection = selection_of(request, base.profile());
+  selection.from = 0;
+  selection.to = std::numeric_limits<std::uint64_t>::max();
+  selection.pid.reset();
+  selection.tid.reset();
+  const std::string& name = base.profile().events[selection.event].name;
+  ViewSelection other = selection;
+  const auto& events = current.profile().events;
+  auto found = std::find_if(events.begin(), events.end(),
+                            [&](const ProfileEvent& event) { return event.name == name; });
+  if (found == events.end()) {
+    throw std::invalid_argument(fmt::format("the second recording has no event {}", name));
+  }
+  other.event = static_cast<std::uint32_t>(found - events.begin());
+  return fmt::format("{{\"base\":{},\"current\":{},\"table\":{}}}", base.tree_json(selection, {}),
+                     current.tree_json(other, {}), table);
+}
+
 struct ViewServer::State {
   State(const ProfileView& profile_view, const PerfDataReader& reader)
       : view(profile_view), functions(reader), token(random_token()) {}
   const ProfileView& view;
+  std::string diff_table;  // perfscope diff's JSON, with two recordings
   FunctionAnnotations functions;
   std::string token;
   httplib::Server server;
   int port = 0;
 };
 
-ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader)
+ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
+                       const ProfileView* current, std::string base_name, std::string current_name)
     : state_(std::make_unique<State>(view, reader)) {
   State& state = *state_;
+  if (current) {
+    ProfileDiffOptions options;
+    options.children = true;
+    for (const Profile* profile : {&view.profile(), &current->profile()}) {
+      options.children &=
+          std::any_of(profile->events.begin(), profile->events.end(),
+                      [](const ProfileEvent& event) { return event.has_callchains; });
+    }
+    state.diff_table = profile_diff_json(diff_profiles(view.profile(), current->profile(), options),
+                                         base_name, current_name);
+  }
   httplib::Server& server = state.server;
   const std::string prefix = "/t/" + state.token;
   // Every request: the Host must be this server's loopback name, and the path must carry the
@@ -175,6 +229,15 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader)
         selection_of(request, profile_view.profile()),
         static_cast<std::uint32_t>(std::min<std::uint64_t>(buckets, 4000)));
   });
+  std::string files = fmt::format("{{\"base\":\"{}\",\"current\":{}}}", json_text(base_name),
+                                  current ? "\"" + json_text(current_name) + "\"" : "null");
+  api("files", [files](const httplib::Request&) { return files; });
+  if (current) {
+    const std::string& table = state.diff_table;
+    api("diff", [&profile_view, current, &table](const httplib::Request& request) {
+      return diff_json(request, profile_view, *current, table);
+    });
+  }
   FunctionAnnotations& functions = state.functions;
   api("function", [&functions, &profile_view](const httplib::Request& request) {
     return functions.json(request, profile_view.profile());

@@ -20,7 +20,10 @@ namespace perfscope::cli {
 class ViewServer {
  public:
   // `reader` is the recording `view` was read from: the function pane annotates from it.
-  ViewServer(const ProfileView& view, const PerfDataReader& reader);
+  // `current`, when given, is a second recording: the diff view compares it with `view`.
+  ViewServer(const ProfileView& view, const PerfDataReader& reader,
+             const ProfileView* current = nullptr, std::string base_name = {},
+             std::string current_name = {});
   ~ViewServer();
   ViewServer(const ViewServer&) = delete;
   ViewServer& operator=(const ViewServer&) = delete;
