@@ -59,7 +59,41 @@ function selectionQuery(withRange) {
   return params.toString();
 }
 
+// report --format html puts the answers for the whole recording into the page itself.
+const embedded = (() => {
+  const element = document.getElementById('embedded-profile');
+  return element ? JSON.parse(element.textContent) : null;
+})();
+
+function embeddedAnswer(name, params) {
+  const event = embedded.events[Number(params.get('event') || 0)];
+  if (!event) throw new Error('no such event');
+  const narrowed = ['from', 'to', 'comm', 'pid', 'tid', 'dso'].some((key) => params.has(key));
+  if (narrowed && name !== 'function') {
+    throw new Error('this page holds the whole recording: a time range or a filter needs ' +
+                    '`perfscope view` on the recording itself');
+  }
+  switch (name) {
+    case 'summary': return embedded.summary;
+    case 'files': return embedded.files;
+    case 'timeline': return event.timeline;
+    case 'tree': return params.get('invert') === '1' ? event.bottom_up : event.tree;
+    case 'function': {
+      const wanted = params.get('name');
+      const found = event.functions && event.functions.functions.find((fn) => fn.name === wanted);
+      if (!found) {
+        throw new Error(`this page carries the code of each event's ${embedded.annotated} hottest ` +
+                        `functions, and ${wanted} is not among them: \`perfscope annotate\` or ` +
+                        '`perfscope view` on the recording show it');
+      }
+      return { ...event.functions, functions: [found] };
+    }
+    default: throw new Error(`${name} needs \`perfscope view\` on the recording`);
+  }
+}
+
 async function api(name, query) {
+  if (embedded) return embeddedAnswer(name, new URLSearchParams(query));
   const response = await fetch(`api/${name}?${query}`);
   const text = await response.text();
   if (!response.ok) throw new Error(text.trim());

@@ -79,7 +79,10 @@ class Viewer {
 // What check_viewer.mjs saw; nothing when it skipped.
 std::optional<json> drive(const std::string& mode, const std::string& url, std::string& skipped,
                           const std::string& argument = "") {
-  std::vector<std::string> argv{"node", script, mode, url, artifacts};
+  // Each test's screenshots in a folder of its own.
+  std::string folder =
+      artifacts + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::vector<std::string> argv{"node", script, mode, url, folder};
   if (!argument.empty()) argv.push_back(argument);
   auto result = pt::run_command(argv);
   if (result.exit_status == 77) {
@@ -105,20 +108,9 @@ void expect_clean_page(const json& page) {
 
 double percent_text(const std::string& text) { return std::stod(text); }
 
-TEST(ViewCli, FlameGraphCallTreeAndSearchShowTheKnownAnswer) {
-  SKIP_WITHOUT_BROWSER();
-  pt::TempDir dir;
-  std::string file = dir.path() + "/known.data";
-  auto recorded =
-      pt::run_perfscope({"record", "-F", "4000", "-g", "-o", file, "--", known_answer_fp, "300"});
-  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
-  Viewer viewer(file);
-  ASSERT_FALSE(viewer.url().empty());
-  std::string skipped;
-  auto page = drive("flame", viewer.url(), skipped);
-  if (!page) GTEST_SKIP() << skipped;
-  ASSERT_TRUE(page->is_object() && page->contains("main_width")) << page->dump();
-  const json& p = *page;
+// What check_viewer.mjs's flame mode saw on the known-answer recording `file`, judged: widths,
+// zoom, search, keyboard, the function pane against annotate, the bottom-up rows against report.
+void expect_known_answer_page(const json& p, const std::string& file) {
   // The known answer: work_60 is 60 % of main's width, work_30 30 %.
   double main_width = p["main_width"].get<double>();
   EXPECT_NEAR(p["work_60_width"].get<double>() / main_width, 0.60, 0.03) << p.dump();
@@ -195,8 +187,42 @@ TEST(ViewCli, FlameGraphCallTreeAndSearchShowTheKnownAnswer) {
   }
   EXPECT_GT(hottest, 5.0);
   expect_clean_page(p);
+}
+
+TEST(ViewCli, FlameGraphCallTreeAndSearchShowTheKnownAnswer) {
+  SKIP_WITHOUT_BROWSER();
+  pt::TempDir dir;
+  std::string file = dir.path() + "/known.data";
+  auto recorded =
+      pt::run_perfscope({"record", "-F", "4000", "-g", "-o", file, "--", known_answer_fp, "300"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  Viewer viewer(file);
+  ASSERT_FALSE(viewer.url().empty());
+  std::string skipped;
+  auto page = drive("flame", viewer.url(), skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  ASSERT_TRUE(page->is_object() && page->contains("main_width")) << page->dump();
+  expect_known_answer_page(*page, file);
   auto stopped = viewer.stop();
   EXPECT_EQ(stopped.exit_status, 0) << stopped.err;
+}
+
+// report --format html: the same application and numbers from file://, no server.
+TEST(ViewCli, HtmlReportShowsTheSameFromAFile) {
+  SKIP_WITHOUT_BROWSER();
+  pt::TempDir dir;
+  std::string file = dir.path() + "/known.data", html = dir.path() + "/known.html";
+  auto recorded =
+      pt::run_perfscope({"record", "-F", "4000", "-g", "-o", file, "--", known_answer_fp, "300"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto written = pt::run_perfscope({"report", "--format", "html", "-o", html, "-i", file});
+  ASSERT_EQ(written.exit_status, 0) << written.err;
+  EXPECT_LT(fs::file_size(html), 10u << 20);
+  std::string skipped;
+  auto page = drive("flame", "file://" + html, skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  ASSERT_TRUE(page->is_object() && page->contains("main_width")) << page->dump();
+  expect_known_answer_page(*page, file);
 }
 
 // First half leaf_60 alone, second half leaf_30 alone: dragging over the first half of the
@@ -326,6 +352,16 @@ TEST(ViewCli, HostileProcessNamesAreText) {
   EXPECT_EQ(p["images"], 0);
   EXPECT_EQ(p["frames_with_markup"], 0);
   expect_clean_page(p);
+  // The same in report --format html, where the names sit inside the page's own script.
+  std::string html = dir.path() + "/hostile.html";
+  auto written = pt::run_perfscope({"report", "--format", "html", "-o", html, "-i", file});
+  ASSERT_EQ(written.exit_status, 0) << written.err;
+  auto from_file = drive("hostile", "file://" + html, skipped);
+  ASSERT_TRUE(from_file && from_file->contains("lane_names")) << skipped;
+  EXPECT_NE((*from_file)["lane_names"][0].get<std::string>().find("<img src=x oner"),
+            std::string::npos);
+  EXPECT_EQ((*from_file)["images"], 0);
+  expect_clean_page(*from_file);
 }
 
 // Only the application and its API, for the token's holder, asked for by its loopback name.

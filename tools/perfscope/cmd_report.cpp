@@ -23,6 +23,7 @@
 #include "perfscope/analysis/profile/report_table.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "report_html.hpp"
 #include "report_perf_options.hpp"
 #include "subcommand_table.hpp"
 
@@ -95,7 +96,8 @@ ReportCommand::ReportCommand(CLI::App& app) {
                    "Where separate debug files are (default /usr/lib/debug)");
   add_symbol_source_options(*app_, options_.symbol_sources);
   app_->add_option("--format", options_.format,
-                   "Export instead: folded, speedscope, gecko, pprof, json or svg");
+                   "Export instead: folded, speedscope, gecko, pprof, json, svg, or html (the "
+                   "viewer of perfscope view and the profile in one file that opens from file://)");
   app_->add_option("-o,--output", options_.output, "Write to this file instead of stdout");
   add_report_perf_options(*app_, options_);
   app_->add_flag("--wall", options_.wall,
@@ -126,11 +128,12 @@ int ReportCommand::run() {
   report.source_lines_in_call_graph = source_lines;
 
   std::optional<ExportFormat> format;
-  if (!o.format.empty()) {
+  const bool html = o.format == "html";
+  if (!o.format.empty() && !html) {
     format = parse_export_format(o.format);
     if (!format) {
       throw std::invalid_argument(fmt::format(
-          "--format '{}': the formats are folded, speedscope, gecko, pprof, json and svg",
+          "--format '{}': the formats are folded, speedscope, gecko, pprof, json, svg and html",
           o.format));
     }
     if (*format == ExportFormat::pprof && o.output.empty() && ::isatty(STDOUT_FILENO)) {
@@ -160,7 +163,7 @@ int ReportCommand::run() {
   options.filter.symbols = comma_separated(o.symbol_list);
   // The table and the aggregating exporters need the samples folded only: their memory stays
   // bounded by the distinct stacks, whatever the length of the recording.
-  options.keep_samples = format && export_needs_each_sample(*format);
+  options.keep_samples = html || (format && export_needs_each_sample(*format));
 
   PerfDataReader reader = PerfDataReader::open(o.input);
   std::string header = o.header || o.header_only ? render_file_header(reader, o.input) : "";
@@ -194,7 +197,10 @@ int ReportCommand::run() {
     }
     out = &file;
   }
-  if (format) {
+  const std::string partial_data = profile.summary.partial_data;
+  if (html) {
+    write_report_html(reader, std::move(profile), o.input, *out);
+  } else if (format) {
     write_profile(profile, *format, *out);
   } else {
     if (!o.raw_names) make_names_terminal_safe(profile);
@@ -207,7 +213,7 @@ int ReportCommand::run() {
     throw std::runtime_error(
         fmt::format("writing {} failed", o.output.empty() ? std::string("stdout") : o.output));
   }
-  if (!o.quiet) print_partial_data_warning(profile.summary.partial_data);
+  if (!o.quiet) print_partial_data_warning(partial_data);
   return 0;
 }
 

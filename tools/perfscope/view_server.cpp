@@ -49,22 +49,6 @@ ViewSelection selection_of(const httplib::Request& request, const Profile& profi
   return selection;
 }
 
-// `text` escaped for a JSON string's inside (file names the user gave).
-std::string json_text(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 void send(httplib::Response& response, std::string_view body, const char* type) {
   response.set_header("Cache-Control", "no-store");
   response.set_header("X-Content-Type-Options", "nosniff");
@@ -229,8 +213,8 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
         selection_of(request, profile_view.profile()),
         static_cast<std::uint32_t>(std::min<std::uint64_t>(buckets, 4000)));
   });
-  std::string files = fmt::format("{{\"base\":\"{}\",\"current\":{}}}", json_text(base_name),
-                                  current ? "\"" + json_text(current_name) + "\"" : "null");
+  std::string files = fmt::format("{{\"base\":{},\"current\":{}}}", json_quoted(base_name),
+                                  current ? json_quoted(current_name) : "null");
   api("files", [files](const httplib::Request&) { return files; });
   if (current) {
     const std::string& table = state.diff_table;

@@ -54,6 +54,14 @@ class TreeBuilder {
 
 }  // namespace
 
+std::string json_quoted(std::string_view text) {
+  std::ostringstream out;
+  TextSink sink(out);
+  sink.json_string(text);
+  sink.finish();
+  return out.str();
+}
+
 ProfileView::ProfileView(Profile profile) : profile_(std::move(profile)) {}
 
 bool ProfileView::selected(const ProfileSample& sample,

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "perfscope/analysis/profile/profile.hpp"
 
@@ -30,6 +31,10 @@ struct ViewTreeOptions {
   // parent's total); the answer says how many were.
   double min_share = 0.0005;
 };
+
+// `text` as a JSON string, quoted (bytes that are not UTF-8 become U+FFFD), as the view's
+// answers write names: for what its callers add to them (file names, the diff's table).
+std::string json_quoted(std::string_view text);
 
 class ProfileView {
  public:
