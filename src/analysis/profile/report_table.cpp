@@ -693,14 +693,14 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
     const UnwindStatistics& u = summary.unwinding;
     // Rounded down: 35636 of 35637 is 99.9 %, never 100.0 % unless every stack is complete.
     std::uint64_t tenths = u.samples == 0 ? 0 : u.complete * 1000 / u.samples;
-    fmt::format_to(std::back_inserter(out), "# DWARF unwinding: {} of {} stacks complete ({}.{} %)",
-                   u.complete, u.samples, tenths / 10, tenths % 10);
-    if (u.jit_unwinding_info != 0) {
-      fmt::format_to(std::back_inserter(out),
-                     "; {} through JIT code by the unwinding information of its jitdump",
-                     u.jit_unwinding_info);
-    }
-    out.push_back('\n');
+    std::string jit =
+        u.jit_unwinding_info == 0
+            ? std::string()
+            : fmt::format("; {} through JIT code by the unwinding information of its jitdump",
+                          u.jit_unwinding_info);
+    fmt::format_to(std::back_inserter(out),
+                   "# DWARF unwinding: {} of {} stacks complete ({}.{} %){}\n", u.complete,
+                   u.samples, tenths / 10, tenths % 10, jit);
   }
   for (const auto& warning : summary.warnings) {
     fmt::format_to(std::back_inserter(out), "# warning: {}\n", warning);
