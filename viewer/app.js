@@ -158,9 +158,17 @@ function timeOf(fraction) {
   return Math.round(timeline.from + fraction * (timeline.to - timeline.from));
 }
 
+// Off-CPU states in the timeline (thread_state_name's words).
+const stateColours = {
+  sleeping: '21, 101, 192', uninterruptible: '230, 81, 0', preempted: '46, 125, 50',
+  blocked: '84, 110, 122', stopped: '106, 27, 154', idle: '158, 158, 158', other: '33, 33, 33',
+};
+let stateTotals = new Map();
+
 function renderTimeline() {
   const box = $('timeline');
   box.replaceChildren();
+  stateTotals = new Map();
   if (!timeline) return;
   let max = 1;
   for (const thread of timeline.threads) for (const value of thread.lane) max = Math.max(max, value);
@@ -176,13 +184,36 @@ function renderTimeline() {
     canvas.width = timeline.buckets;
     canvas.height = 14;
     const context = canvas.getContext('2d');
+    const states = Object.entries(thread.states || {});
     thread.lane.forEach((value, index) => {
       if (value <= 0) return;
-      context.fillStyle = `rgba(198, 40, 40, ${0.25 + 0.75 * value / max})`;
+      // Off-CPU: the colour of the state the thread spent most of this span in.
+      let colour = '198, 40, 40';
+      if (states.length) {
+        const [state] = states.reduce((best, entry) => (entry[1][index] > best[1][index] ? entry : best));
+        colour = stateColours[state] || stateColours.other;
+      }
+      context.fillStyle = `rgba(${colour}, ${0.25 + 0.75 * value / max})`;
       context.fillRect(index, 0, 1, 14);
     });
+    for (const [state, values] of states) {
+      stateTotals.set(state, (stateTotals.get(state) || 0) + values.reduce((a, b) => a + b, 0));
+    }
     lane.append(name, canvas);
     box.append(lane);
+  }
+  // The legend of an off-CPU event: each state and its share of the blocked time shown.
+  const legend = $('timeline-legend');
+  legend.replaceChildren();
+  const blocked = [...stateTotals.values()].reduce((a, b) => a + b, 0);
+  for (const [state, total] of [...stateTotals].sort((a, b) => b[1] - a[1])) {
+    const entry = document.createElement('span');
+    entry.dataset.state = state;
+    entry.dataset.share = String(blocked > 0 ? total / blocked : 0);
+    const swatch = document.createElement('i');
+    swatch.style.background = `rgb(${stateColours[state] || stateColours.other})`;
+    entry.append(swatch, document.createTextNode(`${state} ${percent(total, blocked)}`));
+    legend.append(entry);
   }
   const selection = document.createElement('div');
   selection.id = 'selection';

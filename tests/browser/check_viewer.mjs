@@ -250,6 +250,8 @@ try {
       result.sleep_share = await search('sleep_part');
       result.pipe_share = await search('pipe_part');
       result.lanes = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => name.textContent));
+      result.states = await page.$$eval('#timeline-legend [data-state]', (entries) =>
+        Object.fromEntries(entries.map((entry) => [entry.dataset.state, Number(entry.dataset.share)])));
       result.screenshots.push(await screenshot('offcpu'));
     }
   } else if (mode === 'diff') {

@@ -228,6 +228,10 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
   std::vector<double> weight(profile_.threads.size(), 0);
   const bool off_cpu =
       selection.event < profile_.events.size() && profile_.events[selection.event].off_cpu;
+  // Off-CPU: each thread's lane again per state it was off the CPU in (sleeping, waiting for
+  // I/O, preempted, ...), indexed by ThreadState.
+  constexpr std::size_t states = static_cast<std::size_t>(ThreadState::other) + 1;
+  std::vector<std::vector<double>> state_lanes(off_cpu ? profile_.threads.size() * states : 0);
   for (const ProfileSample& sample : profile_.samples) {
     if (!selected(sample, selection)) continue;
     std::vector<double>& lane = lanes[sample.thread];
@@ -243,7 +247,10 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
       lane[bucket_of(sample.time)] += value;
       continue;
     }
-    // An interval: its time in each span it covers.
+    // An interval: its time in each span it covers, in its thread's lane and its state's.
+    std::vector<double>& state_lane =
+        state_lanes[sample.thread * states + static_cast<std::size_t>(sample.state) % states];
+    if (state_lane.empty()) state_lane.assign(buckets, 0.0);
     std::uint64_t begin = sample.time >= sample.period ? sample.time - sample.period : 0;
     begin = std::max(begin, from);
     std::uint64_t end = std::min(sample.time, to);
@@ -251,7 +258,10 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
       double bucket_begin = static_cast<double>(from) + b * span;
       double overlap = std::min<double>(static_cast<double>(end), bucket_begin + span) -
                        std::max<double>(static_cast<double>(begin), bucket_begin);
-      if (overlap > 0) lane[b] += overlap;
+      if (overlap > 0) {
+        lane[b] += overlap;
+        state_lane[b] += overlap;
+      }
     }
   }
   std::vector<std::uint32_t> threads;
@@ -271,12 +281,26 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
     sink.format("{{\"pid\":{},\"tid\":{},\"comm\":", thread.pid, thread.tid);
     sink.json_string(thread.comm);
     sink.format(",\"weight\":{:.0f},\"lane\":[", weight[threads[i]]);
-    const std::vector<double>& lane = lanes[threads[i]];
-    for (std::uint32_t b = 0; b < buckets; ++b) {
-      if (b != 0) sink.put(',');
-      sink.format("{:.0f}", lane[b]);
+    auto write_lane = [&](const std::vector<double>& lane) {
+      for (std::uint32_t b = 0; b < buckets; ++b) {
+        if (b != 0) sink.put(',');
+        sink.format("{:.0f}", lane[b]);
+      }
+    };
+    write_lane(lanes[threads[i]]);
+    sink.append("],\"states\":{");
+    bool first_state = true;
+    for (std::size_t state = 0; off_cpu && state < states; ++state) {
+      const std::vector<double>& state_lane = state_lanes[threads[i] * states + state];
+      if (state_lane.empty()) continue;
+      if (!first_state) sink.put(',');
+      first_state = false;
+      sink.json_string(thread_state_name(static_cast<ThreadState>(state)));
+      sink.append(":[");
+      write_lane(state_lane);
+      sink.put(']');
     }
-    sink.append("]}");
+    sink.append("}}");
   }
   sink.append("]}");
   sink.finish();

@@ -47,10 +47,11 @@ class ProfileView {
   std::string summary_json() const;
   // {"weight","samples","pruned","root":{"name":"all","dso":"","total","self","children":[...]}}
   std::string tree_json(const ViewSelection& selection, const ViewTreeOptions& options) const;
-  // {"from","to","buckets","threads":[{"pid","tid","comm","weight","lane":[weights]}]}: the
-  // selection's weight per thread in `buckets` equal spans of [from, to) (the whole recording
-  // when the selection has no range); off-CPU intervals spread over the spans they cover. The
-  // heaviest `max_threads` threads.
+  // {"from","to","buckets","threads":[{"pid","tid","comm","weight","lane":[weights],
+  //  "states":{"sleeping":[weights],...}}]}: the selection's weight per thread in `buckets`
+  // equal spans of [from, to) (the whole recording when the selection has no range); off-CPU
+  // intervals spread over the spans they cover, and for an off-CPU event each thread's lane per
+  // state it was off the CPU in. The heaviest `max_threads` threads.
   std::string timeline_json(const ViewSelection& selection, std::uint32_t buckets,
                             std::uint32_t max_threads = 64) const;
 
