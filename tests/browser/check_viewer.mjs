@@ -105,10 +105,15 @@ try {
     executablePath: chromium,
     headless: true,
     userDataDir,
+    timeout: 90000,  // a loaded machine (the sanitizer pass) starts Chromium slowly
+    protocolTimeout: 180000,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
   });
+  
   const page = await browser.newPage();
   await page.setViewport({ width: 1400, height: 900 });
+  page.setDefaultTimeout(60000);
+  page.setDefaultNavigationTimeout(60000);
   page.on('pageerror', (error) => pageErrors.push(error.message));
   page.on('console', (message) => { if (message.type() === 'error') pageErrors.push(message.text()); });
   page.on('dialog', async (dialog) => { dialogs.push(dialog.message()); await dialog.dismiss(); });
@@ -116,11 +121,11 @@ try {
   const renders = () => page.evaluate(() => Number(document.body.dataset.renders || 0));
   const afterRender = async (before, action) => {
     await action();
-    await page.waitForFunction((n) => Number(document.body.dataset.renders || 0) > n, { timeout: 20000 }, before);
+    await page.waitForFunction((n) => Number(document.body.dataset.renders || 0) > n, { timeout: 60000 }, before);
   };
   const open = async (address) => {
     await page.goto(address, { waitUntil: 'load' });
-    await page.waitForFunction(() => Number(document.body.dataset.renders || 0) > 0, { timeout: 30000 });
+    await page.waitForFunction(() => Number(document.body.dataset.renders || 0) > 0, { timeout: 60000 });
   };
   const screenshot = async (name) => {
     const file = path.join(artifacts, `view-${mode}-${name}.png`);
