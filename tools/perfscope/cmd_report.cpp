@@ -84,6 +84,7 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_->add_flag("--srcline", options_.srcline,
                  "Source lines (DWARF): in call-graph entries, the srcline sort key and exports");
   add_inline_option(*app_, options_.inline_frames);
+  add_threads_option(*app_, options_.threads);
   app_->add_flag("--full-names", options_.full_names,
                  "C++ names with parameter lists and return types (perf shows them with -v)");
   app_->add_flag("--group-by-name", options_.group_by_name,
@@ -146,6 +147,7 @@ int ReportCommand::run() {
   ProfileOptions options;
   options.symbols.source_lines = source_lines;
   options.max_stack = o.max_stack;
+  options.threads = o.threads;
   options.symbols.parameter_lists = o.full_names;
   options.group_functions_by_name = o.group_by_name;
   for (ReportSortKey key : report.sort) {

@@ -8,6 +8,9 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <variant>
@@ -15,6 +18,7 @@
 #include "commands.hpp"
 #include "partial_data.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/perf_data/analysis_threads.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
 #include "perfscope/analysis/recording/off_cpu_state.hpp"
@@ -44,10 +48,21 @@ class Output {
   Output() : buffer_(block) {}
   char* reserve(std::size_t bytes) {
     if (buffer_.size() - used_ < bytes) {
-      flush();
-      if (buffer_.size() < bytes) buffer_.resize(bytes);
+      if (collecting_) {
+        buffer_.resize(std::max(buffer_.size() * 2, used_ + bytes));
+      } else {
+        flush();
+        if (buffer_.size() < bytes) buffer_.resize(bytes);
+      }
     }
     return buffer_.data() + used_;
+  }
+  // A worker's output: kept (growing) until taken, never written here.
+  void collect() { collecting_ = true; }
+  std::vector<char> take() {
+    std::vector<char> taken(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(used_));
+    used_ = 0;
+    return taken;
   }
   void commit(const char* end) { used_ = static_cast<std::size_t>(end - buffer_.data()); }
   void append(std::string_view text) {
@@ -64,6 +79,27 @@ class Output {
   static constexpr std::size_t block = 1 << 20;
   std::vector<char> buffer_;
   std::size_t used_ = 0;
+  bool collecting_ = false;
+};
+
+// The text of the walk's chunks, made by several workers, written to stdout in the chunks'
+// order: each chunk's text waits until those before it are written.
+class ChunkWriter {
+ public:
+  void write(std::uint64_t chunk, std::vector<char> text) {
+    std::lock_guard lock(mutex_);
+    waiting_.emplace(chunk, std::move(text));
+    for (auto next = waiting_.find(next_); next != waiting_.end(); next = waiting_.find(next_)) {
+      std::fwrite(next->second.data(), 1, next->second.size(), stdout);
+      waiting_.erase(next);
+      ++next_;
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::uint64_t, std::vector<char>> waiting_;
+  std::uint64_t next_ = 0;
 };
 
 // The text printer formats by hand into reserved room: fmt's width handling decodes UTF-8 for
@@ -161,10 +197,12 @@ class TextPrinter {
     }
   }
 
-  void print(const PerfDataRecord& record) {
+  // `owned`: this printer prints the record (a worker's printer prints the records of its own
+  // chunks and follows the tasks and mappings of the others').
+  void print(const PerfDataRecord& record, bool owned = true) {
     const auto& event = reader_.events()[record.event];
     if (record.view.header.type != static_cast<std::uint32_t>(abi::RecordType::sample)) {
-      if (show_switch_events_) print_switch(record);
+      if (show_switch_events_ && owned) print_switch(record);
       resolver_.observe(record.view, event.config);
       ++task_epoch_;
       return;
@@ -267,6 +305,8 @@ class TextPrinter {
 
   void finish() { output_.flush(); }
   std::size_t undecodable() const { return undecodable_; }
+  void collect_output() { output_.collect(); }
+  std::vector<char> take_output() { return output_.take(); }
 
  private:
   // The comm, pid and tid columns of the sample's thread ("              sh 16546 "), made
@@ -523,6 +563,7 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
                  "Also print the context-switch records (record --switch-events, --off-cpu), as "
                  "perf script --show-switch-events");
   add_inline_option(*app_, inline_frames_);
+  add_threads_option(*app_, threads_);
   add_symbol_source_options(*app_, symbol_sources_);
   app_->footer(
       "Examples:\n"
@@ -586,11 +627,45 @@ int ScriptCommand::run() {
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     output.flush();
   } else {
-    TextPrinter printer(reader, spec, raw_names_, symbols, tracepoints, show_switch_events_);
-    auto visit = [&](const PerfDataRecord& record) { printer.print(record); };
-    error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
-    printer.finish();
-    undecodable = printer.undecodable();
+    std::size_t workers =
+        ordered_ ? analysis_threads(threads_, reader.data_end() - reader.data_offset()) : 1;
+    if (workers > 1) {
+      std::vector<std::unique_ptr<TextPrinter>> printers;
+      for (std::size_t i = 0; i < workers; ++i) {
+        printers.push_back(std::make_unique<TextPrinter>(reader, spec, raw_names_, symbols,
+                                                         tracepoints, show_switch_events_));
+        printers.back()->collect_output();
+      }
+      ChunkWriter writer;
+      constexpr std::uint64_t no_chunk = ~std::uint64_t{0};
+      std::vector<std::uint64_t> current(workers, no_chunk);
+      auto hand_over = [&](std::size_t worker) {
+        if (current[worker] != no_chunk && current[worker] % workers == worker) {
+          writer.write(current[worker], printers[worker]->take_output());
+        }
+      };
+      error = reader.for_each_record_ordered_fanned_out(
+          workers, [&](std::size_t worker, std::uint64_t chunk, const PerfDataRecord& record) {
+            if (current[worker] != chunk) {
+              hand_over(worker);
+              current[worker] = chunk;
+            }
+            bool owned = chunk % workers == worker;
+            bool sample =
+                record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample);
+            if (owned || !sample) printers[worker]->print(record, owned);
+          });
+      for (std::size_t worker = 0; worker < workers; ++worker) {
+        hand_over(worker);
+        undecodable += printers[worker]->undecodable();
+      }
+    } else {
+      TextPrinter printer(reader, spec, raw_names_, symbols, tracepoints, show_switch_events_);
+      auto visit = [&](const PerfDataRecord& record) { printer.print(record); };
+      error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
+      printer.finish();
+      undecodable = printer.undecodable();
+    }
   }
   std::fflush(stdout);
   if (undecodable != 0) {

@@ -146,7 +146,8 @@ class ScriptCommand {
   bool full_names_ = false;
   bool raw_names_ = false;
   bool show_switch_events_ = false;
-  int inline_frames_ = 0;  // add_inline_option's choice
+  int inline_frames_ = 0;    // add_inline_option's choice
+  std::size_t threads_ = 0;  // add_threads_option's
   SymbolSourceOptions symbol_sources_;
 };
 
@@ -161,7 +162,8 @@ struct ReportCommandOptions {
   std::string dso_list, symbol_list;
   bool stdio = false;
   bool srcline = false;
-  int inline_frames = 0;  // > 0: --inline, < 0: --no-inline, 0: with DWARF call chains, as perf
+  int inline_frames = 0;    // > 0: --inline, < 0: --no-inline, 0: with DWARF call chains, as perf
+  std::size_t threads = 0;  // add_threads_option's
   bool full_names = false;
   bool group_by_name = false;
   bool raw_names = false;

@@ -52,8 +52,9 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
                  "overhead,sample,comm,sym)")
       ->type_name("FIELDS");
   add_refused_option(
-      app, "-T,--threads", "perf's per-thread counts: use 'perfscope stat --per-thread'", false,
-      "perf report -T prints the per-thread counts of a 'perf record -s' recording, which "
+      app, "-T", "perf's per-thread counts: use 'perfscope stat --per-thread'", false,
+      "perf report -T (--threads, which is perfscope's number of analysis threads) prints the "
+      "per-thread counts of a 'perf record -s' recording, which "
       "perfscope does not record; count per thread with 'perfscope stat --per-thread -- "
       "COMMAND', or see each thread's samples with --sort pid,tid");
   add_refused_option(

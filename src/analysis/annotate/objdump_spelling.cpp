@@ -8,6 +8,9 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace perfscope {
 

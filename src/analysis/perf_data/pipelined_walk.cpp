@@ -11,35 +11,18 @@
 #include <thread>
 
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "record_batch.hpp"
 
 namespace perfscope {
 
 namespace {
 
+using detail::Batch;
+
 constexpr std::size_t batch_records = 8192;
 // Batches in flight: enough that neither side waits on the other's bursts, few enough that the
 // records' pages are still in the cache when they are visited.
 constexpr std::size_t batches_in_flight = 4;
-constexpr std::size_t prefetch_ahead = 8;
-
-// A record as it waits in a batch: half the size of a PerfDataRecord, whose header and span the
-// visiting side rebuilds from the bytes (the batches then stay in the CPUs' caches).
-struct BatchedRecord {
-  std::uintptr_t where;  // the address of the file's bytes, or the offset of a copy in copies
-  std::uint64_t offset;
-  std::uint64_t time;
-  std::uint32_t event;
-  std::uint32_t copied;  // 1: `where` is an offset into the batch's copies
-};
-
-struct Batch {
-  std::vector<BatchedRecord> records;
-  // Bytes of the records that are not the file's (decompressed, realigned, queued copies).
-  std::vector<std::byte> copies;
-  // The lowest file offset a record of the batch points at: the walk gives back no mapped page
-  // from there on until the batch has been visited (visiting it again would fault them in).
-  std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
-};
 
 // The batches between the walking thread and the visiting one.
 class BatchChannel {
@@ -85,9 +68,7 @@ class BatchChannel {
     return lowest;
   }
   void give_back(std::unique_ptr<Batch> batch) {
-    batch->records.clear();
-    batch->copies.clear();
-    batch->lowest = std::numeric_limits<std::uint64_t>::max();
+    batch->clear();
     std::lock_guard lock(mutex_);
     visiting_lowest_ = std::numeric_limits<std::uint64_t>::max();
     free_.push_back(std::move(batch));
@@ -128,21 +109,8 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_pipelined(
     try {
       std::unique_ptr<Batch> batch = channel.take_free();
       if (!batch) throw WalkStopped{};
-      const std::byte* file_begin = bytes_.data();
-      const std::byte* file_end = bytes_.data() + bytes_.size();
       auto visit_in_batches = [&](const PerfDataRecord& record) {
-        const std::byte* at = record.view.bytes.data();
-        BatchedRecord entry{reinterpret_cast<std::uintptr_t>(at), record.offset, record.time,
-                            static_cast<std::uint32_t>(record.event), 0};
-        if (at < file_begin || at + record.view.bytes.size() > file_end) {
-          entry.where = batch->copies.size();
-          entry.copied = 1;
-          batch->copies.insert(batch->copies.end(), record.view.bytes.begin(),
-                               record.view.bytes.end());
-        } else {
-          batch->lowest = std::min(batch->lowest, static_cast<std::uint64_t>(at - file_begin));
-        }
-        batch->records.push_back(entry);
+        batch->add(record, bytes_);
         if (batch->records.size() == batch_records) {
           channel.send_full(std::move(batch));
           batch = channel.take_free();
@@ -160,27 +128,8 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_pipelined(
     channel.finish(failure);
   });
   try {
-    PerfDataRecord record;
     while (auto batch = channel.take_full()) {
-      auto address_of = [&](const BatchedRecord& entry) {
-        return entry.copied ? batch->copies.data() + entry.where
-                            : reinterpret_cast<const std::byte*>(entry.where);
-      };
-      const std::vector<BatchedRecord>& records = batch->records;
-      for (std::size_t i = 0; i < records.size(); ++i) {
-        // The walking thread read these bytes on another core: asked for a few records ahead,
-        // they are here when the visitor reads them.
-        if (i + prefetch_ahead < records.size())
-          __builtin_prefetch(address_of(records[i + prefetch_ahead]));
-        const BatchedRecord& entry = records[i];
-        const std::byte* at = address_of(entry);
-        std::memcpy(&record.view.header, at, sizeof record.view.header);
-        record.view.bytes = std::span<const std::byte>(at, record.view.header.size);
-        record.offset = entry.offset;
-        record.time = entry.time;
-        record.event = entry.event;
-        visit(record);
-      }
+      batch->visit_each(visit);
       channel.give_back(std::move(batch));
     }
   } catch (...) {

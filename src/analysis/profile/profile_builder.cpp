@@ -10,10 +10,12 @@
 
 #include "analysis/path_names.hpp"
 #include "analysis/profile/flat_index_map.hpp"
+#include "analysis/profile/profile_parts.hpp"
 #include "analysis/profile/stack_completeness.hpp"
 #include "analysis/symbols/kernel_symbols.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/perf_data/analysis_threads.hpp"
 #include "perfscope/analysis/perf_data/feature_codec.hpp"
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -112,6 +114,22 @@ struct ProfileBuilder::State {
   std::string key;
 
   std::uint64_t undecodable = 0;
+
+  // build_profile's chunks (begin_chunk): where each begins, and the groups first touched in it.
+  std::vector<ProfileChunkMark> chunk_marks;
+  std::vector<std::uint32_t> touched_groups;
+  std::vector<std::uint32_t>
+      group_chunk;  // by group: the chunk mark (1-based) it was last touched in
+
+  void touch_group(std::uint32_t group) {
+    if (chunk_marks.empty()) return;
+    if (group >= group_chunk.size()) group_chunk.resize(group + 1, 0);
+    auto mark = static_cast<std::uint32_t>(chunk_marks.size());
+    if (group_chunk[group] != mark) {
+      group_chunk[group] = mark;
+      touched_groups.push_back(group);
+    }
+  }
 
   std::uint32_t intern_dso(std::string_view path, bool kernel,
                            std::span<const std::uint8_t> build_id) {
@@ -309,11 +327,14 @@ struct ProfileBuilder::State {
     std::vector<ProfileSampleGroup> groups = std::move(profile.sample_groups);
     profile.sample_groups.clear();
     group_index = FlatIndexMap(groups.size() * 2);
-    for (ProfileSampleGroup& group : groups) {
+    std::vector<std::uint32_t> group_map(groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      ProfileSampleGroup& group = groups[i];
       if (group.stack != no_index) group.stack = stack_map[group.stack];
-      add_to_group(group.stack, group.thread, group.event, group.cpu, group.samples, group.period,
-                   group.state);
+      group_map[i] = add_to_group(group.stack, group.thread, group.event, group.cpu, group.samples,
+                                  group.period, group.state);
     }
+    for (std::uint32_t& group : touched_groups) group = group_map[group];
   }
 
   std::uint32_t add_to_group(std::uint32_t stack, std::uint32_t thread, std::uint32_t event,
@@ -458,6 +479,7 @@ struct ProfileBuilder::State {
         ProfileSampleGroup& group = profile.sample_groups[leaf_entry->group];
         ++group.samples;
         group.period += period;
+        touch_group(leaf_entry->group);
         count_sample(event_index, period, time);
         return;
       }
@@ -499,6 +521,7 @@ struct ProfileBuilder::State {
     } else {
       std::uint32_t group =
           add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period, out.state);
+      touch_group(group);
       if (leaf_entry) {
         *leaf_entry = {sample.ip, task_epoch,  sample.pid, sample.tid,
                        cpu,       event_index, group,      cpumode};
@@ -656,27 +679,49 @@ void ProfileBuilder::add_samples_read(std::uint64_t count) noexcept {
   state_->profile.summary.samples_read += count;
 }
 
-Profile ProfileBuilder::finish() {
+void ProfileBuilder::begin_chunk(std::uint64_t chunk) {
   State& state = *state_;
+  Symbolizer& symbolizer = state.resolver.symbolizer();
+  state.chunk_marks.push_back({chunk, state.profile.samples.size(), state.touched_groups.size(),
+                               symbolizer.warnings().size(), symbolizer.notes().size(),
+                               symbolizer.missing_files().size()});
+}
+
+ProfilePart ProfileBuilder::finish_part() {
+  State& state = *state_;
+  ProfilePart part;
+  Symbolizer& symbolizer = state.resolver.symbolizer();
+  part.warnings_at_end = symbolizer.warnings().size();
+  part.notes_at_end = symbolizer.notes().size();
+  part.missing_files_at_end = symbolizer.missing_files().size();
   state.name_kernel_frames();
-  Profile profile = std::move(state.profile);
+  part.profile = std::move(state.profile);
   if (const UnwindStatistics* unwinding = state.resolver.unwind_statistics()) {
-    profile.summary.unwinding = *unwinding;
+    part.profile.summary.unwinding = *unwinding;
   }
-  profile.summary.stack_sources = state.resolver.stack_sources();
-  count_stacks_reaching_start(profile);
+  part.profile.summary.stack_sources = state.resolver.stack_sources();
+  part.chunks = std::move(state.chunk_marks);
+  part.touched_groups = std::move(state.touched_groups);
+  part.warnings = symbolizer.warnings();
+  part.notes = symbolizer.notes();
+  part.missing_files = symbolizer.missing_files();
+  part.undecodable = state.undecodable;
+  state_.reset();
+  return part;
+}
+
+void add_profile_warnings(Profile& profile, std::uint64_t undecodable,
+                          const std::vector<std::string>& symbolizer_warnings) {
   auto warn = [&](std::string text) {
     if (std::find(profile.summary.warnings.begin(), profile.summary.warnings.end(), text) ==
         profile.summary.warnings.end()) {
       profile.summary.warnings.push_back(std::move(text));
     }
   };
-  if (state.undecodable != 0) {
-    warn(fmt::format("{} samples could not be decoded and were left out", state.undecodable));
+  if (undecodable != 0) {
+    warn(fmt::format("{} samples could not be decoded and were left out", undecodable));
   }
-  for (const auto& warning : state.resolver.symbolizer().warnings()) warn(warning);
-  profile.summary.notes = state.resolver.symbolizer().notes();
-  profile.summary.missing_files = state.resolver.symbolizer().missing_files();
+  for (const auto& warning : symbolizer_warnings) warn(warning);
   for (const ProfileEvent& event : profile.events) {
     if (event.off_cpu && event.samples != 0 && !event.has_callchains) {
       warn(
@@ -692,6 +737,20 @@ Profile ProfileBuilder::finish() {
                                        std::max(summary.lost, summary.lost_samples))) {
     warn(std::move(*lost));
   }
+}
+
+Profile ProfileBuilder::finish() {
+  State& state = *state_;
+  state.name_kernel_frames();
+  Profile profile = std::move(state.profile);
+  if (const UnwindStatistics* unwinding = state.resolver.unwind_statistics()) {
+    profile.summary.unwinding = *unwinding;
+  }
+  profile.summary.stack_sources = state.resolver.stack_sources();
+  count_stacks_reaching_start(profile);
+  add_profile_warnings(profile, state.undecodable, state.resolver.symbolizer().warnings());
+  profile.summary.notes = state.resolver.symbolizer().notes();
+  profile.summary.missing_files = state.resolver.symbolizer().missing_files();
   state_.reset();
   return profile;
 }
@@ -715,12 +774,8 @@ Profile ProfileBuilder::finish_interval() {
 
 namespace {
 
-// build_profile's work: `walk` delivers the records, and `samples_left_out` (asked once the walk
-// is done) counts the samples it left out.
-Profile build_profile_with(const PerfDataReader& reader, const ProfileOptions& options,
-                           const RecordWalk& walk,
-                           const std::function<std::uint64_t()>& samples_left_out) {
-  ProfileBuilder builder(options);
+// A builder of the recording's events, carried files, sample clock and recorded build ids.
+void prepare_builder(ProfileBuilder& builder, const PerfDataReader& reader) {
   for (const auto& event : reader.events()) {
     std::string name = event.name.empty()
                            ? fmt::format("{}:{:#x}", event.attr.type, event.attr.config)
@@ -740,11 +795,13 @@ Profile build_profile_with(const PerfDataReader& reader, const ProfileOptions& o
     view.bytes = bytes;
     builder.observe(view, 0);
   }
-  auto error = walk([&](const PerfDataRecord& record) {
-    builder.observe(record.view, static_cast<std::uint32_t>(record.event));
-  });
-  builder.add_samples_read(samples_left_out());
-  Profile profile = builder.finish();
+}
+
+// The summary's parts that come from the file's header, and the reader's notes and the walk's
+// error before the other warnings.
+void add_recording_summary(Profile& profile, const PerfDataReader& reader,
+                           const std::optional<PerfDataError>& error) {
+  const PerfDataFeatures& features = reader.features();
   ProfileSummary& summary = profile.summary;
   summary.hostname = features.hostname.value_or("");
   summary.os_release = features.osrelease.value_or("");
@@ -767,6 +824,39 @@ Profile build_profile_with(const PerfDataReader& reader, const ProfileOptions& o
   }
   warnings.insert(warnings.end(), summary.warnings.begin(), summary.warnings.end());
   summary.warnings = std::move(warnings);
+}
+
+// build_profile's work on `workers` threads (one: the calling thread alone): each worker's
+// builder takes the samples of its chunks of the walk and every other record, and the parts are
+// merged. `samples_left_out` (asked once the walk is done) counts the samples the sieve left out.
+Profile build_profile_on(
+    const PerfDataReader& reader, const ProfileOptions& options, std::size_t workers,
+    const std::function<std::optional<PerfDataError>(const PerfDataReader::ChunkVisitor&)>& walk,
+    const std::function<std::uint64_t()>& samples_left_out) {
+  std::vector<std::unique_ptr<ProfileBuilder>> builders;
+  for (std::size_t i = 0; i < workers; ++i) {
+    builders.push_back(std::make_unique<ProfileBuilder>(options));
+    prepare_builder(*builders.back(), reader);
+  }
+  constexpr std::uint64_t no_chunk = ~std::uint64_t{0};
+  std::vector<std::uint64_t> current_chunk(workers, no_chunk);
+  auto error = walk([&](std::size_t worker, std::uint64_t chunk, const PerfDataRecord& record) {
+    bool owned = chunk % workers == worker;
+    if (record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
+      if (!owned) return;
+      if (current_chunk[worker] != chunk) {
+        current_chunk[worker] = chunk;
+        builders[worker]->begin_chunk(chunk);
+      }
+    }
+    builders[worker]->observe(record.view, static_cast<std::uint32_t>(record.event));
+  });
+  std::vector<ProfilePart> parts;
+  for (auto& builder : builders) parts.push_back(builder->finish_part());
+  builders.clear();
+  parts.front().profile.summary.samples_read += samples_left_out();
+  Profile profile = merge_profile_parts(std::move(parts), options);
+  add_recording_summary(profile, reader, error);
   return profile;
 }
 
@@ -774,7 +864,9 @@ Profile build_profile_with(const PerfDataReader& reader, const ProfileOptions& o
 
 Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options,
                       const PerfDataReader::RecordSieve& keep) {
-  std::uint64_t left_out = 0;  // counted on the walk's thread, read once it is done
+  std::size_t workers = analysis_threads(options.threads, reader.data_end() - reader.data_offset());
+  // Counted on the walk's thread, read once it is done.
+  std::uint64_t left_out = 0;
   PerfDataReader::RecordSieve sieve;
   if (keep) {
     sieve = [&](const PerfDataRecord& record) {
@@ -783,18 +875,26 @@ Profile build_profile(const PerfDataReader& reader, const ProfileOptions& option
       return false;
     };
   }
-  return build_profile_with(
-      reader, options,
-      [&](const PerfDataReader::Visitor& visit) {
-        return reader.for_each_record_ordered_pipelined(visit, PerfDataReader::pipelined_min_bytes,
-                                                        sieve);
+  return build_profile_on(
+      reader, options, workers,
+      [&](const PerfDataReader::ChunkVisitor& visit) -> std::optional<PerfDataError> {
+        if (workers > 1) return reader.for_each_record_ordered_fanned_out(workers, visit, sieve);
+        // One worker: the walk on a second thread where the file is large enough to gain.
+        return reader.for_each_record_ordered_pipelined(
+            [&](const PerfDataRecord& record) { visit(0, 0, record); },
+            options.threads == 1 ? ~std::uint64_t{0} : PerfDataReader::pipelined_min_bytes, sieve);
       },
       [&] { return left_out; });
 }
 
 Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options,
                       const RecordWalk& walk, std::uint64_t samples_left_out) {
-  return build_profile_with(reader, options, walk, [&] { return samples_left_out; });
+  return build_profile_on(
+      reader, options, 1,
+      [&](const PerfDataReader::ChunkVisitor& visit) {
+        return walk([&](const PerfDataRecord& record) { visit(0, 0, record); });
+      },
+      [&] { return samples_left_out; });
 }
 
 }  // namespace perfscope

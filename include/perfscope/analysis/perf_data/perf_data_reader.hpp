@@ -222,6 +222,18 @@ class PerfDataReader {
       const Visitor& visit, std::uint64_t min_bytes = pipelined_min_bytes,
       const RecordSieve& keep = {}) const;
 
+  // The same records in the same order handed to `workers` threads at once (the calling thread
+  // is worker 0), the walk on one more: each worker is handed every record, in order, with the
+  // number of the chunk of the walk it lies in (chunks of 8192 records, numbered from 0). The
+  // callers have each worker take the samples of its own chunks (chunk % workers == worker) and
+  // every other record, so that each worker's state (tasks, mappings) is at each of its samples
+  // what it would be on one thread. One worker: the plain walk, every record in chunk 0. An
+  // exception from `visit` stops the walk and the workers and is rethrown.
+  using ChunkVisitor =
+      std::function<void(std::size_t worker, std::uint64_t chunk, const PerfDataRecord&)>;
+  std::optional<PerfDataError> for_each_record_ordered_fanned_out(
+      std::size_t workers, const ChunkVisitor& visit, const RecordSieve& keep = {}) const;
+
   // For a caller that has walked the file once already and knows the offsets of the records it
   // wants (none of them compressed, all 8-byte aligned: an error says otherwise):
   // - the SAMPLE records between two record offsets, in file order, stepped to as the walks

@@ -42,7 +42,13 @@ struct ProfileOptions {
   // perf report --max-stack: the sample's ip and at most max_stack - 1 callers of each chain;
   // 0 keeps whole chains.
   std::uint32_t max_stack = 0;
+  // build_profile's threads (--threads): 0 the CPUs the process may use where the recording is
+  // large enough to gain (analysis_threads), 1 the calling thread alone. The profile is the
+  // same whatever the number.
+  std::size_t threads = 0;
 };
+
+struct ProfilePart;  // profile_parts.hpp: build_profile's workers' partial profiles
 
 // Builds a Profile from records fed one at a time, in time order: the recording's events first
 // (add_event), then every record. `perfscope report` feeds it a PerfDataReader; the in-process
@@ -67,6 +73,10 @@ class ProfileBuilder {
   void add_samples_read(std::uint64_t count) noexcept;
   // The finished profile; the builder is spent.
   Profile finish();
+  // For build_profile's workers: the samples observed from now on are of chunk `chunk` of the
+  // walk; and the builder's part of the profile, to be merged (merge_profile_parts).
+  void begin_chunk(std::uint64_t chunk);
+  ProfilePart finish_part();
   // The profile of the records observed since the start or the last call, and a new one begun:
   // what the builder knows of tasks, mappings and symbols carries over (continuous profiling
   // hands out one profile per interval). Each profile's tables hold only what its samples use.

@@ -1,0 +1,21 @@
+// How many threads an analysis of a recording runs on (--threads).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace perfscope {
+
+// Below this much data a recording is analysed on one thread when the user did not ask for a
+// number: the workers' start and each one's own warm-up (symbol tables, address caches) cost
+// more than they save. Measured with bench/parallel_analysis_benchmark.sh (docs/ARCHITECTURE.md).
+inline constexpr std::uint64_t parallel_analysis_min_bytes = 24 << 20;
+
+// The CPUs this process may run on (its affinity mask), at least 1.
+std::size_t usable_cpus() noexcept;
+
+// `requested` threads (0: the usable CPUs, or 1 below parallel_analysis_min_bytes of data);
+// an explicit number is taken as it is.
+std::size_t analysis_threads(std::size_t requested, std::uint64_t data_bytes) noexcept;
+
+}  // namespace perfscope

@@ -1,0 +1,160 @@
+// PerfDataReader::for_each_record_ordered_fanned_out: the ordered walk on a thread of its own,
+// every batch of its records handed to each of several workers.
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "record_batch.hpp"
+
+namespace perfscope {
+
+namespace {
+
+using detail::Batch;
+
+constexpr std::size_t chunk_records = 8192;
+
+// The batches between the walking thread and the workers. Batch n lies in slot n % slots; the
+// walk fills it again once every worker has visited it.
+class FanOutChannel {
+ public:
+  explicit FanOutChannel(std::size_t workers)
+      : slots_(2 * workers + 2), visited_(workers, 0) {}
+
+  // Walker: the slot of batch `number`, emptied; null once the workers have stopped.
+  Batch* take_free(std::uint64_t number) {
+    std::unique_lock lock(mutex_);
+    free_ready_.wait(lock, [&] { return number - least_visited() < slots_.size() || stopped_; });
+    if (stopped_) return nullptr;
+    Batch& batch = slots_[number % slots_.size()];
+    batch.clear();
+    return &batch;
+  }
+  void publish() {
+    std::lock_guard lock(mutex_);
+    ++published_;
+    full_ready_.notify_all();
+  }
+  void finish(std::exception_ptr failure) {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    failure_ = failure;
+    full_ready_.notify_all();
+  }
+  // Worker: batch `number`; null at the end of the walk or once the workers have stopped.
+  const Batch* take(std::uint64_t number) {
+    std::unique_lock lock(mutex_);
+    full_ready_.wait(lock, [&] { return published_ > number || done_ || stopped_; });
+    if (stopped_ || published_ <= number) return nullptr;
+    return &slots_[number % slots_.size()];
+  }
+  void visited(std::size_t worker) {
+    std::lock_guard lock(mutex_);
+    ++visited_[worker];
+    free_ready_.notify_one();
+  }
+  // The lowest file offset of the published batches some worker has yet to visit.
+  std::uint64_t held() {
+    std::lock_guard lock(mutex_);
+    std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint64_t n = least_visited(); n < published_; ++n) {
+      lowest = std::min(lowest, slots_[n % slots_.size()].lowest);
+    }
+    return lowest;
+  }
+  // A worker failed: the walk and the other workers stop.
+  void stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    free_ready_.notify_all();
+    full_ready_.notify_all();
+  }
+  std::exception_ptr failure() {
+    std::lock_guard lock(mutex_);
+    return failure_;
+  }
+
+ private:
+  std::uint64_t least_visited() const {
+    return *std::min_element(visited_.begin(), visited_.end());
+  }
+
+  std::mutex mutex_;
+  std::condition_variable free_ready_, full_ready_;
+  std::vector<Batch> slots_;
+  std::vector<std::uint64_t> visited_;  // by worker: the batches it has visited
+  std::uint64_t published_ = 0;
+  bool done_ = false, stopped_ = false;
+  std::exception_ptr failure_;
+};
+
+struct FanOutStopped {};
+
+}  // namespace
+
+std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_fanned_out(
+    std::size_t workers, const ChunkVisitor& visit, const RecordSieve& keep) const {
+  if (workers <= 1) {
+    return for_each_record_ordered([&](const PerfDataRecord& record) { visit(0, 0, record); },
+                                   keep);
+  }
+  FanOutChannel channel(workers);
+  std::optional<PerfDataError> error;
+  std::thread walker([&] {
+    std::exception_ptr failure;
+    try {
+      std::uint64_t number = 0;
+      Batch* batch = channel.take_free(number);
+      if (!batch) throw FanOutStopped{};
+      auto visit_in_batches = [&](const PerfDataRecord& record) {
+        batch->add(record, bytes_);
+        if (batch->records.size() == chunk_records) {
+          channel.publish();
+          batch = channel.take_free(++number);
+          if (!batch) throw FanOutStopped{};
+        }
+      };
+      // The batch being filled is this thread's: its lowest is read without the lock.
+      error = ordered_walk(
+          visit_in_batches, [&] { return std::min(batch->lowest, channel.held()); }, keep);
+      if (!batch->records.empty()) channel.publish();
+    } catch (const FanOutStopped&) {
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    channel.finish(failure);
+  });
+  std::vector<std::exception_ptr> failures(workers);
+  auto work = [&](std::size_t worker) {
+    try {
+      for (std::uint64_t number = 0;; ++number) {
+        const Batch* batch = channel.take(number);
+        if (!batch) break;
+        batch->visit_each(
+            [&](const PerfDataRecord& record) { visit(worker, number, record); });
+        channel.visited(worker);
+      }
+    } catch (...) {
+      failures[worker] = std::current_exception();
+      channel.stop();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t worker = 1; worker < workers; ++worker) threads.emplace_back(work, worker);
+  work(0);
+  for (auto& thread : threads) thread.join();
+  walker.join();
+  for (const auto& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+  if (auto failure = channel.failure()) std::rethrow_exception(failure);
+  return error;
+}
+
+}  // namespace perfscope
