@@ -103,6 +103,7 @@ DiffCommand::DiffCommand(CLI::App& app) {
   app_->add_flag("--raw-names", options_.raw_names,
                  "Print comms, files and symbols as recorded, control bytes and all (by default "
                  "the text table escapes them: \\x1b, \\xff)");
+  add_threads_option(*app_, options_.threads);
   app_->add_option("--debug-root", options_.debug_root,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--format", options_.format,
@@ -206,6 +207,7 @@ int DiffCommand::run_profiles() {
   options.filter.symbols = split_comma_list(o.symbol_list);
   // Every output here takes folded samples: memory bounded by the distinct stacks.
   options.keep_samples = false;
+  options.threads = options_.threads;
   std::vector<std::string> partial_data;  // said after the output
   auto warn_of_partial_data = [&] {
     for (const std::string& warning : partial_data) print_partial_data_warning(warning);

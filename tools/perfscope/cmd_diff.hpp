@@ -24,6 +24,7 @@ struct DiffCommandOptions {
   std::string output;
   std::vector<std::string> fail_if;
   double resolve_percent = 1.0;
+  std::size_t threads = 0;  // add_threads_option's
 };
 
 class DiffCommand {

@@ -18,14 +18,20 @@ namespace {
 
 using detail::Batch;
 
+// A chunk closes at this many records, or at its share of the data: a sixteenth of a worker's
+// (between 64 KiB and 4 MiB), so that every worker has chunks of a small recording too and the
+// chunks of a large one stay few.
 constexpr std::size_t chunk_records = 8192;
+
+std::uint64_t chunk_bytes(std::uint64_t data_bytes, std::size_t workers) {
+  return std::clamp<std::uint64_t>(data_bytes / (workers * 16), 64 << 10, 4 << 20);
+}
 
 // The batches between the walking thread and the workers. Batch n lies in slot n % slots; the
 // walk fills it again once every worker has visited it.
 class FanOutChannel {
  public:
-  explicit FanOutChannel(std::size_t workers)
-      : slots_(2 * workers + 2), visited_(workers, 0) {}
+  explicit FanOutChannel(std::size_t workers) : slots_(2 * workers + 2), visited_(workers, 0) {}
 
   // Walker: the slot of batch `number`, emptied; null once the workers have stopped.
   Batch* take_free(std::uint64_t number) {
@@ -110,12 +116,15 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_fanned_out(
     std::exception_ptr failure;
     try {
       std::uint64_t number = 0;
+      std::uint64_t bytes = 0, most_bytes = chunk_bytes(data_end_ - data_begin_, workers);
       Batch* batch = channel.take_free(number);
       if (!batch) throw FanOutStopped{};
       auto visit_in_batches = [&](const PerfDataRecord& record) {
         batch->add(record, bytes_);
-        if (batch->records.size() == chunk_records) {
+        bytes += record.view.bytes.size();
+        if (batch->records.size() == chunk_records || bytes >= most_bytes) {
           channel.publish();
+          bytes = 0;
           batch = channel.take_free(++number);
           if (!batch) throw FanOutStopped{};
         }
@@ -136,8 +145,12 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_fanned_out(
       for (std::uint64_t number = 0;; ++number) {
         const Batch* batch = channel.take(number);
         if (!batch) break;
-        batch->visit_each(
-            [&](const PerfDataRecord& record) { visit(worker, number, record); });
+        auto visit_record = [&](const PerfDataRecord& record) { visit(worker, number, record); };
+        if (number % workers == worker) {
+          batch->visit_each(visit_record);
+        } else {
+          batch->visit_not_samples(visit_record);
+        }
         channel.visited(worker);
       }
     } catch (...) {

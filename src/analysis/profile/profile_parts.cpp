@@ -94,8 +94,8 @@ class MergedTables {
     g.stack = stack(part, maps, g.stack);
     g.thread = thread(part, maps, g.thread);
     auto index = static_cast<std::uint32_t>(profile.sample_groups.size());
-    std::uint64_t b = (std::uint64_t{g.event} << 8 | static_cast<std::uint8_t>(g.state)) << 32 |
-                      g.cpu;
+    std::uint64_t b =
+        (std::uint64_t{g.event} << 8 | static_cast<std::uint8_t>(g.state)) << 32 | g.cpu;
     merged = group_index_.insert(std::uint64_t{g.stack} << 32 | g.thread, b, index);
     if (merged == index) {
       g.samples = 0;

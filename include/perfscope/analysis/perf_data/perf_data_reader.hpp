@@ -223,12 +223,13 @@ class PerfDataReader {
       const RecordSieve& keep = {}) const;
 
   // The same records in the same order handed to `workers` threads at once (the calling thread
-  // is worker 0), the walk on one more: each worker is handed every record, in order, with the
-  // number of the chunk of the walk it lies in (chunks of 8192 records, numbered from 0). The
-  // callers have each worker take the samples of its own chunks (chunk % workers == worker) and
-  // every other record, so that each worker's state (tasks, mappings) is at each of its samples
-  // what it would be on one thread. One worker: the plain walk, every record in chunk 0. An
-  // exception from `visit` stops the walk and the workers and is rethrown.
+  // is worker 0), the walk on one more. The walk is cut into chunks (numbered from 0; at most
+  // 8192 records and a sixteenth of a worker's share of the data), chunk c being worker
+  // c % workers's: each worker is handed, in order and with the number of its chunk, every
+  // record of its own chunks and the records of the others' that are not samples, so that its
+  // state (tasks, mappings) at each of its samples is what it would be on one thread. One
+  // worker: the plain walk, every record in chunk 0. An exception from `visit` stops the walk
+  // and the workers and is rethrown.
   using ChunkVisitor =
       std::function<void(std::size_t worker, std::uint64_t chunk, const PerfDataRecord&)>;
   std::optional<PerfDataError> for_each_record_ordered_fanned_out(
