@@ -44,6 +44,7 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
   app_->add_option("--debug-root", debug_root_,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--kcore", kcore_, "Where kernel code is read (default /proc/kcore)");
+  add_threads_option(*app_, threads_);
   app_->add_option("-M,--disassembler-style", disassembler_style_,
                    "x86-64 syntax: att (default, as objdump and perf write it) or intel");
   app_->footer(
@@ -74,6 +75,7 @@ int AnnotateCommand::run() {
   options.kcore_path = kcore_;
   options.callees = children_;
   options.profile.symbols.parameter_lists = full_names_;
+  options.profile.threads = threads_;
   if (!debug_root_.empty()) options.profile.symbols.debug_root = debug_root_;
   SymbolSources sources(symbol_sources_);  // archives stay unpacked until annotate is done
   options.profile.symbols.lookup = sources.roots();

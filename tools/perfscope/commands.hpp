@@ -214,6 +214,7 @@ class AnnotateCommand {
   std::vector<std::uint32_t> pids_, tids_;
   std::string debug_root_, kcore_ = "/proc/kcore";
   std::string disassembler_style_ = "att";
+  std::size_t threads_ = 0;  // add_threads_option's
   SymbolSourceOptions symbol_sources_;
 };
 

@@ -160,14 +160,15 @@ class MergedTables {
     if (merged != no_index) return merged;
     const ProfileFrame& source = part.frames[frame];
     std::uint32_t merged_function = function(part, maps, source.function, source.inlined);
-    std::uint32_t merged_mapping = mapping(part, maps, source.mapping);
     std::uint64_t b = std::uint64_t{merged_function} << 1 | (source.inlined ? 1 : 0);
     auto index = static_cast<std::uint32_t>(profile.frames.size());
     merged = frame_index_.insert(source.address, b, index);
     if (merged == index) {
+      // The frame's mapping is the one its first sample found it in: another part's copy of
+      // it (met first there in another process) adds no mapping.
       ProfileFrame f = source;
       f.function = merged_function;
-      f.mapping = merged_mapping;
+      f.mapping = mapping(part, maps, source.mapping);
       profile.frames.push_back(std::move(f));
     }
     return merged;
