@@ -72,8 +72,8 @@ class ThreadCounts : public ::testing::Test {
     EXPECT_NE(one.find(expected), std::string::npos) << described << "\n" << one.substr(0, 2000);
     for (const std::string& threads : thread_counts) {
       std::string other = run(threads);
-      EXPECT_TRUE(other == one) << described << ": " << threads << " threads gave "
-                                << other.size() << " bytes, one thread " << one.size();
+      EXPECT_TRUE(other == one) << described << ": " << threads << " threads gave " << other.size()
+                                << " bytes, one thread " << one.size();
     }
   }
 
@@ -99,8 +99,8 @@ class ThreadCounts : public ::testing::Test {
 };
 
 TEST_F(ThreadCounts, FramePointerRecordingReportsScriptExportsAnnotateAndDiff) {
-  std::string file = record("fp", {"-g", "-e", "cpu-clock", "-c", "20000"},
-                            {work_helper, "getpid", "1000000"});
+  std::string file =
+      record("fp", {"-g", "-e", "cpu-clock", "-c", "20000"}, {work_helper, "getpid", "1000000"});
   expect_every_output_the_same(file, "getpid");
   expect_exports_the_same(file, "getpid");
   std::string other = record("fp_other", {"-g", "-e", "cpu-clock", "-c", "20000"},
@@ -109,18 +109,19 @@ TEST_F(ThreadCounts, FramePointerRecordingReportsScriptExportsAnnotateAndDiff) {
 }
 
 TEST_F(ThreadCounts, DwarfRecording) {
-  std::string file = record("dwarf", {"--call-graph", "dwarf,2048", "-e", "cpu-clock", "-c", "20000"},
-                            {work_helper, "getpid", "1000000"});
+  std::string file =
+      record("dwarf", {"--call-graph", "dwarf,2048", "-e", "cpu-clock", "-c", "20000"},
+             {work_helper, "getpid", "1000000"});
   expect_every_output_the_same(file, "getpid");
   expect_exports_the_same(file, "getpid");
 }
 
 TEST_F(ThreadCounts, TwoEventsInPipeMode) {
   std::string file = dir_.path() + "/pipe.data";
-  auto recorded = pt::run_command(
-      {"/bin/sh", "-c",
-       std::string(PERFSCOPE_CLI_PATH) + " record -q -g -e cpu-clock,task-clock -c 40000 -o - -- " +
-           work_helper + " getpid 1000000 > " + file});
+  auto recorded = pt::run_command({"/bin/sh", "-c",
+                                   std::string(PERFSCOPE_CLI_PATH) +
+                                       " record -q -g -e cpu-clock,task-clock -c 40000 -o - -- " +
+                                       work_helper + " getpid 1000000 > " + file});
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   EXPECT_GE(std::filesystem::file_size(file), 1u << 20);
   expect_every_output_the_same(file, "task-clock");
@@ -131,9 +132,9 @@ TEST_F(ThreadCounts, OffCpuRecording) {
     GTEST_SKIP() << "off-CPU stacks need root and tracefs (sched:sched_switch)";
   }
   // Phases of work and sleep, and the getpid loop's cpu-clock samples for the size.
-  std::string file =
-      record("offcpu", {"--off-cpu", "-g", "-e", "cpu-clock", "-c", "20000"},
-             {"/bin/sh", "-c", offcpu_workload + " phases 20 && " + work_helper + " getpid 800000"});
+  std::string file = record(
+      "offcpu", {"--off-cpu", "-g", "-e", "cpu-clock", "-c", "20000"},
+      {"/bin/sh", "-c", offcpu_workload + " phases 20 && " + work_helper + " getpid 800000"});
   expect_every_output_the_same(file, "offcpu-time");
   expect_exports_the_same(file, "getpid");
 }

@@ -637,28 +637,18 @@ int ScriptCommand::run() {
         printers.back()->collect_output();
       }
       ChunkWriter writer;
-      constexpr std::uint64_t no_chunk = ~std::uint64_t{0};
-      std::vector<std::uint64_t> current(workers, no_chunk);
-      auto hand_over = [&](std::size_t worker) {
-        if (current[worker] != no_chunk && current[worker] % workers == worker) {
-          writer.write(current[worker], printers[worker]->take_output());
-        }
-      };
       error = reader.for_each_record_ordered_fanned_out(
-          workers, [&](std::size_t worker, std::uint64_t chunk, const PerfDataRecord& record) {
-            if (current[worker] != chunk) {
-              hand_over(worker);
-              current[worker] = chunk;
-            }
-            bool owned = chunk % workers == worker;
+          workers,
+          [&](std::size_t worker, std::uint64_t, bool owned, const PerfDataRecord& record) {
             bool sample =
                 record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample);
             if (owned || !sample) printers[worker]->print(record, owned);
+          },
+          {},
+          [&](std::size_t worker, std::uint64_t chunk) {
+            writer.write(chunk, printers[worker]->take_output());
           });
-      for (std::size_t worker = 0; worker < workers; ++worker) {
-        hand_over(worker);
-        undecodable += printers[worker]->undecodable();
-      }
+      for (const auto& printer : printers) undecodable += printer->undecodable();
     } else {
       TextPrinter printer(reader, spec, raw_names_, symbols, tracepoints, show_switch_events_);
       auto visit = [&](const PerfDataRecord& record) { printer.print(record); };

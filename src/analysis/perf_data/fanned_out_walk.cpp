@@ -1,6 +1,7 @@
 // PerfDataReader::for_each_record_ordered_fanned_out: the ordered walk on a thread of its own,
 // every batch of its records handed to each of several workers.
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -31,7 +32,8 @@ std::uint64_t chunk_bytes(std::uint64_t data_bytes, std::size_t workers) {
 // walk fills it again once every worker has visited it.
 class FanOutChannel {
  public:
-  explicit FanOutChannel(std::size_t workers) : slots_(2 * workers + 2), visited_(workers, 0) {}
+  explicit FanOutChannel(std::size_t workers)
+      : slots_(2 * workers + 2), claimed_(slots_.size()), visited_(workers, 0) {}
 
   // Walker: the slot of batch `number`, emptied; null once the workers have stopped.
   Batch* take_free(std::uint64_t number) {
@@ -40,7 +42,14 @@ class FanOutChannel {
     if (stopped_) return nullptr;
     Batch& batch = slots_[number % slots_.size()];
     batch.clear();
+    claimed_[number % slots_.size()].value.store(false, std::memory_order_relaxed);
     return &batch;
+  }
+  // Worker: whether batch `number`'s samples are this worker's, the first to ask. The workers
+  // that are ahead take the chunks: a worker slowed down (its CPU shared with the walk) takes
+  // fewer.
+  bool claim(std::uint64_t number) {
+    return !claimed_[number % slots_.size()].value.exchange(true, std::memory_order_acq_rel);
   }
   void publish() {
     std::lock_guard lock(mutex_);
@@ -94,6 +103,10 @@ class FanOutChannel {
   std::mutex mutex_;
   std::condition_variable free_ready_, full_ready_;
   std::vector<Batch> slots_;
+  struct alignas(64) Claim {
+    std::atomic<bool> value{false};
+  };
+  std::vector<Claim> claimed_;          // by slot: whether a worker has taken its batch's samples
   std::vector<std::uint64_t> visited_;  // by worker: the batches it has visited
   std::uint64_t published_ = 0;
   bool done_ = false, stopped_ = false;
@@ -105,10 +118,13 @@ struct FanOutStopped {};
 }  // namespace
 
 std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_fanned_out(
-    std::size_t workers, const ChunkVisitor& visit, const RecordSieve& keep) const {
+    std::size_t workers, const ChunkVisitor& visit, const RecordSieve& keep,
+    const ChunkTaken& taken) const {
   if (workers <= 1) {
-    return for_each_record_ordered([&](const PerfDataRecord& record) { visit(0, 0, record); },
-                                   keep);
+    auto error = for_each_record_ordered(
+        [&](const PerfDataRecord& record) { visit(0, 0, true, record); }, keep);
+    if (taken) taken(0, 0);
+    return error;
   }
   FanOutChannel channel(workers);
   std::optional<PerfDataError> error;
@@ -145,9 +161,13 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_fanned_out(
       for (std::uint64_t number = 0;; ++number) {
         const Batch* batch = channel.take(number);
         if (!batch) break;
-        auto visit_record = [&](const PerfDataRecord& record) { visit(worker, number, record); };
-        if (number % workers == worker) {
+        bool owned = channel.claim(number);
+        auto visit_record = [&](const PerfDataRecord& record) {
+          visit(worker, number, owned, record);
+        };
+        if (owned) {
           batch->visit_each(visit_record);
+          if (taken) taken(worker, number);
         } else {
           batch->visit_not_samples(visit_record);
         }

@@ -115,21 +115,11 @@ struct ProfileBuilder::State {
 
   std::uint64_t undecodable = 0;
 
-  // build_profile's chunks (begin_chunk): where each begins, and the groups first touched in it.
+  // build_profile's chunks (begin_chunk): where each begins. Each group is listed once, when
+  // made: a chunk's new groups are those listed while it was observed (a group this worker made
+  // in an earlier chunk was met there first).
   std::vector<ProfileChunkMark> chunk_marks;
-  std::vector<std::uint32_t> touched_groups;
-  std::vector<std::uint32_t>
-      group_chunk;  // by group: the chunk mark (1-based) it was last touched in
-
-  void touch_group(std::uint32_t group) {
-    if (chunk_marks.empty()) return;
-    if (group >= group_chunk.size()) group_chunk.resize(group + 1, 0);
-    auto mark = static_cast<std::uint32_t>(chunk_marks.size());
-    if (group_chunk[group] != mark) {
-      group_chunk[group] = mark;
-      touched_groups.push_back(group);
-    }
-  }
+  std::vector<std::uint32_t> touched_groups;  // remapped by name_kernel_frames
 
   std::uint32_t intern_dso(std::string_view path, bool kernel,
                            std::span<const std::uint8_t> build_id) {
@@ -328,13 +318,16 @@ struct ProfileBuilder::State {
     profile.sample_groups.clear();
     group_index = FlatIndexMap(groups.size() * 2);
     std::vector<std::uint32_t> group_map(groups.size());
+    std::vector<std::uint32_t> listed = std::move(touched_groups);
+    touched_groups.clear();
     for (std::size_t i = 0; i < groups.size(); ++i) {
       ProfileSampleGroup& group = groups[i];
       if (group.stack != no_index) group.stack = stack_map[group.stack];
       group_map[i] = add_to_group(group.stack, group.thread, group.event, group.cpu, group.samples,
                                   group.period, group.state);
     }
-    for (std::uint32_t& group : touched_groups) group = group_map[group];
+    for (std::uint32_t& group : listed) group = group_map[group];
+    touched_groups = std::move(listed);
   }
 
   std::uint32_t add_to_group(std::uint32_t stack, std::uint32_t thread, std::uint32_t event,
@@ -345,6 +338,7 @@ struct ProfileBuilder::State {
     std::uint32_t found = group_index.insert(std::uint64_t{stack} << 32 | thread, b, index);
     if (found == index) {
       profile.sample_groups.push_back({stack, thread, event, cpu, 0, 0, state});
+      touched_groups.push_back(index);
     }
     profile.sample_groups[found].samples += samples;
     profile.sample_groups[found].period += period;
@@ -479,7 +473,6 @@ struct ProfileBuilder::State {
         ProfileSampleGroup& group = profile.sample_groups[leaf_entry->group];
         ++group.samples;
         group.period += period;
-        touch_group(leaf_entry->group);
         count_sample(event_index, period, time);
         return;
       }
@@ -521,7 +514,6 @@ struct ProfileBuilder::State {
     } else {
       std::uint32_t group =
           add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period, out.state);
-      touch_group(group);
       if (leaf_entry) {
         *leaf_entry = {sample.ip, task_epoch,  sample.pid, sample.tid,
                        cpu,       event_index, group,      cpumode};
@@ -827,8 +819,9 @@ void add_recording_summary(Profile& profile, const PerfDataReader& reader,
 }
 
 // build_profile's work on `workers` threads (one: the calling thread alone): each worker's
-// builder takes the samples of its chunks of the walk and every other record, and the parts are
-// merged. `samples_left_out` (asked once the walk is done) counts the samples the sieve left out.
+// builder takes the samples of the chunks of the walk it took and every other record, and the
+// parts are merged. `samples_left_out` (asked once the walk is done) counts the samples the sieve
+// left out.
 Profile build_profile_on(
     const PerfDataReader& reader, const ProfileOptions& options, std::size_t workers,
     const std::function<std::optional<PerfDataError>(const PerfDataReader::ChunkVisitor&)>& walk,
@@ -840,17 +833,17 @@ Profile build_profile_on(
   }
   constexpr std::uint64_t no_chunk = ~std::uint64_t{0};
   std::vector<std::uint64_t> current_chunk(workers, no_chunk);
-  auto error = walk([&](std::size_t worker, std::uint64_t chunk, const PerfDataRecord& record) {
-    bool owned = chunk % workers == worker;
-    if (record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
-      if (!owned) return;
-      if (current_chunk[worker] != chunk) {
-        current_chunk[worker] = chunk;
-        builders[worker]->begin_chunk(chunk);
-      }
-    }
-    builders[worker]->observe(record.view, static_cast<std::uint32_t>(record.event));
-  });
+  auto error =
+      walk([&](std::size_t worker, std::uint64_t chunk, bool owned, const PerfDataRecord& record) {
+        if (record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
+          if (!owned) return;
+          if (current_chunk[worker] != chunk) {
+            current_chunk[worker] = chunk;
+            builders[worker]->begin_chunk(chunk);
+          }
+        }
+        builders[worker]->observe(record.view, static_cast<std::uint32_t>(record.event));
+      });
   std::vector<ProfilePart> parts;
   for (auto& builder : builders) parts.push_back(builder->finish_part());
   builders.clear();
@@ -881,7 +874,7 @@ Profile build_profile(const PerfDataReader& reader, const ProfileOptions& option
         if (workers > 1) return reader.for_each_record_ordered_fanned_out(workers, visit, sieve);
         // One worker: the walk on a second thread where the file is large enough to gain.
         return reader.for_each_record_ordered_pipelined(
-            [&](const PerfDataRecord& record) { visit(0, 0, record); },
+            [&](const PerfDataRecord& record) { visit(0, 0, true, record); },
             options.threads == 1 ? ~std::uint64_t{0} : PerfDataReader::pipelined_min_bytes, sieve);
       },
       [&] { return left_out; });
@@ -892,7 +885,7 @@ Profile build_profile(const PerfDataReader& reader, const ProfileOptions& option
   return build_profile_on(
       reader, options, 1,
       [&](const PerfDataReader::ChunkVisitor& visit) {
-        return walk([&](const PerfDataRecord& record) { visit(0, 0, record); });
+        return walk([&](const PerfDataRecord& record) { visit(0, 0, true, record); });
       },
       [&] { return samples_left_out; });
 }

@@ -25,7 +25,8 @@ struct ProfilePart {
   // the other counts of records every worker saw are every part's), no warnings yet.
   Profile profile;
   std::vector<ProfileChunkMark> chunks;  // ascending
-  // Per chunk (from its mark's index on): the sample groups its samples touched first in it.
+  // Each sample group, listed as the worker made it: a chunk's new groups are those from its
+  // mark's index on (a group the worker made in an earlier chunk was met first there).
   std::vector<std::uint32_t> touched_groups;
   // The symbolizer's, in the order it gave them; the marks count how many came before each
   // chunk, `*_at_end` how many before the part was finished (the rest came as kernel frames

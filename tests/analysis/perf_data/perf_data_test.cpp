@@ -9,10 +9,12 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string_view>
@@ -669,6 +671,101 @@ TEST(PerfDataTest, PipelinedWalkOfALargeFileEqualsTheOrderedWalk) {
   }),
                std::runtime_error);
   EXPECT_EQ(visited, 50000u);
+  std::filesystem::remove(path);
+}
+
+// A COMM record of `tid` named `name` at `time`, with its sample_id (tid, time, identifier).
+std::vector<std::byte> make_comm(std::uint64_t id, std::uint32_t tid, const char* name,
+                                 std::uint64_t time) {
+  std::vector<std::byte> bytes(8 + 8 + 16 + 24);
+  abi::RecordHeader header{static_cast<std::uint32_t>(abi::RecordType::comm), 0,
+                           static_cast<std::uint16_t>(bytes.size())};
+  std::memcpy(bytes.data(), &header, sizeof header);
+  std::uint32_t ids[2] = {tid, tid};
+  std::memcpy(bytes.data() + 8, ids, sizeof ids);
+  std::strncpy(reinterpret_cast<char*>(bytes.data() + 16), name, 15);
+  std::uint64_t trailer[3] = {(std::uint64_t{tid} << 32) | tid, time, id};
+  std::memcpy(bytes.data() + 32, trailer, sizeof trailer);
+  return bytes;
+}
+
+// The walk fanned out to three workers: every record other than samples reaches every worker in
+// order, each chunk's samples exactly one, and the samples of the chunks, chunk after chunk, are
+// the ordered walk's.
+TEST(PerfDataTest, FannedOutWalkHandsEachChunkToOneWorkerAndTheOtherRecordsToAll) {
+  std::string path = temp_path("fanned_out");
+  constexpr std::uint64_t rounds = 40, per_round = 3000;
+  {
+    PerfDataWriter writer(path, {make_event("a", 5)});
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+      std::uint64_t base = round * per_round * 10;
+      for (std::uint64_t i = 0; i < per_round; ++i) {
+        writer.append(make_sample(5, 0x1000 + i, 7, 1 + base + i * 10));
+        if (i % 500 == 0) writer.append(make_comm(5, 7, "renamed", 2 + base + i * 10));
+      }
+      writer.end_round();
+    }
+    writer.finish({});
+  }
+  PerfDataReader reader = PerfDataReader::open(path);
+  constexpr std::size_t workers = 3;
+  struct Seen {
+    std::uint64_t chunk, offset;
+    bool owned, sample;
+  };
+  std::vector<std::vector<Seen>> seen(workers);
+  std::vector<std::vector<std::uint64_t>> taken(workers);
+  auto error = reader.for_each_record_ordered_fanned_out(
+      workers,
+      [&](std::size_t worker, std::uint64_t chunk, bool owned, const PerfDataRecord& record) {
+        bool sample =
+            record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample);
+        seen[worker].push_back({chunk, record.offset, owned, sample});
+      },
+      {}, [&](std::size_t worker, std::uint64_t chunk) { taken[worker].push_back(chunk); });
+  ASSERT_FALSE(error) << error->what();
+
+  std::vector<std::uint64_t> all_samples, others;
+  ASSERT_FALSE(reader.for_each_record_ordered([&](const PerfDataRecord& record) {
+    bool sample = record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample);
+    (sample ? all_samples : others).push_back(record.offset);
+  }));
+  ASSERT_EQ(all_samples.size(), rounds * per_round);
+  std::map<std::uint64_t, std::size_t> owner;  // chunk -> worker
+  std::map<std::uint64_t, std::vector<std::uint64_t>> samples_by_chunk;
+  for (std::size_t worker = 0; worker < workers; ++worker) {
+    std::vector<std::uint64_t> worker_others;
+    for (const Seen& record : seen[worker]) {
+      if (!record.sample) worker_others.push_back(record.offset);
+      if (!record.owned) {
+        EXPECT_FALSE(record.sample) << "a sample of a chunk the worker did not take";
+        continue;
+      }
+      auto [found, inserted] = owner.emplace(record.chunk, worker);
+      EXPECT_EQ(found->second, worker) << "chunk " << record.chunk << " taken twice";
+      if (record.sample) samples_by_chunk[record.chunk].push_back(record.offset);
+    }
+    EXPECT_EQ(worker_others, others) << "worker " << worker;
+    EXPECT_TRUE(std::is_sorted(taken[worker].begin(), taken[worker].end()));
+  }
+  std::vector<std::uint64_t> joined;
+  for (const auto& [chunk, offsets] : samples_by_chunk) {
+    joined.insert(joined.end(), offsets.begin(), offsets.end());
+  }
+  EXPECT_EQ(joined, all_samples);
+  EXPECT_GE(owner.size(), 8u) << "chunks: the file is too small to test the fan-out";
+  std::size_t taken_count = 0;
+  for (const auto& list : taken) taken_count += list.size();
+  EXPECT_EQ(taken_count, owner.size());
+
+  // An exception in a worker stops the walk and reaches the caller.
+  std::atomic<std::size_t> visited{0};
+  EXPECT_THROW(reader.for_each_record_ordered_fanned_out(
+                   workers,
+                   [&](std::size_t, std::uint64_t, bool, const PerfDataRecord&) {
+                     if (++visited == 20000) throw std::runtime_error("stop");
+                   }),
+               std::runtime_error);
   std::filesystem::remove(path);
 }
 

@@ -224,16 +224,20 @@ class PerfDataReader {
 
   // The same records in the same order handed to `workers` threads at once (the calling thread
   // is worker 0), the walk on one more. The walk is cut into chunks (numbered from 0; at most
-  // 8192 records and a sixteenth of a worker's share of the data), chunk c being worker
-  // c % workers's: each worker is handed, in order and with the number of its chunk, every
-  // record of its own chunks and the records of the others' that are not samples, so that its
-  // state (tasks, mappings) at each of its samples is what it would be on one thread. One
-  // worker: the plain walk, every record in chunk 0. An exception from `visit` stops the walk
-  // and the workers and is rethrown.
-  using ChunkVisitor =
-      std::function<void(std::size_t worker, std::uint64_t chunk, const PerfDataRecord&)>;
+  // 8192 records and a sixteenth of a worker's share of the data), each chunk's samples taken by
+  // the first worker to reach it (`owned`): each worker is handed, in order and with the number
+  // of its chunk, every record of the chunks it took and the records of the others that are
+  // not samples, so that its state (tasks, mappings) at each of its samples is what it would
+  // be on one thread. Which worker takes a chunk varies from run to run; what the callers make
+  // of the chunks must not. One worker: the plain walk, every record in chunk 0. An exception
+  // from `visit` stops the walk and the workers and is rethrown.
+  // `taken`, when given, is called on a worker once it has visited a chunk it took.
+  using ChunkVisitor = std::function<void(std::size_t worker, std::uint64_t chunk, bool owned,
+                                          const PerfDataRecord&)>;
+  using ChunkTaken = std::function<void(std::size_t worker, std::uint64_t chunk)>;
   std::optional<PerfDataError> for_each_record_ordered_fanned_out(
-      std::size_t workers, const ChunkVisitor& visit, const RecordSieve& keep = {}) const;
+      std::size_t workers, const ChunkVisitor& visit, const RecordSieve& keep = {},
+      const ChunkTaken& taken = {}) const;
 
   // For a caller that has walked the file once already and knows the offsets of the records it
   // wants (none of them compressed, all 8-byte aligned: an error says otherwise):
