@@ -3,10 +3,11 @@
 # `make test` the tests' part too).
 BUILD_DIR ?= build
 ASAN_BUILD_DIR ?= build-asan
+TSAN_BUILD_DIR ?= build-tsan
 JOBS ?= $(shell nproc)
 CMAKE_GENERATOR ?= Ninja
 
-.PHONY: all deps deps-build deps-test configure build demo test unit-tests sanitizer-tests pmu-lab format format-check bench fuzz clean
+.PHONY: all deps deps-build deps-test configure build demo test unit-tests sanitizer-tests tsan-tests pmu-lab format format-check bench fuzz clean
 
 all: build
 
@@ -62,6 +63,19 @@ fuzz: deps-test
 sanitizer-tests: deps-test
 	./scripts/run-tests --sanitizer-only $(BUILD_DIR) $(ASAN_BUILD_DIR)
 
+# The parallel analysis (--threads, issue #35) under ThreadSanitizer: the fanned-out walk's own
+# test and every analysing subcommand on 1, 2, 3 and 8 threads, with a TSan build of perfscope.
+# Not part of `make test` (a third full build); run it when the pipeline changes.
+TSAN_TESTS ?= analysis_perf_data_test|cli_threads_cli_test
+tsan-tests: deps-test
+	cmake -S . -B $(TSAN_BUILD_DIR) -G $(CMAKE_GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DPERFSCOPE_SANITIZE_THREADS=ON $(DEV_OPTIONS)
+	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target perfscope_cli analysis_perf_data_test \
+	  cli_threads_cli_test work_helper offcpu_workload
+	cd $(TSAN_BUILD_DIR) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --output-on-failure -R '$(TSAN_TESTS)'
+
 format:
 	./scripts/check-format --fix
 
@@ -72,4 +86,4 @@ bench: build
 	./scripts/run-benchmarks $(BUILD_DIR)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR)

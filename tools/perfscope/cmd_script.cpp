@@ -631,6 +631,7 @@ int ScriptCommand::run() {
         ordered_ ? analysis_threads(threads_, reader.data_end() - reader.data_offset()) : 1;
     if (workers > 1) {
       std::vector<std::unique_ptr<TextPrinter>> printers;
+      symbols.shared_kernel = make_shared_kernel_symbols();
       for (std::size_t i = 0; i < workers; ++i) {
         printers.push_back(std::make_unique<TextPrinter>(reader, spec, raw_names_, symbols,
                                                          tracepoints, show_switch_events_));

@@ -827,8 +827,10 @@ Profile build_profile_on(
     const std::function<std::optional<PerfDataError>(const PerfDataReader::ChunkVisitor&)>& walk,
     const std::function<std::uint64_t()>& samples_left_out) {
   std::vector<std::unique_ptr<ProfileBuilder>> builders;
+  ProfileOptions worker_options = options;
+  if (workers > 1) worker_options.symbols.shared_kernel = make_shared_kernel_symbols();
   for (std::size_t i = 0; i < workers; ++i) {
-    builders.push_back(std::make_unique<ProfileBuilder>(options));
+    builders.push_back(std::make_unique<ProfileBuilder>(worker_options));
     prepare_builder(*builders.back(), reader);
   }
   constexpr std::uint64_t no_chunk = ~std::uint64_t{0};

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -90,15 +91,20 @@ struct KernelSource {
   std::uint64_t reference_address = 0;
 };
 
-struct KernelState {
-  bool loaded = false;
+// What a kallsyms file gave: read once per symbolizer, or once for several (SharedKernelSymbols).
+struct LoadedKernel {
   bool read = false;  // a kallsyms file could be read
   KernelSymbols symbols;
   std::string problem;
   std::string note;  // a warning about the symbols used (of another boot or machine)
+};
+
+struct KernelState {
+  bool loaded = false;
+  std::shared_ptr<const LoadedKernel> data = std::make_shared<LoadedKernel>();
+  std::shared_ptr<SharedKernelSymbols> shared;
   std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
-  // prefetch_kernel's: it fills read, symbols, problem and note, and nothing else touches them
-  // until it is joined.
+  // prefetch_kernel's: it fills `data`, and nothing else touches it until it is joined.
   std::thread loader;
 
   KernelState() = default;
@@ -108,14 +114,17 @@ struct KernelState {
     if (loader.joinable()) loader.join();
   }
 
-  void load(const KernelSource& source) noexcept {
+  void load(const KernelSource& source) noexcept;
+
+  static std::shared_ptr<const LoadedKernel> read(const KernelSource& source) noexcept {
+    auto kernel = std::make_shared<LoadedKernel>();
     try {
-      if (read_cached_copy(source)) return;
-      read_symbols(source.kallsyms_path);
-      std::uint64_t running = symbols.reference_address();
-      if (problem.empty() && source.reference_address != 0 && running != 0 &&
+      if (read_cached_copy(source, *kernel)) return kernel;
+      read_symbols(source.kallsyms_path, *kernel);
+      std::uint64_t running = kernel->symbols.reference_address();
+      if (kernel->problem.empty() && source.reference_address != 0 && running != 0 &&
           running != source.reference_address) {
-        note = fmt::format(
+        kernel->note = fmt::format(
             "kernel symbols may be wrong: the recording's kernel had _text at {:#x}, {} has it "
             "at {:#x} (recorded on another boot or machine, and no copy of its kallsyms in the "
             "build-id cache{})",
@@ -126,9 +135,10 @@ struct KernelState {
                               kallsyms_cache_path(cache_dir_of(source), source.build_id)));
       }
     } catch (const std::bad_alloc&) {
-      symbols = KernelSymbols();
-      problem = "out of memory reading kernel symbols";
+      kernel->symbols = KernelSymbols();
+      kernel->problem = "out of memory reading kernel symbols";
     }
+    return kernel;
   }
 
   static std::string cache_dir_of(const KernelSource& source) {
@@ -136,7 +146,7 @@ struct KernelState {
   }
 
   // The copy of kallsyms that the recording saved, when its _text is where the recording's was.
-  bool read_cached_copy(const KernelSource& source) {
+  static bool read_cached_copy(const KernelSource& source, LoadedKernel& kernel) {
     if (source.build_id.empty()) return false;
     std::vector<std::string> paths = source.archived_copies;
     paths.push_back(kallsyms_cache_path(cache_dir_of(source), source.build_id));
@@ -144,33 +154,33 @@ struct KernelState {
       if (path.empty()) continue;
       auto text = sys::read_regular_file(path);
       if (!text) continue;
-      symbols.parse(*text);
-      if (!symbols.addresses_hidden() && !symbols.empty() &&
+      kernel.symbols.parse(*text);
+      if (!kernel.symbols.addresses_hidden() && !kernel.symbols.empty() &&
           (source.reference_address == 0 ||
-           symbols.reference_address() == source.reference_address)) {
-        read = true;
+           kernel.symbols.reference_address() == source.reference_address)) {
+        kernel.read = true;
         return true;
       }
-      symbols = KernelSymbols();
+      kernel.symbols = KernelSymbols();
     }
     return false;
   }
 
-  void read_symbols(const std::string& path) {
+  static void read_symbols(const std::string& path, LoadedKernel& kernel) {
     auto text = sys::read_text_file(path);
     if (!text) {
-      problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+      kernel.problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
       return;
     }
-    read = true;
-    symbols.parse(*text);
-    if (symbols.addresses_hidden()) {
-      problem = fmt::format(
+    kernel.read = true;
+    kernel.symbols.parse(*text);
+    if (kernel.symbols.addresses_hidden()) {
+      kernel.problem = fmt::format(
           "kptr_restrict hides kernel addresses (every address in {} reads 0): run as root, "
           "or allow them with sysctl kernel.kptr_restrict=0",
           path);
-    } else if (symbols.empty()) {
-      problem = fmt::format("no kernel symbols in {}", path);
+    } else if (kernel.symbols.empty()) {
+      kernel.problem = fmt::format("no kernel symbols in {}", path);
     }
   }
 };
@@ -178,6 +188,33 @@ struct KernelState {
 std::optional<ElfImage> elf_of(std::span<const std::byte> bytes) {
   const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
   return ElfImage::from_bytes(std::vector<unsigned char>(begin, begin + bytes.size()));
+}
+
+}  // namespace
+
+class SharedKernelSymbols {
+ public:
+  std::once_flag once;
+  std::shared_ptr<const LoadedKernel> loaded;
+};
+
+std::shared_ptr<SharedKernelSymbols> make_shared_kernel_symbols() {
+  return std::make_shared<SharedKernelSymbols>();
+}
+
+namespace {
+
+void KernelState::load(const KernelSource& source) noexcept {
+  if (!shared) {
+    data = read(source);
+    return;
+  }
+  try {
+    std::call_once(shared->once, [&] { shared->loaded = read(source); });
+    data = shared->loaded;
+  } catch (const std::system_error&) {
+    data = read(source);
+  }
 }
 
 }  // namespace
@@ -479,21 +516,23 @@ struct Symbolizer::State {
     } else {
       kernel.load(kernel_source());
     }
-    if (kernel.read) {
+    const LoadedKernel& loaded = *kernel.data;
+    if (loaded.read) {
       ++statistics.files_opened;
-      statistics.symbols_loaded += kernel.symbols.size();
+      statistics.symbols_loaded += loaded.symbols.size();
     }
-    if (!kernel.problem.empty()) {
-      warn(fmt::format("{}; kernel frames stay unresolved", kernel.problem));
-      add_missing(kernel_dso_name, options.kernel_build_id, missing_file_not_found, kernel.problem);
+    if (!loaded.problem.empty()) {
+      warn(fmt::format("{}; kernel frames stay unresolved", loaded.problem));
+      add_missing(kernel_dso_name, options.kernel_build_id, missing_file_not_found, loaded.problem);
     }
-    if (!kernel.note.empty()) warn(kernel.note);
+    if (!loaded.note.empty()) warn(loaded.note);
   }
 };
 
 Symbolizer::Symbolizer(SymbolizerOptions options) : state_(std::make_unique<State>()) {
   state_->options = std::move(options);
   state_->locator = SymbolFileLocator(state_->options.lookup);
+  state_->kernel.shared = state_->options.shared_kernel;
 }
 
 Symbolizer::~Symbolizer() = default;
@@ -661,9 +700,10 @@ SymbolizedAddress Symbolizer::resolve_kernel(std::uint64_t address) {
   result.kernel = true;
   result.dso = kernel_dso_name;
   KernelSymbols::Hit hit;
-  if (!state.kernel.problem.empty()) {
-    result.unresolved_reason = state.kernel.problem;
-  } else if (state.kernel.symbols.find(address, hit)) {
+  const LoadedKernel& kernel = *state.kernel.data;
+  if (!kernel.problem.empty()) {
+    result.unresolved_reason = kernel.problem;
+  } else if (kernel.symbols.find(address, hit)) {
     result.symbol = hit.name;
     result.dso = hit.dso;
     result.offset = address - hit.start;

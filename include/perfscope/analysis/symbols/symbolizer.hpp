@@ -24,7 +24,15 @@ namespace perfscope {
 
 struct PerfDataFeatures;
 
+// Kernel symbols (kallsyms) read once for several symbolizers: build_profile's and script's
+// workers, which would each read and parse /proc/kallsyms otherwise. Give each the same object
+// (SymbolizerOptions::shared_kernel); they must name the kernel of the same recording.
+class SharedKernelSymbols;
+std::shared_ptr<SharedKernelSymbols> make_shared_kernel_symbols();
+
 struct SymbolizerOptions {
+  // Kernel symbols shared with other symbolizers of the same recording; null: its own.
+  std::shared_ptr<SharedKernelSymbols> shared_kernel;
   bool demangle = true;  // C++ names through the ABI demangler
   // Demangled names with their parameter lists, return types and clone suffixes
   // ("long ns::f<long>(long) const [clone .isra.0]"); off, the short form perf prints by
