@@ -74,9 +74,16 @@ thread_counts=()
 for threads in 1 2 4 8 16; do
   if ((threads == 1 || threads <= cpus)); then thread_counts+=("$threads"); fi
 done
-compare() {  # NAME PERF_ARGS... -- OUR_ARGS...
-  local name=$1
-  shift
+# PASS or MISS of a target: "NAME VALUE OP TARGET".
+verdict() {
+  awk -v name="$1" -v v="$2" -v op="$3" -v t="$4" 'BEGIN {
+    ok = (op == "<=") ? v <= t : v >= t
+    printf "  target %s %s %s: %.2f %s\n", name, op, t, v, (ok ? "PASS" : "MISS")
+  }'
+}
+compare() {  # NAME PERF_TARGET PERF_ARGS... -- OUR_ARGS...
+  local name=$1 perf_target=$2
+  shift 2
   local perf_args=() ours=()
   while [[ $1 != -- ]]; do perf_args+=("$1") && shift; done
   shift
@@ -92,10 +99,17 @@ compare() {  # NAME PERF_ARGS... -- OUR_ARGS...
         printf "%s --threads %2d: %6d ms, %7d KiB; %.2fx one thread, perf/perfscope time %.1f, RSS %.2f of perf'"'"'s\n",
                name, t, ms, kb, one / (ms > 0 ? ms : 1), perf_ms / (ms > 0 ? ms : 1), kb / perf_kb
       }'
+    ((ms > 0)) || ms=1
+    if ((threads == 2)); then verdict "$name 2 threads / 1 thread" "$(awk -v a="$one_ms" -v b="$ms" 'BEGIN { print a / b }')" ">=" 1.7; fi
+    if ((threads == cpus && cpus <= 2)); then verdict "$name perf / perfscope" "$(awk -v a="$perf_ms" -v b="$ms" 'BEGIN { print a / b }')" ">=" "$perf_target"; fi
+    if ((threads == cpus && cpus >= 16)); then
+      verdict "$name perf / perfscope" "$(awk -v a="$perf_ms" -v b="$ms" 'BEGIN { print a / b }')" ">=" 10
+      verdict "$name RSS / perf's" "$(awk -v a="$kb" -v b="$perf_kb" 'BEGIN { print a / b }')" "<=" 0.25
+    fi
   done
 }
-compare "report -g" report --stdio -g -- report --stdio -g
-compare "script" script -- script
+compare "report -g" 20 report --stdio -g -- report --stdio -g
+compare "script" 12 script -- script
 
 # Where more threads start to pay: one thread against all the CPUs on smaller files.
 echo "threshold (--threads 1 against --threads $cpus):"

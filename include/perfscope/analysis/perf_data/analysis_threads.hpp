@@ -9,7 +9,7 @@ namespace perfscope {
 // Below this much data a recording is analysed on one thread when the user did not ask for a
 // number: the workers' start and each one's own warm-up (symbol tables, address caches) cost
 // more than they save. Measured with bench/parallel_analysis_benchmark.sh (docs/ARCHITECTURE.md).
-inline constexpr std::uint64_t parallel_analysis_min_bytes = 24 << 20;
+inline constexpr std::uint64_t parallel_analysis_min_bytes = 16 << 20;
 
 // The CPUs this process may run on (its affinity mask), at least 1.
 std::size_t usable_cpus() noexcept;
