@@ -413,8 +413,8 @@ void add_inline_option(CLI::App& app, int& choice) {
 void add_threads_option(CLI::App& app, std::size_t& threads) {
   app.add_option("--threads", threads,
                  "Threads to analyse the recording on (default: the CPUs this process may use, "
-                 "where the recording is large enough to gain; 1: one thread). The output is the "
-                 "same whatever the number")
+                 "at most 16, from 16 MiB of data on; 1: one thread). The output is the same "
+                 "whatever the number")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1024}));
 }
 

@@ -101,8 +101,8 @@ void add_inline_option(CLI::App& app, int& choice);
 bool inline_frames_wanted(int choice, const PerfDataReader& reader);
 
 // --threads N of the commands that analyse a recording (report, script, diff, archive, view):
-// 0 (the default) the CPUs the process may use where the recording is large enough to gain, 1
-// the calling thread alone. The output is the same whatever the number.
+// 0 (the default) the CPUs the process may use (at most 16) where the recording is large enough
+// to gain, 1 the calling thread alone. The output is the same whatever the number.
 void add_threads_option(CLI::App& app, std::size_t& threads);
 
 // The archives of `options` unpacked (into private directories, removed with this object) and

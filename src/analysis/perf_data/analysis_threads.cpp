@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <thread>
 
 namespace perfscope {
@@ -20,7 +21,7 @@ std::size_t usable_cpus() noexcept {
 std::size_t analysis_threads(std::size_t requested, std::uint64_t data_bytes) noexcept {
   if (requested != 0) return requested;
   if (data_bytes < parallel_analysis_min_bytes) return 1;
-  return usable_cpus();
+  return std::min(usable_cpus(), default_analysis_threads_limit);
 }
 
 }  // namespace perfscope

@@ -14,8 +14,12 @@ inline constexpr std::uint64_t parallel_analysis_min_bytes = 16 << 20;
 // The CPUs this process may run on (its affinity mask), at least 1.
 std::size_t usable_cpus() noexcept;
 
-// `requested` threads (0: the usable CPUs, or 1 below parallel_analysis_min_bytes of data);
-// an explicit number is taken as it is.
+// The most threads the default takes: the walk stays on one thread (about a fifth of one
+// thread's work), so more workers than this gain nothing, and each holds its own tables.
+inline constexpr std::size_t default_analysis_threads_limit = 16;
+
+// `requested` threads (0: the usable CPUs up to default_analysis_threads_limit, or 1 below
+// parallel_analysis_min_bytes of data); an explicit number is taken as it is.
 std::size_t analysis_threads(std::size_t requested, std::uint64_t data_bytes) noexcept;
 
 }  // namespace perfscope
