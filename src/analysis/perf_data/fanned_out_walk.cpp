@@ -83,6 +83,7 @@ class FanOutChannel {
     }
     return lowest;
   }
+  std::size_t slots() const { return slots_.size(); }
   // A worker failed: the walk and the other workers stop.
   void stop() {
     std::lock_guard lock(mutex_);
@@ -127,51 +128,25 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_fanned_out(
     return error;
   }
   FanOutChannel channel(workers);
-  std::optional<PerfDataError> error;
-  std::thread walker([&] {
-    std::exception_ptr failure;
-    try {
-      std::uint64_t number = 0;
-      std::uint64_t bytes = 0, most_bytes = chunk_bytes(data_end_ - data_begin_, workers);
-      Batch* batch = channel.take_free(number);
-      if (!batch) throw FanOutStopped{};
-      auto visit_in_batches = [&](const PerfDataRecord& record) {
-        batch->add(record, bytes_);
-        bytes += record.view.bytes.size();
-        if (batch->records.size() == chunk_records || bytes >= most_bytes) {
-          channel.publish();
-          bytes = 0;
-          batch = channel.take_free(++number);
-          if (!batch) throw FanOutStopped{};
-        }
-      };
-      // The batch being filled is this thread's: its lowest is read without the lock.
-      error = ordered_walk(
-          visit_in_batches, [&] { return std::min(batch->lowest, channel.held()); }, keep);
-      if (!batch->records.empty()) channel.publish();
-    } catch (const FanOutStopped&) {
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    channel.finish(failure);
-  });
   std::vector<std::exception_ptr> failures(workers);
+  // Worker `worker`'s visit of `batch`, number `number`: its samples when it claims them.
+  auto visit_batch = [&](std::size_t worker, const Batch* batch, std::uint64_t number) {
+    bool owned = channel.claim(number);
+    auto visit_record = [&](const PerfDataRecord& record) { visit(worker, number, owned, record); };
+    if (owned) {
+      batch->visit_each(visit_record);
+      if (taken) taken(worker, number);
+    } else {
+      batch->visit_not_samples(visit_record);
+    }
+    channel.visited(worker);
+  };
   auto work = [&](std::size_t worker) {
     try {
       for (std::uint64_t number = 0;; ++number) {
         const Batch* batch = channel.take(number);
         if (!batch) break;
-        bool owned = channel.claim(number);
-        auto visit_record = [&](const PerfDataRecord& record) {
-          visit(worker, number, owned, record);
-        };
-        if (owned) {
-          batch->visit_each(visit_record);
-          if (taken) taken(worker, number);
-        } else {
-          batch->visit_not_samples(visit_record);
-        }
-        channel.visited(worker);
+        visit_batch(worker, batch, number);
       }
     } catch (...) {
       failures[worker] = std::current_exception();
@@ -180,9 +155,57 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_fanned_out(
   };
   std::vector<std::thread> threads;
   for (std::size_t worker = 1; worker < workers; ++worker) threads.emplace_back(work, worker);
-  work(0);
+  // The calling thread walks and is worker 0, visiting each batch a ring's length after it
+  // published it: by then the others have taken the samples of the batches they could, and
+  // this thread, busy with the walk, takes the rest. Workers on every CPU then, and no thread
+  // more than the CPUs to share them with.
+  std::optional<PerfDataError> error;
+  std::uint64_t visited = 0;  // by worker 0
+  std::size_t lag = channel.slots() - 2;
+  std::exception_ptr walk_failure;
+  // Worker 0's visits of the batches up to `end`; the walk stops when the others have.
+  auto catch_up = [&](std::uint64_t end) {
+    for (; visited < end; ++visited) {
+      const Batch* batch = channel.take(visited);
+      if (!batch) throw FanOutStopped{};
+      visit_batch(0, batch, visited);
+    }
+  };
+  try {
+    std::uint64_t number = 0;
+    std::uint64_t bytes = 0, most_bytes = chunk_bytes(data_end_ - data_begin_, workers);
+    Batch* batch = channel.take_free(number);
+    if (!batch) throw FanOutStopped{};
+    auto visit_in_batches = [&](const PerfDataRecord& record) {
+      batch->add(record, bytes_);
+      bytes += record.view.bytes.size();
+      if (batch->records.size() == chunk_records || bytes >= most_bytes) {
+        channel.publish();
+        bytes = 0;
+        ++number;
+        if (number > lag) catch_up(number - lag);
+        batch = channel.take_free(number);
+        if (!batch) throw FanOutStopped{};
+      }
+    };
+    // The batch being filled is this thread's: its lowest is read without the lock.
+    error = ordered_walk(
+        visit_in_batches, [&] { return std::min(batch->lowest, channel.held()); }, keep);
+    if (!batch->records.empty()) {
+      channel.publish();
+      ++number;
+    }
+    channel.finish(nullptr);
+    catch_up(number);
+  } catch (const FanOutStopped&) {
+    channel.finish(nullptr);
+  } catch (...) {
+    walk_failure = std::current_exception();
+    channel.finish(walk_failure);
+    channel.stop();
+  }
   for (auto& thread : threads) thread.join();
-  walker.join();
+  if (walk_failure) std::rethrow_exception(walk_failure);
   for (const auto& failure : failures) {
     if (failure) std::rethrow_exception(failure);
   }
