@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "perfscope/analysis/perf_data/analysis_threads.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "record_batch.hpp"
 
@@ -28,12 +29,22 @@ std::uint64_t chunk_bytes(std::uint64_t data_bytes, std::size_t workers) {
   return std::clamp<std::uint64_t>(data_bytes / (workers * 16), 64 << 10, 4 << 20);
 }
 
+// A hint to the CPU that this thread is polling.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // The batches between the walking thread and the workers. Batch n lies in slot n % slots; the
 // walk fills it again once every worker has visited it.
 class FanOutChannel {
  public:
-  explicit FanOutChannel(std::size_t workers)
-      : slots_(2 * workers + 2), claimed_(slots_.size()), visited_(workers, 0) {}
+  // `spin`: a waiting worker polls a while before it sleeps (when every worker has a CPU).
+  FanOutChannel(std::size_t workers, bool spin)
+      : slots_(2 * workers + 2), claimed_(slots_.size()), visited_(workers, 0), spin_(spin) {}
 
   // Walker: the slot of batch `number`, emptied; null once the workers have stopped.
   Batch* take_free(std::uint64_t number) {
@@ -53,17 +64,30 @@ class FanOutChannel {
   }
   void publish() {
     std::lock_guard lock(mutex_);
-    ++published_;
+    published_.store(published_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     full_ready_.notify_all();
   }
   void finish(std::exception_ptr failure) {
     std::lock_guard lock(mutex_);
+    ended_.store(true, std::memory_order_release);
     done_ = true;
     failure_ = failure;
     full_ready_.notify_all();
   }
   // Worker: batch `number`; null at the end of the walk or once the workers have stopped.
   const Batch* take(std::uint64_t number) {
+    // A worker waiting for the walk sleeps often: on a virtual machine an idle CPU is handed
+    // back to the host, and waking it costs more than a short poll (two threads on two CPUs
+    // took 330 ms against 260 with the poll).
+    if (spin_) {
+      for (int polls = 0; polls < spin_polls; ++polls) {
+        if (published_.load(std::memory_order_acquire) > number ||
+            ended_.load(std::memory_order_acquire)) {
+          break;
+        }
+        cpu_relax();
+      }
+    }
     std::unique_lock lock(mutex_);
     full_ready_.wait(lock, [&] { return published_ > number || done_ || stopped_; });
     if (stopped_ || published_ <= number) return nullptr;
@@ -87,6 +111,7 @@ class FanOutChannel {
   // A worker failed: the walk and the other workers stop.
   void stop() {
     std::lock_guard lock(mutex_);
+    ended_.store(true, std::memory_order_release);
     stopped_ = true;
     free_ready_.notify_all();
     full_ready_.notify_all();
@@ -109,7 +134,10 @@ class FanOutChannel {
   };
   std::vector<Claim> claimed_;          // by slot: whether a worker has taken its batch's samples
   std::vector<std::uint64_t> visited_;  // by worker: the batches it has visited
-  std::uint64_t published_ = 0;
+  static constexpr int spin_polls = 20000;  // about 0.2 ms of pause instructions
+  std::atomic<std::uint64_t> published_{0};
+  std::atomic<bool> ended_{false};  // done_ or stopped_, for the poll
+  bool spin_;
   bool done_ = false, stopped_ = false;
   std::exception_ptr failure_;
 };
@@ -127,7 +155,7 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_fanned_out(
     if (taken) taken(0, 0);
     return error;
   }
-  FanOutChannel channel(workers);
+  FanOutChannel channel(workers, workers <= usable_cpus());
   std::vector<std::exception_ptr> failures(workers);
   // Worker `worker`'s visit of `batch`, number `number`: its samples when it claims them.
   auto visit_batch = [&](std::size_t worker, const Batch* batch, std::uint64_t number) {

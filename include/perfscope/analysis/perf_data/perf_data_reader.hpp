@@ -222,8 +222,9 @@ class PerfDataReader {
       const Visitor& visit, std::uint64_t min_bytes = pipelined_min_bytes,
       const RecordSieve& keep = {}) const;
 
-  // The same records in the same order handed to `workers` threads at once (the calling thread
-  // is worker 0), the walk on one more. The walk is cut into chunks (numbered from 0; at most
+  // The same records in the same order handed to `workers` threads at once: the calling thread
+  // walks and is worker 0 (it visits each chunk a ring's length after publishing it), the
+  // others run on threads of their own. The walk is cut into chunks (numbered from 0; at most
   // 8192 records and a sixteenth of a worker's share of the data), each chunk's samples taken by
   // the first worker to reach it (`owned`): each worker is handed, in order and with the number
   // of its chunk, every record of the chunks it took and the records of the others that are
