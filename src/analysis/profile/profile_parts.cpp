@@ -250,7 +250,14 @@ Profile merge_profile_parts(std::vector<ProfilePart> parts, const ProfileOptions
     undecodable += part.undecodable;
     sample_count += part.profile.samples.size();
   }
-  profile.samples.reserve(sample_count);
+  // One part (one thread): its samples are translated where they lie, not copied (an export
+  // that keeps every sample would hold them twice).
+  const bool in_place = parts.size() == 1;
+  if (in_place) {
+    profile.samples = std::move(parts.front().profile.samples);
+  } else {
+    profile.samples.reserve(sample_count);
+  }
 
   auto text_key = [](const std::string& text) { return text; };
   FirstSeen<std::string, decltype(text_key)> warnings(text_key), notes(text_key);
@@ -297,12 +304,17 @@ Profile merge_profile_parts(std::vector<ProfilePart> parts, const ProfileOptions
     const ProfileChunkMark& mark = part.chunks[ref.mark];
     const ProfileChunkMark* next =
         ref.mark + 1 < part.chunks.size() ? &part.chunks[ref.mark + 1] : nullptr;
-    std::size_t samples_end = next ? next->samples : source.samples.size();
+    std::size_t part_samples = in_place ? profile.samples.size() : source.samples.size();
+    std::size_t samples_end = next ? next->samples : part_samples;
     for (std::size_t i = mark.samples; i < samples_end; ++i) {
-      ProfileSample sample = source.samples[i];
+      ProfileSample sample = in_place ? profile.samples[i] : source.samples[i];
       sample.stack = merged.stack(source, part_maps, sample.stack);
       sample.thread = merged.thread(source, part_maps, sample.thread);
-      profile.samples.push_back(sample);
+      if (in_place) {
+        profile.samples[i] = sample;
+      } else {
+        profile.samples.push_back(sample);
+      }
     }
     std::size_t touched_end = next ? next->touched_groups : part.touched_groups.size();
     for (std::size_t i = mark.touched_groups; i < touched_end; ++i) {
