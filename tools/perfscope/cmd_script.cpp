@@ -627,8 +627,7 @@ int ScriptCommand::run() {
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     output.flush();
   } else {
-    std::size_t workers =
-        ordered_ ? analysis_threads(threads_, reader.data_end() - reader.data_offset()) : 1;
+    std::size_t workers = ordered_ ? analysis_threads(threads_, reader) : 1;
     if (workers > 1) {
       std::vector<std::unique_ptr<TextPrinter>> printers;
       symbols.shared_kernel = make_shared_kernel_symbols();

@@ -114,7 +114,7 @@ Profile build_profile_on(
 
 Profile build_profile(const PerfDataReader& reader, const ProfileOptions& options,
                       const PerfDataReader::RecordSieve& keep) {
-  std::size_t workers = analysis_threads(options.threads, reader.data_end() - reader.data_offset());
+  std::size_t workers = analysis_threads(options.threads, reader);
   // Counted on the walk's thread, read once it is done.
   std::uint64_t left_out = 0;
   PerfDataReader::RecordSieve sieve;
