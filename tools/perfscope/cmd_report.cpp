@@ -165,7 +165,8 @@ int ReportCommand::run() {
   options.filter.symbols = comma_separated(o.symbol_list);
   // The table and the aggregating exporters need the samples folded only: their memory stays
   // bounded by the distinct stacks, whatever the length of the recording.
-  options.keep_samples = html || (format && export_needs_each_sample(*format));
+  options.keep_samples = !html && format && export_needs_each_sample(*format);
+  options.keep_sample_times = html;  // the viewer's time ranges (ProfileView)
 
   PerfDataReader reader = PerfDataReader::open(o.input);
   std::string header = o.header || o.header_only ? render_file_header(reader, o.input) : "";

@@ -36,9 +36,9 @@ std::string script_safe(std::string_view json) {
 std::vector<std::string> hottest_functions(const Profile& profile, std::uint32_t event,
                                            std::size_t count) {
   std::vector<std::uint64_t> self(profile.functions.size(), 0);
-  for (const ProfileSample& sample : profile.samples) {
-    if (sample.event != event || sample.stack == no_index) continue;
-    self[profile.frames[profile.stacks[sample.stack].frame].function] += sample.period;
+  for (const ProfileSampleGroup& group : profile.sample_groups) {
+    if (group.event != event || group.stack == no_index) continue;
+    self[profile.frames[profile.stacks[group.stack].frame].function] += group.period;
   }
   std::vector<std::uint32_t> order(self.size());
   std::iota(order.begin(), order.end(), 0);

@@ -3,6 +3,7 @@
 // It reads the recording into a Profile, serves it on 127.0.0.1 and prints the address; SIGINT
 // or SIGTERM stops it.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,16 +51,21 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGCHLD, SIG_IGN);  // xdg-open is not waited for
+  // The server answers on a few threads: with an arena each, what one answer freed would not
+  // serve the next one's allocations on another thread (the RSS grew with each question).
+  mallopt(M_ARENA_MAX, 2);
   try {
     perfscope::PerfDataReader reader = perfscope::PerfDataReader::open(file);
-    perfscope::ProfileView view(perfscope::build_profile(reader));
+    perfscope::ProfileView view(
+        perfscope::build_profile(reader, perfscope::ProfileView::profile_options()));
     // With a second recording, the diff view compares it with the first.
     std::optional<perfscope::PerfDataReader> current_reader;
     std::optional<perfscope::ProfileView> current;
     const std::string current_file = argc == 5 ? argv[4] : "";
     if (!current_file.empty()) {
       current_reader.emplace(perfscope::PerfDataReader::open(current_file));
-      current.emplace(perfscope::build_profile(*current_reader));
+      current.emplace(
+          perfscope::build_profile(*current_reader, perfscope::ProfileView::profile_options()));
     }
     perfscope::cli::ViewServer server(view, reader, current ? &*current : nullptr, file,
                                       current_file);

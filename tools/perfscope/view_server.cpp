@@ -160,6 +160,9 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
                                          base_name, current_name);
   }
   httplib::Server& server = state.server;
+  // One browser asks at most a few questions at once; each thread more would keep its own
+  // stack and malloc arena.
+  server.new_task_queue = [] { return new httplib::ThreadPool(4); };
   const std::string prefix = "/t/" + state.token;
   // Every request: the Host must be this server's loopback name, and the path must carry the
   // token; anything else is refused before routing.

@@ -579,7 +579,7 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
   const ProfileFilter& filter = profile_options.filter;
   if (options.sieve_samples && !options.symbols.empty() && !options.callees &&
       filter.comms.empty() && filter.pids.empty() && filter.tids.empty() && filter.dsos.empty() &&
-      filter.symbols.empty()) {
+      filter.symbols.empty() && filter.from == 0 && filter.to == ~std::uint64_t{0}) {
     if (auto sieve = NamedFunctionSieve::make(reader, profile_options, options.symbols)) {
       Profile profile;
       if (auto records = sieve->count_samples()) {

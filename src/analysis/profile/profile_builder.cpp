@@ -327,6 +327,7 @@ struct ProfileBuilder::State {
     }
     for (std::uint32_t& group : listed) group = group_map[group];
     touched_groups = std::move(listed);
+    profile.timeline.remap_groups(group_map);
   }
 
   std::uint32_t add_to_group(std::uint32_t stack, std::uint32_t thread, std::uint32_t event,
@@ -457,6 +458,9 @@ struct ProfileBuilder::State {
     std::uint32_t cpu = sample.has(sf::cpu) ? sample.cpu : no_index;
     std::uint64_t period = sample.has(sf::period) ? sample.period : 1;
     std::uint64_t time = sample.has(sf::time) ? sample.time : 0;
+    // An off-CPU interval ends at its time: it is in the range when any of it is.
+    std::uint64_t begin = state != ThreadState::on_cpu && time >= period ? time - period : time;
+    if (time < options.filter.from || begin >= options.filter.to) return;
     // A sample that is its ip alone, folded into groups: the group of the last sample of this
     // thread at this ip, while no COMM, FORK or MMAP came between, is its group again.
     LeafGroupEntry* leaf_entry = nullptr;
@@ -472,6 +476,7 @@ struct ProfileBuilder::State {
         ProfileSampleGroup& group = profile.sample_groups[leaf_entry->group];
         ++group.samples;
         group.period += period;
+        if (options.keep_sample_times) profile.timeline.append(leaf_entry->group, time, period);
         count_sample(event_index, period, time);
         return;
       }
@@ -513,6 +518,7 @@ struct ProfileBuilder::State {
     } else {
       std::uint32_t group =
           add_to_group(out.stack, out.thread, out.event, out.cpu, 1, out.period, out.state);
+      if (options.keep_sample_times) profile.timeline.append(group, time, period);
       if (leaf_entry) {
         *leaf_entry = {sample.ip, task_epoch,  sample.pid, sample.tid,
                        cpu,       event_index, group,      cpumode};
@@ -673,9 +679,9 @@ void ProfileBuilder::add_samples_read(std::uint64_t count) noexcept {
 void ProfileBuilder::begin_chunk(std::uint64_t chunk) {
   State& state = *state_;
   Symbolizer& symbolizer = state.resolver.symbolizer();
-  state.chunk_marks.push_back({chunk, state.profile.samples.size(), state.touched_groups.size(),
-                               symbolizer.warnings().size(), symbolizer.notes().size(),
-                               symbolizer.missing_files().size()});
+  state.chunk_marks.push_back({chunk, state.profile.samples.size(), state.profile.timeline.size(),
+                               state.touched_groups.size(), symbolizer.warnings().size(),
+                               symbolizer.notes().size(), symbolizer.missing_files().size()});
 }
 
 ProfilePart ProfileBuilder::finish_part() {

@@ -320,6 +320,19 @@ Profile merge_profile_parts(std::vector<ProfilePart> parts, const ProfileOptions
     for (std::size_t i = mark.touched_groups; i < touched_end; ++i) {
       merged.group(source, part_maps, part.touched_groups[i]);
     }
+    // The chunk's groups are numbered: its samples' times after them (one part's afterwards,
+    // where they lie).
+    if (!in_place) {
+      source.timeline.for_each(
+          [&](std::uint32_t group, std::uint64_t time, std::uint64_t period) {
+            profile.timeline.append(merged.group(source, part_maps, group), time, period);
+          },
+          mark.timeline, next ? next->timeline : source.timeline.size());
+      // Copied out: a part's pages go as the merge passes them (else the samples' times were
+      // held twice at the end).
+      parts[ref.part].profile.timeline.release_before(next ? next->timeline
+                                                           : source.timeline.size());
+    }
     take_messages(part, mark.warnings, next ? next->warnings : part.warnings_at_end, mark.notes,
                   next ? next->notes : part.notes_at_end, mark.missing_files,
                   next ? next->missing_files : part.missing_files_at_end);
@@ -332,6 +345,10 @@ Profile merge_profile_parts(std::vector<ProfilePart> parts, const ProfileOptions
       profile.sample_groups[index].samples += source.sample_groups[g].samples;
       profile.sample_groups[index].period += source.sample_groups[g].period;
     }
+  }
+  if (in_place) {
+    profile.timeline = std::move(parts.front().profile.timeline);
+    profile.timeline.remap_groups(maps.front().groups);
   }
   for (const ProfilePart& part : parts) {
     take_messages(part, part.warnings_at_end, part.warnings.size(), part.notes_at_end,

@@ -16,6 +16,7 @@ namespace perfscope {
 struct ProfileChunkMark {
   std::uint64_t chunk = 0;
   std::size_t samples = 0;         // into Profile::samples
+  std::size_t timeline = 0;        // into Profile::timeline
   std::size_t touched_groups = 0;  // into ProfilePart::touched_groups
   std::size_t warnings = 0, notes = 0, missing_files = 0;
 };

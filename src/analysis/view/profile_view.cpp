@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
@@ -62,27 +63,53 @@ std::string json_quoted(std::string_view text) {
   return out.str();
 }
 
-ProfileView::ProfileView(Profile profile) : profile_(std::move(profile)) {}
-
-bool ProfileView::selected(const ProfileSample& sample,
-                           const ViewSelection& selection) const noexcept {
-  if (sample.event != selection.event) return false;
-  const ProfileEvent& event = profile_.events[sample.event];
-  // An off-CPU interval is in the range when any of it is.
-  std::uint64_t begin =
-      event.off_cpu && sample.time >= sample.period ? sample.time - sample.period : sample.time;
-  if (sample.time < selection.from || begin >= selection.to) return false;
-  const ProfileThread& thread = profile_.threads[sample.thread];
-  if (selection.pid && thread.pid != *selection.pid) return false;
-  if (selection.tid && thread.tid != *selection.tid) return false;
-  if (!selection.comm.empty() && thread.comm != selection.comm) return false;
-  if (!selection.dso.empty()) {
-    if (sample.stack == no_index) return false;
-    const ProfileFunction& leaf =
-        profile_.functions[profile_.frames[profile_.stacks[sample.stack].frame].function];
-    if (leaf.dso == no_index || profile_.dsos[leaf.dso].path != selection.dso) return false;
+ProfileView::ProfileView(Profile profile) : profile_(std::move(profile)) {
+  if (!profile_.samples.empty() || profile_.timeline.size() != profile_.summary.samples) {
+    throw std::invalid_argument(
+        "ProfileView needs a profile built with ProfileView::profile_options() (sample groups "
+        "and their times)");
   }
-  return true;
+}
+
+ProfileOptions ProfileView::profile_options() {
+  ProfileOptions options;
+  options.keep_samples = false;
+  options.keep_sample_times = true;
+  return options;
+}
+
+std::vector<bool> ProfileView::groups_selected(const ViewSelection& selection) const {
+  std::vector<bool> selected(profile_.sample_groups.size(), false);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const ProfileSampleGroup& group = profile_.sample_groups[i];
+    if (group.event != selection.event) continue;
+    const ProfileThread& thread = profile_.threads[group.thread];
+    if (selection.pid && thread.pid != *selection.pid) continue;
+    if (selection.tid && thread.tid != *selection.tid) continue;
+    if (!selection.comm.empty() && thread.comm != selection.comm) continue;
+    if (!selection.dso.empty()) {
+      if (group.stack == no_index) continue;
+      const ProfileFunction& leaf =
+          profile_.functions[profile_.frames[profile_.stacks[group.stack].frame].function];
+      if (leaf.dso == no_index || profile_.dsos[leaf.dso].path != selection.dso) continue;
+    }
+    selected[i] = true;
+  }
+  return selected;
+}
+
+template <typename Visit>
+void ProfileView::for_each_selected(const ViewSelection& selection, Visit&& visit) const {
+  const std::vector<bool> selected = groups_selected(selection);
+  const bool off_cpu =
+      selection.event < profile_.events.size() && profile_.events[selection.event].off_cpu;
+  profile_.timeline.for_each([&](std::uint32_t group, std::uint64_t time, std::uint64_t period) {
+    if (!selected[group]) return;
+    // An off-CPU interval is in the range when any of it is.
+    std::uint64_t begin = off_cpu && time >= period ? time - period : time;
+    if (time < selection.from || begin >= selection.to) return;
+    visit(profile_.sample_groups[group], time, period);
+  });
 }
 
 std::string ProfileView::summary_json() const {
@@ -128,15 +155,15 @@ std::string ProfileView::tree_json(const ViewSelection& selection,
   // The selection's weight per stack, then each stack once along its path.
   std::vector<std::uint64_t> weight_of_stack(profile_.stacks.size(), 0);
   std::uint64_t samples = 0, unstacked = 0;
-  for (const ProfileSample& sample : profile_.samples) {
-    if (!selected(sample, selection)) continue;
-    ++samples;
-    if (sample.stack == no_index) {
-      unstacked += sample.period;
-    } else {
-      weight_of_stack[sample.stack] += sample.period;
-    }
-  }
+  for_each_selected(selection,
+                    [&](const ProfileSampleGroup& group, std::uint64_t, std::uint64_t period) {
+                      ++samples;
+                      if (group.stack == no_index) {
+                        unstacked += period;
+                      } else {
+                        weight_of_stack[group.stack] += period;
+                      }
+                    });
   TreeBuilder tree;
   std::vector<std::uint32_t> path;
   for (std::uint32_t stack = 0; stack < weight_of_stack.size(); ++stack) {
@@ -232,38 +259,38 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
   // I/O, preempted, ...), indexed by ThreadState.
   constexpr std::size_t states = static_cast<std::size_t>(ThreadState::other) + 1;
   std::vector<std::vector<double>> state_lanes(off_cpu ? profile_.threads.size() * states : 0);
-  for (const ProfileSample& sample : profile_.samples) {
-    if (!selected(sample, selection)) continue;
-    std::vector<double>& lane = lanes[sample.thread];
-    if (lane.empty()) lane.assign(buckets, 0.0);
-    auto bucket_of = [&](std::uint64_t time) {
-      if (time <= from) return std::uint32_t{0};
-      auto index = static_cast<std::uint32_t>(static_cast<double>(time - from) / span);
-      return std::min(index, buckets - 1);
-    };
-    auto value = static_cast<double>(sample.period);
-    weight[sample.thread] += value;
-    if (!off_cpu || sample.period == 0) {
-      lane[bucket_of(sample.time)] += value;
-      continue;
-    }
-    // An interval: its time in each span it covers, in its thread's lane and its state's.
-    std::vector<double>& state_lane =
-        state_lanes[sample.thread * states + static_cast<std::size_t>(sample.state) % states];
-    if (state_lane.empty()) state_lane.assign(buckets, 0.0);
-    std::uint64_t begin = sample.time >= sample.period ? sample.time - sample.period : 0;
-    begin = std::max(begin, from);
-    std::uint64_t end = std::min(sample.time, to);
-    for (std::uint32_t b = bucket_of(begin); b <= bucket_of(end) && end > begin; ++b) {
-      double bucket_begin = static_cast<double>(from) + b * span;
-      double overlap = std::min<double>(static_cast<double>(end), bucket_begin + span) -
-                       std::max<double>(static_cast<double>(begin), bucket_begin);
-      if (overlap > 0) {
-        lane[b] += overlap;
-        state_lane[b] += overlap;
-      }
-    }
-  }
+  for_each_selected(
+      selection, [&](const ProfileSampleGroup& group, std::uint64_t time, std::uint64_t period) {
+        std::vector<double>& lane = lanes[group.thread];
+        if (lane.empty()) lane.assign(buckets, 0.0);
+        auto bucket_of = [&](std::uint64_t at) {
+          if (at <= from) return std::uint32_t{0};
+          auto index = static_cast<std::uint32_t>(static_cast<double>(at - from) / span);
+          return std::min(index, buckets - 1);
+        };
+        auto value = static_cast<double>(period);
+        weight[group.thread] += value;
+        if (!off_cpu || period == 0) {
+          lane[bucket_of(time)] += value;
+          return;
+        }
+        // An interval: its time in each span it covers, in its thread's lane and its state's.
+        std::vector<double>& state_lane =
+            state_lanes[group.thread * states + static_cast<std::size_t>(group.state) % states];
+        if (state_lane.empty()) state_lane.assign(buckets, 0.0);
+        std::uint64_t begin = time >= period ? time - period : 0;
+        begin = std::max(begin, from);
+        std::uint64_t end = std::min(time, to);
+        for (std::uint32_t b = bucket_of(begin); b <= bucket_of(end) && end > begin; ++b) {
+          double bucket_begin = static_cast<double>(from) + b * span;
+          double overlap = std::min<double>(static_cast<double>(end), bucket_begin + span) -
+                           std::max<double>(static_cast<double>(begin), bucket_begin);
+          if (overlap > 0) {
+            lane[b] += overlap;
+            state_lane[b] += overlap;
+          }
+        }
+      });
   std::vector<std::uint32_t> threads;
   for (std::uint32_t i = 0; i < lanes.size(); ++i) {
     if (!lanes[i].empty()) threads.push_back(i);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/profile/sample_timeline.hpp"
 #include "perfscope/analysis/profile/stack_sources.hpp"
 #include "perfscope/analysis/recording/off_cpu_state.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
@@ -152,6 +153,9 @@ struct Profile {
   ProfileSummary summary;
   // Empty unless built with ProfileOptions::keep_samples false: then the samples, folded.
   std::vector<ProfileSampleGroup> sample_groups;
+  // Built with ProfileOptions::keep_sample_times (and keep_samples false): each sample in order
+  // as its group (into sample_groups), time and period.
+  SampleTimeline timeline;
 
   // The frames of a stack, leaf first (the sampled function, then its callers).
   template <typename Visit>
