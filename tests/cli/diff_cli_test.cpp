@@ -82,10 +82,10 @@ std::map<std::string, Row> perf_rows(const std::string& text) {
       R"(^\s+(?:([0-9.]+)%)?\s+(?:([+-][0-9.]+)%)?\s+(\S+)\s+(\[[.k]\] .*?)\s*$)");
   return table_rows(text, pattern, 2, 3);
 }
-// Ours: Baseline, New, Delta, Ratio, Shared Object, Symbol.
+// Ours: Baseline, New, Delta, Ratio, p-value, Shared Object, Symbol.
 std::map<std::string, Row> our_rows(const std::string& text) {
   static const std::regex pattern(
-      R"(^\s+(?:([0-9.]+)%)?\s+(?:([0-9.]+)%)?\s+([+-][0-9.]+)%\s+(?:\S+)\s+(\S+)\s+(\[[.k]\] .*?)$)");
+      R"(^\s+(?:([0-9.]+)%)?\s+(?:([0-9.]+)%)?\s+([+-][0-9.]+)%\s+(?:\S+)\s+(?:\S+)\s+(\S+)\s+(\[[.k]\] .*?)$)");
   return table_rows(text, pattern, 3, 4);
 }
 
@@ -102,6 +102,11 @@ TEST(DiffCliTest, KnownAnswerShiftsThirtyPoints) {
   EXPECT_NEAR(rows["known_answer_fp [.] leaf_60"].delta, -30.0, 6.0) << result.out;
   EXPECT_NEAR(rows["known_answer_fp [.] leaf_30"].delta, 30.0, 6.0) << result.out;
   EXPECT_NEAR(rows["known_answer_fp [.] leaf_10"].delta, 0.0, 6.0) << result.out;
+  // Thirty points of 5000 samples are far beyond sampling noise: marked, in the text and JSON.
+  EXPECT_TRUE(std::regex_search(
+      result.out,
+      std::regex(R"([+]?[0-9.]+%\s+\S+\s+[0-9.e-]+\*\s+known_answer_fp\s+\[\.\] leaf_60)")))
+      << result.out;
 
   // Inclusive: each work_ function carries its leaf's change.
   auto children =
@@ -110,9 +115,13 @@ TEST(DiffCliTest, KnownAnswerShiftsThirtyPoints) {
   auto json = nlohmann::json::parse(children.out);
   EXPECT_EQ(json["schema"], "perfscope-profile-diff");
   std::map<std::string, double> inclusive;
+  std::map<std::string, bool> significant;
   for (const auto& row : json["events"][0]["rows"]) {
     inclusive[row["keys"]["sym"].get<std::string>()] = row["total_delta"].get<double>();
+    significant[row["keys"]["sym"].get<std::string>()] = row["significant"].get<bool>();
   }
+  EXPECT_TRUE(significant["[.] work_60"]);
+  EXPECT_TRUE(significant["[.] work_30"]);
   // (Against the known answer as loosely as the leaves; against the inclusive deltas of the
   // leaves they call in the same two files, which is what they owe, to a point. Not against the
   // leaves' own deltas: the kernel's samples below a leaf and its settle() count in the

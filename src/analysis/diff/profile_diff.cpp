@@ -152,6 +152,20 @@ void add_side(ProfileDiffSide& side, const ReportTable& table, const ReportRow& 
   side.total_percent = table.percent(side.total_period);
 }
 
+// The two-sided p-value of the difference between two binomial proportions, `hits` of `tries`
+// on each side (the pooled two-proportion z-test).
+double two_proportion_p_value(std::uint64_t base_hits, std::uint64_t base_tries,
+                              std::uint64_t current_hits, std::uint64_t current_tries) {
+  if (base_tries == 0 || current_tries == 0) return 1;
+  const double n1 = static_cast<double>(base_tries), n2 = static_cast<double>(current_tries);
+  const double p1 = static_cast<double>(base_hits) / n1;
+  const double p2 = static_cast<double>(current_hits) / n2;
+  const double pooled = static_cast<double>(base_hits + current_hits) / (n1 + n2);
+  const double error = std::sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2));
+  if (error == 0) return p1 == p2 ? 1 : 0;
+  return std::erfc(std::fabs(p2 - p1) / error / std::sqrt(2.0));
+}
+
 std::string mean_period_text(std::uint64_t period, std::uint64_t samples, std::string_view event) {
   double mean =
       static_cast<double>(period) / static_cast<double>(std::max<std::uint64_t>(samples, 1));
@@ -263,6 +277,12 @@ ProfileDiff diff_profiles(const Profile& base, const Profile& current,
       if (primary_percent(row.base) > 0) {
         row.ratio = primary_percent(row.current) / primary_percent(row.base);
       }
+      auto primary_samples = [&](const ProfileDiffSide& side) {
+        return options.children ? side.total_samples : side.self_samples;
+      };
+      row.p_value =
+          two_proportion_p_value(primary_samples(row.base), base_side.table.samples,
+                                 primary_samples(row.current), current_side.table.samples);
       if (!row.current.present) {
         row.status = ProfileDiffStatus::disappeared;
         const ReportRow& first = base_side.table.rows[base_side.rows_by_keys[keys].front()];
@@ -275,6 +295,9 @@ ProfileDiff diff_profiles(const Profile& base, const Profile& current,
             explain(current_side, first, base_side, row.base, "BASE", options.children, true);
       }
       event.rows.push_back(std::move(row));
+    }
+    for (ProfileDiffRow& row : event.rows) {
+      row.significant = row.p_value * static_cast<double>(event.rows.size()) < 0.05;
     }
     std::sort(event.rows.begin(), event.rows.end(),
               [](const ProfileDiffRow& a, const ProfileDiffRow& b) {

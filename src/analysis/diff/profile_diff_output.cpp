@@ -31,6 +31,15 @@ nlohmann::json side_json(const ProfileDiffSide& side) {
           {"total_period", side.total_period}};
 }
 
+// Two significant digits ("0.31", "4.2e-05"), below double's reach "<1e-300"; "*" after a
+// change beyond the table's noise.
+std::string p_value_text(const ProfileDiffRow& row) {
+  std::string text =
+      row.p_value < 1e-300 ? std::string("<1e-300") : fmt::format("{:.2g}", row.p_value);
+  if (row.significant) text += '*';
+  return text;
+}
+
 const char* status_name(ProfileDiffStatus status) {
   switch (status) {
     case ProfileDiffStatus::changed: return "changed";
@@ -61,7 +70,9 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
   line(
       "# Compared by share: each row's % of its own recording's event count, so recordings of "
       "different lengths, sampling rates or periods compare. Delta: NEW % - BASE % (points); "
-      "Ratio: NEW % / BASE %.");
+      "Ratio: NEW % / BASE %. p-value: the chance of a change this large by sampling alone "
+      "(a two-proportion test of the samples); * marks a change beyond the noise of the whole "
+      "table (p-value x rows < 0.05).");
   line(
       "# Rows match by the text of their keys: DSOs by file name, symbols by name (not by "
       "address or build id).");
@@ -89,9 +100,9 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
     std::vector<std::string> titles;
     if (diff.children) {
       titles = {"Base Incl", "New Incl",   "Delta Incl", "Base Self",
-                "New Self",  "Delta Self", "Ratio"};
+                "New Self",  "Delta Self", "Ratio",      "p-value"};
     } else {
-      titles = {"Baseline", "New", "Delta", "Ratio"};
+      titles = {"Baseline", "New", "Delta", "Ratio", "p-value"};
     }
     std::size_t numeric = titles.size();
     for (ReportSortKey key : diff.sort) titles.emplace_back(report_sort_key_title(key));
@@ -108,11 +119,12 @@ std::string render_profile_diff(const ProfileDiff& diff, const std::string& base
                 share(row.base, row.base.self_percent),
                 share(row.current, row.current.self_percent),
                 fmt::format("{:+.2f}%", row.self_delta),
-                ratio};
+                ratio,
+                p_value_text(row)};
       } else {
         cell = {share(row.base, row.base.self_percent),
                 share(row.current, row.current.self_percent),
-                fmt::format("{:+.2f}%", row.self_delta), ratio};
+                fmt::format("{:+.2f}%", row.self_delta), ratio, p_value_text(row)};
       }
       for (const std::string& key : row.keys) cell.push_back(shown(key));
       cells.push_back(std::move(cell));
@@ -172,6 +184,8 @@ std::string profile_diff_json(const ProfileDiff& diff, const std::string& base_n
                       {"self_delta", row.self_delta},
                       {"total_delta", row.total_delta},
                       {"ratio", row.ratio ? nlohmann::json(*row.ratio) : nlohmann::json()},
+                      {"p_value", row.p_value},
+                      {"significant", row.significant},
                       {"explanation", row.explanation}});
     }
     events.push_back(

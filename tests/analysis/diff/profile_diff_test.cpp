@@ -117,13 +117,13 @@ TEST(ProfileDiffTest, MatchesARebuiltBinaryByNameAndComparesShares) {
 
   std::string text = render_profile_diff(diff, "base.data", "new.data");
   EXPECT_NE(text.find("# Compared by share"), std::string::npos) << text;
-  EXPECT_NE(text.find("# Baseline     New    Delta  Ratio  Shared Object  Symbol"),
+  EXPECT_NE(text.find("# Baseline     New    Delta  Ratio   p-value  Shared Object  Symbol"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("    60.00%  30.00%  -30.00%  0.500  known_answer   [.] leaf_60\n"),
+  EXPECT_NE(text.find("    60.00%  30.00%  -30.00%  0.500  1.7e-17*  known_answer   [.] leaf_60\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("    30.00%  60.00%  +30.00%  2.000  known_answer   [.] leaf_30\n"),
+  EXPECT_NE(text.find("    30.00%  60.00%  +30.00%  2.000  9.7e-19*  known_answer   [.] leaf_30\n"),
             std::string::npos)
       << text;
 
@@ -136,6 +136,49 @@ TEST(ProfileDiffTest, MatchesARebuiltBinaryByNameAndComparesShares) {
   EXPECT_EQ(row["status"], "changed");
   EXPECT_NEAR(std::fabs(row["delta"].get<double>()), 30.0, 1e-9);
   EXPECT_EQ(row["keys"]["dso"], "known_answer");
+  EXPECT_TRUE(row["significant"].get<bool>());
+  EXPECT_LT(row["p_value"].get<double>(), 1e-16);
+}
+
+TEST(ProfileDiffTest, SignificanceSeparatesChangesFromSamplingNoise) {
+  // 1000 samples a side. Two-proportion z-test p-values (computed apart, in Python):
+  // 600 -> 300 of 1000 vs 250: 1.70e-17; 100 -> 100: 1.
+  Profile base = shares("/bin/app", "", 0x1000, 1000, 600, 300, 100);
+  {
+    ProfileDiff diff = diff_profiles(base, shares("/bin/app", "", 0x1000, 1000, 75, 150, 25));
+    const ProfileDiffRow* leaf_60 = find_row(diff.events[0], "[.] leaf_60");
+    const ProfileDiffRow* leaf_10 = find_row(diff.events[0], "[.] leaf_10");
+    ASSERT_TRUE(leaf_60 && leaf_10);
+    EXPECT_NEAR(leaf_60->p_value / 1.7012688584627154e-17, 1.0, 1e-6);
+    EXPECT_TRUE(leaf_60->significant);
+    EXPECT_DOUBLE_EQ(leaf_10->p_value, 1.0);
+    EXPECT_FALSE(leaf_10->significant);
+  }
+  {
+    // One point of 1000 samples: well within the noise (p 0.647).
+    ProfileDiff diff = diff_profiles(base, shares("/bin/app", "", 0x1000, 1000, 610, 290, 100));
+    const ProfileDiffRow* leaf_60 = find_row(diff.events[0], "[.] leaf_60");
+    ASSERT_TRUE(leaf_60);
+    EXPECT_NEAR(leaf_60->p_value, 0.6473740225689223, 1e-9);
+    EXPECT_FALSE(leaf_60->significant);
+  }
+  {
+    // 4.6 points: p 0.034 and 0.022 alone, but three rows each had the chance: not beyond the
+    // table's noise (0.034 x 3 = 0.10). 5.6 points: 0.0096 and 0.0049, x 3 below 0.05.
+    ProfileDiff near = diff_profiles(base, shares("/bin/app", "", 0x1000, 1000, 646, 254, 100));
+    for (const char* leaf : {"[.] leaf_60", "[.] leaf_30"}) {
+      const ProfileDiffRow* row = find_row(near.events[0], leaf);
+      ASSERT_TRUE(row);
+      EXPECT_LT(row->p_value, 0.05) << leaf;
+      EXPECT_FALSE(row->significant) << leaf;
+    }
+    EXPECT_NEAR(find_row(near.events[0], "[.] leaf_60")->p_value, 0.03380379380648108, 1e-9);
+    ProfileDiff far = diff_profiles(base, shares("/bin/app", "", 0x1000, 1000, 656, 244, 100));
+    EXPECT_NEAR(find_row(far.events[0], "[.] leaf_30")->p_value, 0.004893041737878923, 1e-9);
+    EXPECT_TRUE(find_row(far.events[0], "[.] leaf_60")->significant);
+    EXPECT_TRUE(find_row(far.events[0], "[.] leaf_30")->significant);
+    EXPECT_FALSE(find_row(far.events[0], "[.] leaf_10")->significant);
+  }
 }
 
 TEST(ProfileDiffTest, ExplainsRowsOnOneSideOnly) {
@@ -200,8 +243,10 @@ TEST(ProfileDiffTest, ChildrenGiveInclusiveDeltas) {
   EXPECT_NEAR(work_60->self_delta, 0.0, 1e-9);
   EXPECT_EQ(work_60->status, ProfileDiffStatus::changed);
   std::string text = render_profile_diff(diff, "a", "b");
-  EXPECT_NE(text.find("Base Incl  New Incl  Delta Incl  Base Self  New Self  Delta Self"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "Base Incl  New Incl  Delta Incl  Base Self  New Self  Delta Self  Ratio   p-value"),
+      std::string::npos)
       << text;
 
   // Without call chains there is nothing inclusive to compare.

@@ -46,7 +46,7 @@ TEST(SampleTimelineTest, TimesBackwardsOrFarApartAndWidePeriodsComeBackExactly) 
   std::uint64_t time = 5'000'000'000ULL;
   for (std::size_t i = 0; i < 2 * SampleTimeline::page_size + 100; ++i) {
     switch (random() % 10) {
-      case 0: time -= random() % 1'000'000; break;              // out of order
+      case 0: time -= random() % 1'000'000; break;                // out of order
       case 1: time += 5'000'000'000ULL + random() % 1000; break;  // more than 2^32 ns later
       default: time += random() % 100'000; break;
     }
@@ -57,9 +57,9 @@ TEST(SampleTimelineTest, TimesBackwardsOrFarApartAndWidePeriodsComeBackExactly) 
   }
   EXPECT_EQ(read_back(timeline), in);
   // From any first sample, to any last one.
-  for (std::size_t first : {std::size_t{1}, std::size_t{49}, SampleTimeline::page_size - 1,
-                            SampleTimeline::page_size, SampleTimeline::page_size + 3,
-                            2 * SampleTimeline::page_size + 99}) {
+  for (std::size_t first :
+       {std::size_t{1}, std::size_t{49}, SampleTimeline::page_size - 1, SampleTimeline::page_size,
+        SampleTimeline::page_size + 3, 2 * SampleTimeline::page_size + 99}) {
     std::size_t last = std::min(in.size(), first + SampleTimeline::page_size + 5);
     std::vector<Entry> expected(in.begin() + static_cast<std::ptrdiff_t>(first),
                                 in.begin() + static_cast<std::ptrdiff_t>(last));

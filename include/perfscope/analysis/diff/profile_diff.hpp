@@ -47,6 +47,14 @@ struct ProfileDiffRow {
   double self_delta = 0, total_delta = 0;
   std::optional<double> ratio;  // NEW % / BASE %; nullopt when the base share is 0
   ProfileDiffStatus status = ProfileDiffStatus::changed;
+  // Whether the change is more than sampling noise. p_value: the chance of a difference of
+  // shares at least this large if both recordings sampled the same program, from a two-sided
+  // two-proportion test of the row's samples among each recording's samples (self, or inclusive
+  // with children). significant: p_value times the event's rows is below 0.05 (Bonferroni: a
+  // table of many rows holds a few small p-values by chance). Samples taken close together are
+  // not independent, so this is a floor on the noise, not proof of a cause.
+  double p_value = 1;
+  bool significant = false;
   std::string explanation;  // why a row appeared or disappeared, as far as the profiles tell
 };
 

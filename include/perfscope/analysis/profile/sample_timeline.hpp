@@ -85,7 +85,7 @@ class SampleTimeline {
     std::size_t size_ = 0;
   };
 
-  Column groups_, deltas_, periods_;  // periods_: empty while every period is common_period_
+  Column groups_, deltas_, periods_;       // periods_: empty while every period is common_period_
   std::vector<std::uint64_t> page_times_;  // the time of each page's first sample
   std::vector<std::pair<std::size_t, std::uint64_t>> side_times_, side_periods_;  // by index
   std::uint64_t common_period_ = 0;
@@ -103,10 +103,8 @@ void SampleTimeline::for_each(Visit&& visit, std::size_t first, std::size_t last
   // Times are differences: start from the first sample's page.
   std::size_t page = first / page_size;
   std::size_t index = page * page_size;
-  auto side_time =
-      std::lower_bound(side_times_.begin(), side_times_.end(), index, by_index);
-  auto side_period =
-      std::lower_bound(side_periods_.begin(), side_periods_.end(), first, by_index);
+  auto side_time = std::lower_bound(side_times_.begin(), side_times_.end(), index, by_index);
+  auto side_period = std::lower_bound(side_periods_.begin(), side_periods_.end(), first, by_index);
   const bool common = periods_.size() == 0;
   std::uint64_t time = page_times_[page];
   while (index < last) {
