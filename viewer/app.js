@@ -115,7 +115,7 @@ async function load() {
       api('tree', selectionQuery(true)),
       api('tree', selectionQuery(true) + '&invert=1'),
     ]);
-    const newDiff = files && files.current ? await api('diff', selectionQuery(false)) : null;
+    const newDiff = files && files.current ? await api('diff', selectionQuery(true)) : null;
     if (number !== requestNumber) return;  // a newer selection is on its way
     timeline = newTimeline;
     tree = newTree;
@@ -402,6 +402,12 @@ function mergeTrees(base, current) {
   return { weight: current.weight, root: merge(base.root, current.root) };
 }
 
+function pValueText(entry) {
+  const p = entry.p_value;
+  const text = p < 1e-300 ? '<1e-300' : p >= 0.01 ? p.toFixed(2) : p.toExponential(1);
+  return entry.significant ? `${text} *` : text;
+}
+
 function renderDiffTable() {
   const body = $('diff-table').querySelector('tbody');
   body.replaceChildren();
@@ -409,14 +415,21 @@ function renderDiffTable() {
   const eventName = summary.events[state.event].name;
   const event = diff.table.events.find((entry) => entry.name === eventName);
   $('diff-legend').textContent = `${files.base} against ${files.current}: widths are the new ` +
-    'recording\'s shares; red grew, blue shrank (by points of each recording\'s own total).' +
+    'recording\'s shares; red grew, blue shrank (by points of each recording\'s own total). ' +
+    'A range is taken as times since each recording\'s first sample; p-value: the chance of the ' +
+    'change by sampling alone, * beyond the noise of the whole table.' +
     (event && event.rate_note ? ` ${event.rate_note}` : '');
   if (!event) return;
+  $('diff-legend').dataset.baseSamples = String(event.base.samples);
+  $('diff-legend').dataset.newSamples = String(event.new.samples);
   for (const entry of event.rows.slice(0, 200)) {
     const row = document.createElement('tr');
     row.dataset.name = (entry.keys.sym || '').replace(/^\[[.kgGuH]\] /, '');  // perf's "[.] " mark
     row.dataset.delta = String(entry.delta);
     row.classList.add(entry.delta >= 0 ? 'grew' : 'shrank');
+    row.dataset.pValue = String(entry.p_value);
+    row.dataset.significant = String(entry.significant);
+    if (!entry.significant) row.classList.add('noise');
     const self = diff.table.children ? 'total_percent' : 'self_percent';
     const cells = [
       [entry.keys.sym || '', ''], [entry.keys.dso || '', ''],
@@ -424,6 +437,7 @@ function renderDiffTable() {
       [entry.new.present ? entry.new[self].toFixed(2) + ' %' : '', 'number'],
       [(entry.delta >= 0 ? '+' : '') + entry.delta.toFixed(2), 'number delta'],
       [entry.ratio === null ? '' : entry.ratio.toFixed(2), 'number'],
+      [pValueText(entry), 'number'],
     ];
     for (const [text, className] of cells) {
       const cell = document.createElement('td');
@@ -606,7 +620,7 @@ async function openFunction(name) {
   writeHash();
   renderFunctionCallers();
   const number = ++functionRequest;
-  const params = new URLSearchParams(selectionQuery(false));
+  const params = new URLSearchParams(selectionQuery(true));
   params.set('name', name);
   $('function-summary').textContent = 'Reading the function\'s code...';
   for (const id of ['function-lines', 'function-instructions']) $(id).querySelector('tbody').replaceChildren();
@@ -620,12 +634,14 @@ async function openFunction(name) {
   }
   if (number !== functionRequest) return;
   const fn = answer.functions[0];
+  $('function-summary').dataset.samples = fn ? String(fn.samples) : '0';
   if (!fn) {
     $('function-summary').textContent = 'No samples of it in this selection.';
   } else {
     $('function-summary').textContent =
-      `${fn.dso}: ${fn.samples} samples, ${fn.percent_of_total.toFixed(2)} % of ${answer.event} (the whole recording: ` +
-      'shares below are of the function\'s own samples)' + (fn.no_code_reason ? `; ${fn.no_code_reason}` : '');
+      `${fn.dso}: ${fn.samples} samples, ${fn.percent_of_total.toFixed(2)} % of ${answer.event} in ` +
+      `${state.from === null && state.to === null ? 'the whole recording' : 'the selected range'}` +
+      ' (shares below are of the function\'s own samples)' + (fn.no_code_reason ? `; ${fn.no_code_reason}` : '');
     const lines = $('function-lines').querySelector('tbody');
     for (const line of fn.source_lines) {
       const row = document.createElement('tr');

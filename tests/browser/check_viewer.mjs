@@ -239,6 +239,15 @@ try {
     result.first_half_leaf_60 = await search('leaf_60');
     result.first_half_leaf_30 = await search('leaf_30');
     result.screenshots.push(await screenshot('range'));
+    // The function pane follows the range: leaf_60's own samples in it.
+    await search('');
+    await page.evaluate(() => {
+      [...document.querySelectorAll('.frame')].find((element) => element.dataset.name === 'leaf_60').focus();
+    });
+    await page.keyboard.press('f');
+    await page.waitForFunction(() => Number(document.body.dataset.functionLoads || 0) > 0, { timeout: 60000 });
+    result.range_function_samples = await page.$eval('#function-summary', (element) => Number(element.dataset.samples));
+    result.range_function_summary = await page.$eval('#function-summary', (element) => element.textContent);
     const rowsBefore = await renders();
     await afterRender(rowsBefore, () => page.click('#tab-bottomup'));
     result.first_half_rows = await page.$$eval('#calltree tbody tr', (rows) => rows.map((row) => ({
@@ -268,10 +277,31 @@ try {
         .map((frame) => [frame.dataset.name, Number(frame.dataset.delta)])));
     result.frame_hues = await page.$$eval('.frame', (frames) => Object.fromEntries(
       frames.map((frame) => [frame.dataset.name, frame.style.getPropertyValue('--diff-hue')])));
-    result.table = await page.$$eval('#diff-table tbody tr', (rows) => rows.map((row) => ({
+    const diffTable = () => page.$$eval('#diff-table tbody tr', (rows) => rows.map((row) => ({
       name: row.dataset.name, delta: Number(row.dataset.delta), text: row.children[4].textContent,
+      p_value: Number(row.dataset.pValue), significant: row.dataset.significant === 'true',
     })));
+    const diffSamples = () => page.$eval('#diff-legend', (legend) => ({
+      base: Number(legend.dataset.baseSamples), current: Number(legend.dataset.newSamples),
+    }));
+    result.table = await diffTable();
+    result.diff_samples = await diffSamples();
     result.screenshots.push(await screenshot('diff'));
+    // The first half of the base recording's span: both sides' first halves are compared.
+    const span = await page.evaluate(async () => {
+      const summary = await (await fetch('api/summary')).json();
+      return (summary.last_time - summary.first_time) / 1e6;
+    });
+    const beforeRange = await renders();
+    await afterRender(beforeRange, () => page.evaluate((to) => {
+      document.getElementById('range-from').value = '0';
+      const last = document.getElementById('range-to');
+      last.value = String(to);
+      last.dispatchEvent(new Event('change'));
+    }, span / 2));
+    result.half_table = await diffTable();
+    result.half_samples = await diffSamples();
+    result.screenshots.push(await screenshot('diff-range'));
   } else if (mode === 'hostile') {
     result.lane_names = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => name.textContent));
     result.images = await page.$$eval('img', (images) => images.length);

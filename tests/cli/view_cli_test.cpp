@@ -245,6 +245,7 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   double first = -1, last = 0, second_phase = -1, time = 0;
   bool expect_leaf = false;
   std::smatch match;
+  std::vector<double> leaf_60_times;  // seconds
   for (std::string line; std::getline(lines, line);) {
     if (std::regex_match(line, match, header)) {
       time = std::stod(match[1]);
@@ -253,6 +254,7 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
       expect_leaf = true;
     } else if (expect_leaf && std::regex_match(line, match, leaf)) {
       if (match[1] == "leaf_30" && second_phase < 0) second_phase = time;
+      if (match[1] == "leaf_60") leaf_60_times.push_back(time);
       expect_leaf = false;
     }
   }
@@ -272,6 +274,23 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   ASSERT_FALSE(p["first_half_rows"].empty());
   EXPECT_EQ(p["first_half_rows"][0]["name"], "leaf_60");
   EXPECT_GE(percent_text(p["first_half_rows"][0]["total"]), 95.0);
+  // The function pane counts leaf_60's samples in the range alone: those script shows between
+  // the range's ends (in the address, ns; script's times are whole microseconds, so a sample
+  // within a microsecond of an end may count on the other side).
+  std::string hash = p["hash"].get<std::string>();
+  std::smatch ends;
+  ASSERT_TRUE(std::regex_search(hash, ends, std::regex(R"(from=(\d+)&to=(\d+))"))) << hash;
+  const double from = std::stod(ends[1]) / 1e9, to = std::stod(ends[2]) / 1e9;
+  auto in_range = std::count_if(leaf_60_times.begin(), leaf_60_times.end(),
+                                [&](double t) { return t >= from - 1e-6 && t < to + 1e-6; });
+  auto surely_in = std::count_if(leaf_60_times.begin(), leaf_60_times.end(),
+                                 [&](double t) { return t >= from + 1e-6 && t < to - 1e-6; });
+  const double pane = p["range_function_samples"].get<double>();
+  EXPECT_GE(pane, static_cast<double>(surely_in)) << p["range_function_summary"];
+  EXPECT_LE(pane, static_cast<double>(in_range)) << p["range_function_summary"];
+  EXPECT_LT(pane, 0.97 * static_cast<double>(leaf_60_times.size()));  // not the whole recording's
+  EXPECT_NE(p["range_function_summary"].get<std::string>().find("in the selected range"),
+            std::string::npos);
   expect_clean_page(p);
 }
 
@@ -331,6 +350,30 @@ TEST(ViewCli, DiffOfTwoRecordingsShowsWhatMoved) {
   for (const auto& row : p["table"]) table[row["name"]] = row["delta"];
   EXPECT_NEAR(table["leaf_60"], -30.0, 3.0) << p["table"];
   EXPECT_NEAR(table["leaf_30"], 30.0, 3.0) << p["table"];
+  // Significance: thirty points of thousands of samples are far beyond chance; main (every
+  // sample on both sides) did not change.
+  for (const auto& row : p["table"]) {
+    if (row["name"] == "leaf_60" || row["name"] == "leaf_30") {
+      EXPECT_TRUE(row["significant"].get<bool>()) << row;
+      EXPECT_LT(row["p_value"].get<double>(), 1e-6) << row;
+      EXPECT_NE(row["text"].get<std::string>().find('.'), std::string::npos);
+    }
+    if (row["name"] == "main") {
+      EXPECT_FALSE(row["significant"].get<bool>()) << row;
+    }
+  }
+  // The first half of the span: each recording's first half is compared (each side about half
+  // its samples), and the shift is the same.
+  const double base_share =
+      p["half_samples"]["base"].get<double>() / p["diff_samples"]["base"].get<double>();
+  const double current_share =
+      p["half_samples"]["current"].get<double>() / p["diff_samples"]["current"].get<double>();
+  EXPECT_NEAR(base_share, 0.5, 0.1) << p["half_samples"] << p["diff_samples"];
+  EXPECT_NEAR(current_share, 0.5, 0.15) << p["half_samples"] << p["diff_samples"];
+  std::map<std::string, double> half;
+  for (const auto& row : p["half_table"]) half[row["name"]] = row["delta"];
+  EXPECT_NEAR(half["leaf_60"], -30.0, 4.0) << p["half_table"];
+  EXPECT_NEAR(half["leaf_30"], 30.0, 4.0) << p["half_table"];
   expect_clean_page(p);
 }
 

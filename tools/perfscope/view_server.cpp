@@ -74,8 +74,8 @@ std::string random_token() {
   return token;
 }
 
-// The function pane's answer: annotate's JSON of one function, for the selection's event and
-// filters (not its time range: annotate reads the whole recording). Made once per question.
+// The function pane's answer: annotate's JSON of one function, for the selection's event, time
+// range and filters. Made once per question.
 class FunctionAnnotations {
  public:
   explicit FunctionAnnotations(const PerfDataReader& reader) : reader_(reader) {}
@@ -84,9 +84,9 @@ class FunctionAnnotations {
     std::string name = request.get_param_value("name");
     if (name.empty()) throw std::invalid_argument("name the function: ?name=FUNCTION");
     ViewSelection selection = selection_of(request, profile);
-    std::string key =
-        fmt::format("{}\n{}\n{}\n{}\n{}\n{}", name, selection.event, selection.comm, selection.dso,
-                    selection.pid.value_or(~0u), selection.tid.value_or(~0u));
+    std::string key = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", name, selection.event,
+                                  selection.comm, selection.dso, selection.pid.value_or(~0u),
+                                  selection.tid.value_or(~0u), selection.from, selection.to);
     std::lock_guard lock(mutex_);
     if (auto found = answers_.find(key); found != answers_.end()) return found->second;
     AnnotateOptions options;
@@ -96,6 +96,8 @@ class FunctionAnnotations {
     if (!selection.dso.empty()) options.profile.filter.dsos = {selection.dso};
     if (selection.pid) options.profile.filter.pids = {*selection.pid};
     if (selection.tid) options.profile.filter.tids = {*selection.tid};
+    options.profile.filter.from = selection.from;
+    options.profile.filter.to = selection.to;
     std::string answer;
     try {
       answer = annotation_json(annotate(reader_, options));
@@ -111,13 +113,14 @@ class FunctionAnnotations {
   std::map<std::string, std::string> answers_;
 };
 
-// The diff view's answer: both call trees of an event (by name in the second recording) and
-// `perfscope diff`'s table of the two, whole recordings (their times do not compare).
+// The diff view's answer for a selection: both call trees of its event (by name in the second
+// recording) and `perfscope diff`'s table of the two. Its time range is taken as times since
+// each recording's first sample; its comm and DSO filters apply to both, its pid and tid to
+// neither (they differ between runs).
 std::string diff_json(const httplib::Request& request, const ProfileView& base,
-                      const ProfileView& current, const std::string& table) {
+                      const ProfileView& current, const ProfileDiffOptions& options,
+                      const std::string& base_name, const std::string& current_name) {
   ViewSelection selection = selection_of(request, base.profile());
-  selection.from = 0;
-  selection.to = std::numeric_limits<std::uint64_t>::max();
   selection.pid.reset();
   selection.tid.reset();
   const std::string& name = base.profile().events[selection.event].name;
@@ -129,6 +132,20 @@ std::string diff_json(const httplib::Request& request, const ProfileView& base,
     throw std::invalid_argument(fmt::format("the second recording has no event {}", name));
   }
   other.event = static_cast<std::uint32_t>(found - events.begin());
+  const std::uint64_t base_first = base.profile().summary.first_time;
+  const std::uint64_t current_first = current.profile().summary.first_time;
+  auto moved = [&](std::uint64_t time) {
+    if (time == 0 || time == std::numeric_limits<std::uint64_t>::max()) return time;
+    std::uint64_t since = time > base_first ? time - base_first : 0;
+    return since > std::numeric_limits<std::uint64_t>::max() - current_first
+               ? std::numeric_limits<std::uint64_t>::max()
+               : current_first + since;
+  };
+  other.from = moved(selection.from);
+  other.to = moved(selection.to);
+  std::string table = profile_diff_json(
+      diff_profiles(base.selected_profile(selection), current.selected_profile(other), options),
+      base_name, current_name);
   return fmt::format("{{\"base\":{},\"current\":{},\"table\":{}}}", base.tree_json(selection, {}),
                      current.tree_json(other, {}), table);
 }
@@ -137,7 +154,7 @@ struct ViewServer::State {
   State(const ProfileView& profile_view, const PerfDataReader& reader)
       : view(profile_view), functions(reader), token(random_token()) {}
   const ProfileView& view;
-  std::string diff_table;  // perfscope diff's JSON, with two recordings
+  ProfileDiffOptions diff_options;  // with two recordings
   FunctionAnnotations functions;
   std::string token;
   httplib::Server server;
@@ -149,15 +166,15 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
     : state_(std::make_unique<State>(view, reader)) {
   State& state = *state_;
   if (current) {
-    ProfileDiffOptions options;
+    ProfileDiffOptions& options = state.diff_options;
     options.children = true;
     for (const Profile* profile : {&view.profile(), &current->profile()}) {
       options.children &=
           std::any_of(profile->events.begin(), profile->events.end(),
                       [](const ProfileEvent& event) { return event.has_callchains; });
     }
-    state.diff_table = profile_diff_json(diff_profiles(view.profile(), current->profile(), options),
-                                         base_name, current_name);
+    // The recordings must compare at all: an error now, not at the first question.
+    diff_profiles(view.profile(), current->profile(), options);
   }
   httplib::Server& server = state.server;
   // One browser asks at most a few questions at once; each thread more would keep its own
@@ -220,9 +237,10 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
                                   current ? json_quoted(current_name) : "null");
   api("files", [files](const httplib::Request&) { return files; });
   if (current) {
-    const std::string& table = state.diff_table;
-    api("diff", [&profile_view, current, &table](const httplib::Request& request) {
-      return diff_json(request, profile_view, *current, table);
+    const ProfileDiffOptions& options = state.diff_options;
+    api("diff", [&profile_view, current, &options, base_name,
+                 current_name](const httplib::Request& request) {
+      return diff_json(request, profile_view, *current, options, base_name, current_name);
     });
   }
   FunctionAnnotations& functions = state.functions;

@@ -334,4 +334,37 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
   return out.str();
 }
 
+Profile ProfileView::selected_profile(const ViewSelection& selection) const {
+  Profile selected;
+  selected.dsos = profile_.dsos;
+  selected.functions = profile_.functions;
+  selected.frames = profile_.frames;
+  selected.stacks = profile_.stacks;
+  selected.threads = profile_.threads;
+  selected.events = profile_.events;
+  selected.mappings = profile_.mappings;
+  selected.summary = profile_.summary;
+  selected.sample_groups = profile_.sample_groups;
+  for (ProfileSampleGroup& group : selected.sample_groups) group.samples = group.period = 0;
+  for (ProfileEvent& event : selected.events) event.samples = event.period = event.period_read = 0;
+  std::uint64_t samples = 0;
+  for_each_selected(selection,
+                    [&](const ProfileSampleGroup& group, std::uint64_t, std::uint64_t period) {
+                      auto index = static_cast<std::size_t>(&group - profile_.sample_groups.data());
+                      ++selected.sample_groups[index].samples;
+                      selected.sample_groups[index].period += period;
+                      ++samples;
+                    });
+  std::erase_if(selected.sample_groups,
+                [](const ProfileSampleGroup& group) { return group.samples == 0; });
+  for (const ProfileSampleGroup& group : selected.sample_groups) {
+    ProfileEvent& event = selected.events[group.event];
+    event.samples += group.samples;
+    event.period += group.period;
+    event.period_read += group.period;
+  }
+  selected.summary.samples = selected.summary.samples_read = samples;
+  return selected;
+}
+
 }  // namespace perfscope

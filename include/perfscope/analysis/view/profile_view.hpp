@@ -61,6 +61,9 @@ class ProfileView {
   // state it was off the CPU in. The heaviest `max_threads` threads.
   std::string timeline_json(const ViewSelection& selection, std::uint32_t buckets,
                             std::uint32_t max_threads = 64) const;
+  // The profile of the selection's samples alone, folded into sample groups (no times): what
+  // report tables and diffs are made of. Its events' counts are the selection's.
+  Profile selected_profile(const ViewSelection& selection) const;
 
  private:
   // Whether each sample group passes the selection's event and filters (the time range is
