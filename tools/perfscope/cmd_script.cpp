@@ -499,6 +499,8 @@ class TextPrinter {
     std::string text;
     if (!source.file.empty()) {
       text = fmt::format("  {}:{}\n", safe_name(base_name(source.file)), source.line);
+    } else if (where.symbol.file_read && !where.kernel && where.dso.starts_with('/')) {
+      return;  // perf: addr2line answered ??:0 for a file it read, and nothing is printed
     } else if (!where.dso.empty()) {
       text = fmt::format("  {}[{:x}]\n", safe_name(base_name(where.dso)), where.dso_address);
     } else {

@@ -453,6 +453,7 @@ struct Symbolizer::State {
       result.unresolved_reason = file.problem;
       return;
     }
+    result.file_read = true;
     auto address = file.address_of_offset(file_offset);
     if (!address) {
       result.unresolved_reason = no_segment_reason;

@@ -94,6 +94,10 @@ struct SymbolizedAddress {
   // Why `symbol` is empty, one phrase ("kptr_restrict hides kernel addresses", "no symbol
   // table", "file not found"); empty when resolved.
   std::string_view unresolved_reason;
+  // The address lies in an ELF file that was read (its symbols and, with source_lines, its line
+  // table were asked), whether or not they named it: perf's srcline prints nothing for such an
+  // address without a line, and "dso[offset]" only where the file could not be read.
+  bool file_read = false;
   // With source_lines: the address's line. With inline_frames as well, the line in `symbol`'s own
   // code (the call site of the outermost inlined call); without, the line-table row, which lies
   // in the inlined function when code was inlined there.
