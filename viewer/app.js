@@ -59,34 +59,158 @@ function selectionQuery(withRange) {
   return params.toString();
 }
 
-// report --format html puts the answers for the whole recording into the page itself.
+// report --format html puts the recording into the page itself: its sample groups' weights in
+// spans of time (the table), from which the page answers every question the server would, a
+// range rounded out to whole spans; or, where the recording was too varied for that, the
+// whole recording's answers alone.
 const embedded = (() => {
   const element = document.getElementById('embedded-profile');
   return element ? JSON.parse(element.textContent) : null;
 })();
+const embeddedTable = embedded && embedded.table && embedded.table.cells ? embedded.table : null;
+
+// The sample groups a selection's event and filters keep (1) or leave out (0).
+function tableGroups(table, params) {
+  const event = Number(params.get('event') || 0);
+  const { threads, dsos } = embedded.summary;
+  const comm = params.get('comm'), dso = params.get('dso');
+  const pid = params.has('pid') ? Number(params.get('pid')) : null;
+  const tid = params.has('tid') ? Number(params.get('tid')) : null;
+  const groups = table.groups;
+  const selected = new Uint8Array(groups.length / 4);
+  for (let g = 0; g < selected.length; ++g) {
+    if (groups[4 * g + 2] !== event) continue;
+    const thread = threads[groups[4 * g + 1]];
+    if ((pid !== null && thread.pid !== pid) || (tid !== null && thread.tid !== tid)) continue;
+    if (comm !== null && thread.comm !== comm) continue;
+    if (dso !== null) {
+      const stack = groups[4 * g];
+      if (stack < 0) continue;
+      const leafDso = table.functions[table.stacks[2 * stack + 1]][1];
+      if (leafDso < 0 || dsos[leafDso] !== dso) continue;
+    }
+    selected[g] = 1;
+  }
+  return selected;
+}
+
+// The first and last span a selection's time range touches.
+function tableSpans(table, params) {
+  const width = (table.to - table.from) / table.buckets;
+  let first = 0, last = table.buckets - 1;
+  if (params.has('from')) first = Math.max(0, Math.floor((Number(params.get('from')) - table.from) / width));
+  if (params.has('to')) last = Math.min(last, Math.ceil((Number(params.get('to')) - table.from) / width) - 1);
+  return [first, last];
+}
+
+// The call tree of a selection, as the server's api/tree answers it.
+function tableTree(table, params, inverted) {
+  const selected = tableGroups(table, params);
+  const [first, last] = tableSpans(table, params);
+  const stackWeight = new Map();
+  let samples = 0, unstacked = 0;
+  const cells = table.cells;
+  for (let i = 0; i < cells.length; i += 4) {
+    if (cells[i] < first || cells[i] > last || !selected[cells[i + 1]]) continue;
+    samples += cells[i + 3];
+    const stack = table.groups[4 * cells[i + 1]];
+    if (stack < 0) unstacked += cells[i + 2];
+    else stackWeight.set(stack, (stackWeight.get(stack) || 0) + cells[i + 2]);
+  }
+  const root = { fn: -1, total: 0, self: 0, children: new Map() };
+  const add = (path, weight) => {
+    let node = root;
+    node.total += weight;
+    for (const fn of path) {
+      let child = node.children.get(fn);
+      if (!child) node.children.set(fn, child = { fn, total: 0, self: 0, children: new Map() });
+      child.total += weight;
+      node = child;
+    }
+    node.self += weight;
+  };
+  for (const [stack, weight] of [...stackWeight].sort((a, b) => a[0] - b[0])) {
+    const path = [];
+    for (let s = stack; s >= 0; s = table.stacks[2 * s]) path.push(table.stacks[2 * s + 1]);
+    if (!inverted) path.reverse();
+    add(path, weight);
+  }
+  if (unstacked) add([], unstacked);
+  const least = Math.floor(0.0005 * root.total);
+  let pruned = 0;
+  const answer = (node) => {
+    const fn = node.fn < 0 ? null : table.functions[node.fn];
+    const kept = [];
+    for (const child of node.children.values()) {
+      if (child.total >= least && child.total !== 0) kept.push(child); else ++pruned;
+    }
+    kept.sort((a, b) => b.total - a.total);
+    return {
+      name: fn ? fn[0] : 'all',
+      dso: fn ? (fn[1] < 0 ? '[unknown]' : embedded.summary.dsos[fn[1]]) : '',
+      total: node.total, self: node.self, children: kept.map(answer),
+    };
+  };
+  const tree = answer(root);
+  return { weight: root.total, samples, root: tree, pruned };
+}
+
+// The threads' lanes over the whole recording, as the server's api/timeline answers it.
+function tableTimeline(table, params) {
+  const selected = tableGroups(table, params);
+  const offCpu = embedded.summary.events[Number(params.get('event') || 0)].off_cpu;
+  const lanes = new Map();
+  const cells = table.cells;
+  for (let i = 0; i < cells.length; i += 4) {
+    const group = cells[i + 1];
+    if (!selected[group]) continue;
+    const thread = table.groups[4 * group + 1];
+    let lane = lanes.get(thread);
+    if (!lane) lanes.set(thread, lane = { weight: 0, lane: new Array(table.buckets).fill(0), states: {} });
+    lane.weight += cells[i + 2];
+    lane.lane[cells[i]] += cells[i + 2];
+    if (offCpu) {
+      const state = table.groups[4 * group + 3];
+      if (!lane.states[state]) lane.states[state] = new Array(table.buckets).fill(0);
+      lane.states[state][cells[i]] += cells[i + 2];
+    }
+  }
+  const threads = [...lanes].sort((a, b) => b[1].weight - a[1].weight || a[0] - b[0]).slice(0, 64)
+    .map(([index, lane]) => {
+      const { pid, tid, comm } = embedded.summary.threads[index];
+      return { pid, tid, comm, ...lane };
+    });
+  return { from: table.from, to: table.to, buckets: table.buckets, threads };
+}
 
 function embeddedAnswer(name, params) {
   const event = embedded.events[Number(params.get('event') || 0)];
   if (!event) throw new Error('no such event');
   const narrowed = ['from', 'to', 'comm', 'pid', 'tid', 'dso'].some((key) => params.has(key));
-  if (narrowed && name !== 'function') {
-    throw new Error('this page holds the whole recording: a time range or a filter needs ' +
+  if (narrowed && !embeddedTable && name !== 'function') {
+    throw new Error('this page holds the whole recording\'s answers only (the recording was too ' +
+                    'varied to carry its samples\' times): a time range or a filter needs ' +
                     '`perfscope view` on the recording itself');
   }
   switch (name) {
     case 'summary': return embedded.summary;
     case 'files': return embedded.files;
-    case 'timeline': return event.timeline;
-    case 'tree': return params.get('invert') === '1' ? event.bottom_up : event.tree;
+    case 'timeline': return embeddedTable ? tableTimeline(embeddedTable, params) : event.timeline;
+    case 'tree': {
+      const inverted = params.get('invert') === '1';
+      if (embeddedTable) return tableTree(embeddedTable, params, inverted);
+      return inverted ? event.bottom_up : event.tree;
+    }
     case 'function': {
       const wanted = params.get('name');
       const found = event.functions && event.functions.functions.find((fn) => fn.name === wanted);
       if (!found) {
         throw new Error(`this page carries the code of each event's ${embedded.annotated} hottest ` +
-                        `functions, and ${wanted} is not among them: \`perfscope annotate\` or ` +
+                        'functions (of at least 0.5 % of its samples each), and ' +
+                        `${wanted} is not among them: \`perfscope annotate\` or ` +
                         '`perfscope view` on the recording show it');
       }
-      return { ...event.functions, functions: [found] };
+      return { ...event.functions, functions: [found], whole_recording: true };
     }
     default: throw new Error(`${name} needs \`perfscope view\` on the recording`);
   }
@@ -221,7 +345,9 @@ function renderTimeline() {
   drawSelection();
   const first = summary ? summary.first_time : timeline.from;
   $('range-label').textContent = state.from === null && state.to === null ? 'Whole recording' :
-    `Range ${(((state.from ?? first) - first) / 1e6).toFixed(1)} ms to ${(((state.to ?? timeline.to) - first) / 1e6).toFixed(1)} ms`;
+    `Range ${(((state.from ?? first) - first) / 1e6).toFixed(1)} ms to ${(((state.to ?? timeline.to) - first) / 1e6).toFixed(1)} ms` +
+    (embeddedTable ? ` (this page holds the recording in ${embeddedTable.buckets} spans of ` +
+      `${((embeddedTable.to - embeddedTable.from) / embeddedTable.buckets / 1e6).toFixed(2)} ms: a range takes the spans it touches)` : '');
   $('range-from').value = state.from === null ? '' : ((state.from - first) / 1e6).toFixed(3);
   $('range-to').value = state.to === null ? '' : ((state.to - first) / 1e6).toFixed(3);
 }
@@ -640,7 +766,9 @@ async function openFunction(name) {
   } else {
     $('function-summary').textContent =
       `${fn.dso}: ${fn.samples} samples, ${fn.percent_of_total.toFixed(2)} % of ${answer.event} in ` +
-      `${state.from === null && state.to === null ? 'the whole recording' : 'the selected range'}` +
+      `${answer.whole_recording || (state.from === null && state.to === null) ? 'the whole recording' : 'the selected range'}` +
+      (answer.whole_recording && (state.from !== null || state.to !== null || state.comm || state.pid || state.tid || state.dso)
+        ? ' (this page carries the code shares of the whole recording only)' : '') +
       ' (shares below are of the function\'s own samples)' + (fn.no_code_reason ? `; ${fn.no_code_reason}` : '');
     const lines = $('function-lines').querySelector('tbody');
     for (const line of fn.source_lines) {

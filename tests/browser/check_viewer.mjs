@@ -7,7 +7,8 @@
 //     flame    the known-answer recording: frame widths, a click's zoom, search, the bottom-up
 //              rows, the call tree's hot path, keyboard zoom and a reload of the zoomed address
 //     phased   a recording whose first half is leaf_60 only: the timeline dragged from its start
-//              to RANGE_END (a fraction of its width, the 4th argument)
+//              to RANGE_END (a fraction of its width), the function pane in that range, then
+//              the whole recording filtered to thread TID (the 4th argument: RANGE_END,TID)
 //     offcpu   an --off-cpu recording: the event switch and the waits it shows
 //     hostile  a process named like markup: what the page holds after rendering it
 //     diff     two recordings (6,3,1 and 3,6,1 units): the diff view's colours and table
@@ -26,7 +27,9 @@ function fail(message) {
   process.exit(1);
 }
 
-const [mode, url, artifacts, rangeEnd] = process.argv.slice(2);
+const [mode, url, artifacts, argument] = process.argv.slice(2);
+// phased: RANGE_END,TID (the tid the filter is tried with)
+const [rangeEnd, filterTid] = (argument || '').split(',');
 if (!['flame', 'phased', 'offcpu', 'hostile', 'diff', 'http'].includes(mode) || !url || !artifacts) {
   fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|diff|http URL ARTIFACT_DIR');
 }
@@ -128,7 +131,7 @@ try {
     await page.waitForFunction(() => Number(document.body.dataset.renders || 0) > 0, { timeout: 60000 });
   };
   const screenshot = async (name) => {
-    const file = path.join(artifacts, `view-${mode}-${name}.png`);
+    const file = path.join(artifacts, `${url.startsWith('file:') ? 'html' : 'view'}-${mode}-${name}.png`);
     await page.screenshot({ path: file, fullPage: true });
     return file;
   };
@@ -239,6 +242,13 @@ try {
     result.first_half_leaf_60 = await search('leaf_60');
     result.first_half_leaf_30 = await search('leaf_30');
     result.screenshots.push(await screenshot('range'));
+    const rowsBefore = await renders();
+    await afterRender(rowsBefore, () => page.click('#tab-bottomup'));
+    result.first_half_rows = await page.$$eval('#calltree tbody tr', (rows) => rows.map((row) => ({
+      name: row.dataset.name, total: row.children[0].textContent,
+    })));
+    const flameBefore = await renders();
+    await afterRender(flameBefore, () => page.click('#tab-flame'));
     // The function pane follows the range: leaf_60's own samples in it.
     await search('');
     await page.evaluate(() => {
@@ -248,11 +258,23 @@ try {
     await page.waitForFunction(() => Number(document.body.dataset.functionLoads || 0) > 0, { timeout: 60000 });
     result.range_function_samples = await page.$eval('#function-summary', (element) => Number(element.dataset.samples));
     result.range_function_summary = await page.$eval('#function-summary', (element) => element.textContent);
-    const rowsBefore = await renders();
-    await afterRender(rowsBefore, () => page.click('#tab-bottomup'));
-    result.first_half_rows = await page.$$eval('#calltree tbody tr', (rows) => rows.map((row) => ({
-      name: row.dataset.name, total: row.children[0].textContent,
-    })));
+    // The whole recording, of one thread: the first program's.
+    let filtered = await renders();
+    await afterRender(filtered, () => page.click('#clear-range'));
+    filtered = await renders();
+    await afterRender(filtered, () => page.evaluate((tid) => {
+      const input = document.getElementById('filter-tid');
+      input.value = tid;
+      input.dispatchEvent(new Event('change'));
+    }, filterTid));
+    result.tid_leaf_60 = await search('leaf_60');
+    result.screenshots.push(await screenshot('tid'));
+    filtered = await renders();
+    await afterRender(filtered, () => page.evaluate(() => {
+      const input = document.getElementById('filter-tid');
+      input.value = '';
+      input.dispatchEvent(new Event('change'));
+    }));
   } else if (mode === 'offcpu') {
     result.events = await page.$$eval('#event option', (options) => options.map((option) => option.textContent));
     const index = await page.$$eval('#event option', (options) =>

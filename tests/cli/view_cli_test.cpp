@@ -260,13 +260,42 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   }
   ASSERT_GT(second_phase, first) << script_out.out.substr(0, 2000);
   double range_end = 0.9 * (second_phase - first) / (last - first);
+  // The first program's thread: the one of leaf_60's samples.
+  auto tids = pt::run_perfscope({"script", "-F", "tid,sym", "-i", file});
+  ASSERT_EQ(tids.exit_status, 0) << tids.err;
+  std::smatch tid_match;
+  ASSERT_TRUE(std::regex_search(tids.out, tid_match, std::regex(R"((\d+)\s*\n\s+leaf_60)")))
+      << tids.out.substr(0, 2000);
+  const std::string argument = fmt::format("{:.4f},{}", range_end, tid_match[1].str());
   Viewer viewer(file);
   ASSERT_FALSE(viewer.url().empty());
   std::string skipped;
-  auto page = drive("phased", viewer.url(), skipped, fmt::format("{:.4f}", range_end));
+  auto page = drive("phased", viewer.url(), skipped, argument);
   if (!page) GTEST_SKIP() << skipped;
   ASSERT_TRUE(page->contains("first_half_leaf_60")) << page->dump();
   const json& p = *page;
+  // The html file answers the same range and filter from its own table (the range rounded out
+  // to its 1024 spans); its function pane is the whole recording's, and says so.
+  std::string html = dir.path() + "/phased.html";
+  auto written = pt::run_perfscope({"report", "--format", "html", "-o", html, "-i", file});
+  ASSERT_EQ(written.exit_status, 0) << written.err;
+  auto from_file = drive("phased", "file://" + html, skipped, argument);
+  ASSERT_TRUE(from_file && from_file->contains("first_half_leaf_60")) << skipped;
+  const json& f = *from_file;
+  EXPECT_NEAR(f["whole_leaf_60"].get<double>(), p["whole_leaf_60"].get<double>(), 1e-9);
+  EXPECT_GE(f["first_half_leaf_60"].get<double>(), 0.95) << f.dump();
+  EXPECT_LE(f["first_half_leaf_30"].get<double>(), 0.02) << f.dump();
+  ASSERT_FALSE(f["first_half_rows"].empty());
+  EXPECT_EQ(f["first_half_rows"][0]["name"], "leaf_60");
+  EXPECT_NE(f["range_label"].get<std::string>().find("1024 spans"), std::string::npos)
+      << f["range_label"];
+  EXPECT_EQ(f["range_function_samples"].get<double>(), static_cast<double>(leaf_60_times.size()));
+  EXPECT_NE(f["range_function_summary"].get<std::string>().find("whole recording only"),
+            std::string::npos)
+      << f["range_function_summary"];
+  EXPECT_GE(f["tid_leaf_60"].get<double>(), 0.99) << f.dump();
+  EXPECT_NEAR(f["tid_leaf_60"].get<double>(), p["tid_leaf_60"].get<double>(), 1e-9);
+  expect_clean_page(f);
   EXPECT_NEAR(p["whole_leaf_60"].get<double>(), 0.5, 0.1) << p.dump();
   EXPECT_GE(p["first_half_leaf_60"].get<double>(), 0.95) << p.dump();
   EXPECT_LE(p["first_half_leaf_30"].get<double>(), 0.02) << p.dump();
@@ -288,9 +317,10 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   const double pane = p["range_function_samples"].get<double>();
   EXPECT_GE(pane, static_cast<double>(surely_in)) << p["range_function_summary"];
   EXPECT_LE(pane, static_cast<double>(in_range)) << p["range_function_summary"];
-  EXPECT_LT(pane, 0.97 * static_cast<double>(leaf_60_times.size()));  // not the whole recording's
   EXPECT_NE(p["range_function_summary"].get<std::string>().find("in the selected range"),
             std::string::npos);
+  // The first program's thread alone, over the whole recording: leaf_60 all but the whole.
+  EXPECT_GE(p["tid_leaf_60"].get<double>(), 0.99) << p.dump();
   expect_clean_page(p);
 }
 

@@ -32,14 +32,21 @@ std::string script_safe(std::string_view json) {
   return out;
 }
 
-// The names of event `event`'s hottest functions by their own samples.
+// The names of event `event`'s hottest functions by their own samples, those with at least
+// html_annotated_min_share of the event (a function of one sample can weigh a megabyte of
+// instructions in the page).
 std::vector<std::string> hottest_functions(const Profile& profile, std::uint32_t event,
                                            std::size_t count) {
   std::vector<std::uint64_t> self(profile.functions.size(), 0);
+  std::uint64_t total = 0;
   for (const ProfileSampleGroup& group : profile.sample_groups) {
-    if (group.event != event || group.stack == no_index) continue;
+    if (group.event != event) continue;
+    total += group.period;
+    if (group.stack == no_index) continue;
     self[profile.frames[profile.stacks[group.stack].frame].function] += group.period;
   }
+  const auto least =
+      static_cast<std::uint64_t>(html_annotated_min_share * static_cast<double>(total));
   std::vector<std::uint32_t> order(self.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -47,7 +54,7 @@ std::vector<std::string> hottest_functions(const Profile& profile, std::uint32_t
   });
   std::vector<std::string> names;
   for (std::uint32_t index : order) {
-    if (names.size() == count || self[index] == 0) break;
+    if (names.size() == count || self[index] == 0 || self[index] < least) break;
     const ProfileFunction& function = profile.functions[index];
     if (!function.resolved) continue;  // an address: no code to show by name
     if (std::find(names.begin(), names.end(), function.name) == names.end()) {
@@ -63,9 +70,14 @@ void write_report_html(const PerfDataReader& reader, Profile profile, const std:
                        std::ostream& out) {
   ProfileView view(std::move(profile));
   const Profile& kept = view.profile();
+  // The page selects ranges and filters from this table; without it (a recording too varied
+  // for the page) it holds each event's whole-recording answers.
+  std::string table = view.sample_table_json(html_max_table_cells);
+  const bool has_table = table != "{}";
   std::string data = fmt::format(
-      "{{\"files\":{{\"base\":{},\"current\":null}},\"summary\":{},\"annotated\":{},\"events\":[",
-      json_quoted(name), view.summary_json(), html_annotated_functions);
+      "{{\"files\":{{\"base\":{},\"current\":null}},\"summary\":{},\"annotated\":{},"
+      "\"table\":{},\"events\":[",
+      json_quoted(name), view.summary_json(), html_annotated_functions, table);
   for (std::uint32_t event = 0; event < kept.events.size(); ++event) {
     ViewSelection selection;
     selection.event = event;
@@ -84,10 +96,14 @@ void write_report_html(const PerfDataReader& reader, Profile profile, const std:
         // function pane has nothing for it.
       }
     }
-    data += fmt::format("{}{{\"tree\":{},\"bottom_up\":{},\"timeline\":{},\"functions\":{}}}",
-                        event == 0 ? "" : ",", view.tree_json(selection, {}),
-                        view.tree_json(selection, inverted), view.timeline_json(selection, 400),
-                        functions);
+    if (has_table) {
+      data += fmt::format("{}{{\"functions\":{}}}", event == 0 ? "" : ",", functions);
+    } else {
+      data += fmt::format("{}{{\"tree\":{},\"bottom_up\":{},\"timeline\":{},\"functions\":{}}}",
+                          event == 0 ? "" : ",", view.tree_json(selection, {}),
+                          view.tree_json(selection, inverted), view.timeline_json(selection, 400),
+                          functions);
+    }
   }
   data += "]}";
 

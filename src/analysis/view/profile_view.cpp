@@ -367,4 +367,100 @@ Profile ProfileView::selected_profile(const ViewSelection& selection) const {
   return selected;
 }
 
+std::string ProfileView::sample_table_json(std::size_t max_cells) const {
+  const std::uint64_t from = profile_.summary.first_time;
+  const std::uint64_t to = profile_.summary.last_time + 1;
+  const double span_all = static_cast<double>(to - from);
+  // Weight and samples of each (span, group) at the finest spans; coarser ones add them up.
+  struct Cell {
+    double weight = 0;
+    std::uint64_t samples = 0;
+  };
+  constexpr std::uint32_t finest = 1024;
+  std::vector<std::unordered_map<std::uint32_t, Cell>> spans(finest);
+  auto span_of = [&](std::uint64_t time) {
+    if (time <= from) return std::uint32_t{0};
+    auto index = static_cast<std::uint32_t>(static_cast<double>(time - from) / span_all * finest);
+    return std::min(index, finest - 1);
+  };
+  profile_.timeline.for_each([&](std::uint32_t group, std::uint64_t time, std::uint64_t period) {
+    const ProfileSampleGroup& g = profile_.sample_groups[group];
+    std::uint32_t last = span_of(time);
+    ++spans[last][group].samples;
+    if (!profile_.events[g.event].off_cpu || period == 0) {
+      spans[last][group].weight += static_cast<double>(period);
+      return;
+    }
+    // An interval: its time in each span it covers.
+    std::uint64_t begin = time >= period ? std::max(time - period, from) : from;
+    const double width = span_all / finest;
+    for (std::uint32_t b = span_of(begin); b <= last; ++b) {
+      double span_begin = static_cast<double>(from) + b * width;
+      double overlap = std::min(static_cast<double>(time), span_begin + width) -
+                       std::max(static_cast<double>(begin), span_begin);
+      if (overlap > 0 || b == last) spans[b][group].weight += std::max(overlap, 0.0);
+    }
+  });
+  std::uint32_t buckets = finest;
+  auto cells = [&] {
+    std::size_t count = 0;
+    for (const auto& span : spans) count += span.size();
+    return count;
+  };
+  while (cells() > max_cells && buckets > 1) {
+    for (std::uint32_t b = 0; b < buckets / 2; ++b) {
+      std::unordered_map<std::uint32_t, Cell> merged = std::move(spans[2 * b]);
+      for (const auto& [group, cell] : spans[2 * b + 1]) {
+        merged[group].weight += cell.weight;
+        merged[group].samples += cell.samples;
+      }
+      spans[b] = std::move(merged);
+    }
+    buckets /= 2;
+    spans.resize(buckets);
+  }
+  if (cells() > max_cells) return "{}";
+
+  std::ostringstream out;
+  TextSink sink(out);
+  sink.format("{{\"from\":{},\"to\":{},\"buckets\":{},\"functions\":[", from, to, buckets);
+  for (std::size_t i = 0; i < profile_.functions.size(); ++i) {
+    const ProfileFunction& function = profile_.functions[i];
+    if (i != 0) sink.put(',');
+    sink.put('[');
+    sink.json_string(function.name);
+    sink.format(",{}]", function.dso == no_index ? -1 : static_cast<std::int64_t>(function.dso));
+  }
+  sink.append("],\"stacks\":[");
+  for (std::size_t i = 0; i < profile_.stacks.size(); ++i) {
+    const ProfileStack& stack = profile_.stacks[i];
+    sink.format("{}{},{}", i == 0 ? "" : ",",
+                stack.parent == no_index ? -1 : static_cast<std::int64_t>(stack.parent),
+                profile_.frames[stack.frame].function);
+  }
+  sink.append("],\"groups\":[");
+  for (std::size_t i = 0; i < profile_.sample_groups.size(); ++i) {
+    const ProfileSampleGroup& group = profile_.sample_groups[i];
+    sink.format("{}{},{},{},", i == 0 ? "" : ",",
+                group.stack == no_index ? -1 : static_cast<std::int64_t>(group.stack), group.thread,
+                group.event);
+    sink.json_string(thread_state_name(group.state));
+  }
+  sink.append("],\"cells\":[");
+  bool first = true;
+  std::vector<std::pair<std::uint32_t, Cell>> ordered;
+  for (std::uint32_t b = 0; b < buckets; ++b) {
+    ordered.assign(spans[b].begin(), spans[b].end());
+    std::sort(ordered.begin(), ordered.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [group, cell] : ordered) {
+      sink.format("{}{},{},{:.0f},{}", first ? "" : ",", b, group, cell.weight, cell.samples);
+      first = false;
+    }
+  }
+  sink.append("]}");
+  sink.finish();
+  return out.str();
+}
+
 }  // namespace perfscope

@@ -61,6 +61,14 @@ class ProfileView {
   // state it was off the CPU in. The heaviest `max_threads` threads.
   std::string timeline_json(const ViewSelection& selection, std::uint32_t buckets,
                             std::uint32_t max_threads = 64) const;
+  // The whole recording as the viewer's page can select from it without a server (report
+  // --format html): {"from","to","buckets","functions":[[name,dso index or -1],...],
+  // "stacks":[parent or -1, function, ...],"groups":[stack or -1, thread, event, state, ...],
+  // "cells":[bucket, group, weight, samples, ...]}: each sample group's weight and samples in
+  // each of `buckets` equal spans of the recording (an off-CPU interval's weight spread over
+  // the spans it covers). Spans are halved in number (from 1024) until the cells are at most
+  // `max_cells`; none fit: an empty object.
+  std::string sample_table_json(std::size_t max_cells) const;
   // The profile of the selection's samples alone, folded into sample groups (no times): what
   // report tables and diffs are made of. Its events' counts are the selection's.
   Profile selected_profile(const ViewSelection& selection) const;
