@@ -49,6 +49,13 @@ ViewSelection selection_of(const httplib::Request& request, const Profile& profi
   return selection;
 }
 
+// cpp-httplib compresses "application/json" and "text/..." answers with brotli when the browser
+// accepts it, at its slowest setting: 120 ms for an 83 KB call tree that takes 4 ms to make. On
+// loopback nothing is gained, so the answers and the script go with types it leaves alone (it
+// compares them whole).
+constexpr const char* json_type = "application/json; charset=utf-8";
+constexpr const char* javascript_type = "application/javascript; charset=utf-8";
+
 void send(httplib::Response& response, std::string_view body, const char* type) {
   response.set_header("Cache-Control", "no-store");
   response.set_header("X-Content-Type-Options", "nosniff");
@@ -204,7 +211,7 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
     send(response, viewer_assets::index_html, "text/html; charset=utf-8");
   });
   server.Get(prefix + "/app.js", [](const httplib::Request&, httplib::Response& response) {
-    send(response, viewer_assets::app_js, "text/javascript; charset=utf-8");
+    send(response, viewer_assets::app_js, javascript_type);
   });
   server.Get(prefix + "/app.css", [](const httplib::Request&, httplib::Response& response) {
     send(response, viewer_assets::app_css, "text/css; charset=utf-8");
@@ -213,7 +220,7 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
     server.Get(prefix + "/api/" + name, [answer](const httplib::Request& request,
                                                  httplib::Response& response) {
       try {
-        send(response, answer(request), "application/json");
+        send(response, answer(request), json_type);
       } catch (const std::exception& error) {
         response.status = 400;
         send(response, fmt::format("400: {}\n", error.what()), "text/plain; charset=utf-8");
