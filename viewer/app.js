@@ -72,14 +72,16 @@ const embeddedTable = embedded && embedded.table && embedded.table.cells ? embed
 // The sample groups a selection's event and filters keep (1) or leave out (0).
 function tableGroups(table, params) {
   const event = Number(params.get('event') || 0);
-  const { threads, dsos } = embedded.summary;
+  const { threads, dsos, events } = embedded.summary;
+  // wall-time holds the on-CPU clock's samples and the off-CPU ones.
+  const ofEvent = (other) => other === event || (events[event].wall && events[other].in_wall);
   const comm = params.get('comm'), dso = params.get('dso');
   const pid = params.has('pid') ? Number(params.get('pid')) : null;
   const tid = params.has('tid') ? Number(params.get('tid')) : null;
   const groups = table.groups;
   const selected = new Uint8Array(groups.length / 4);
   for (let g = 0; g < selected.length; ++g) {
-    if (groups[4 * g + 2] !== event) continue;
+    if (!ofEvent(groups[4 * g + 2])) continue;
     const thread = threads[groups[4 * g + 1]];
     if ((pid !== null && thread.pid !== pid) || (tid !== null && thread.tid !== tid)) continue;
     if (comm !== null && thread.comm !== comm) continue;
@@ -158,7 +160,8 @@ function tableTree(table, params, inverted) {
 // The threads' lanes over the whole recording, as the server's api/timeline answers it.
 function tableTimeline(table, params) {
   const selected = tableGroups(table, params);
-  const offCpu = embedded.summary.events[Number(params.get('event') || 0)].off_cpu;
+  const selectedEvent = embedded.summary.events[Number(params.get('event') || 0)];
+  const offCpu = selectedEvent.off_cpu || selectedEvent.wall;
   const lanes = new Map();
   const cells = table.cells;
   for (let i = 0; i < cells.length; i += 4) {
@@ -284,7 +287,7 @@ function timeOf(fraction) {
 
 // Off-CPU states in the timeline (thread_state_name's words).
 const stateColours = {
-  sleeping: '21, 101, 192', uninterruptible: '230, 81, 0', preempted: '46, 125, 50',
+  'on-cpu': '198, 40, 40', sleeping: '21, 101, 192', uninterruptible: '230, 81, 0', preempted: '46, 125, 50',
   blocked: '84, 110, 122', stopped: '106, 27, 154', idle: '158, 158, 158', other: '33, 33, 33',
 };
 let stateTotals = new Map();
@@ -326,7 +329,8 @@ function renderTimeline() {
     lane.append(name, canvas);
     box.append(lane);
   }
-  // The legend of an off-CPU event: each state and its share of the blocked time shown.
+  // The legend of an off-CPU event: each state and its share of the blocked time shown (of
+  // wall-time: of the time shown, on the CPU and off it).
   const legend = $('timeline-legend');
   legend.replaceChildren();
   const blocked = [...stateTotals.values()].reduce((a, b) => a + b, 0);

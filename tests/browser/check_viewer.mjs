@@ -290,6 +290,24 @@ try {
         Object.fromEntries(entries.map((entry) => [entry.dataset.state, Number(entry.dataset.share)])));
       result.screenshots.push(await screenshot('offcpu'));
     }
+    // Wall time (a recording with on-CPU clock samples too): both at once.
+    const wall = await page.$$eval('#event option', (options) =>
+      options.findIndex((option) => option.textContent.startsWith('wall-time')));
+    result.wall_index = wall;
+    if (wall >= 0) {
+      const before = await renders();
+      await afterRender(before, () => page.select('#event', String(wall)));
+      result.wall_sleep_share = await search('sleep_part');
+      result.wall_pipe_share = await search('pipe_part');
+      result.wall_states = await page.$$eval('#timeline-legend [data-state]', (entries) =>
+        Object.fromEntries(entries.map((entry) => [entry.dataset.state, Number(entry.dataset.share)])));
+      if (!url.startsWith('file:')) result.wall_lane_weights = await page.evaluate(async () => {
+        const params = new URLSearchParams(location.hash.slice(1));
+        const answer = await (await fetch(`api/timeline?event=${params.get('e')}&buckets=10`)).json();
+        return answer.threads.map((thread) => thread.weight);
+      });
+      result.screenshots.push(await screenshot('wall'));
+    }
   } else if (mode === 'diff') {
     result.diff_tab_shown = await page.$eval('#tab-diff', (tab) => !tab.hidden);
     const before = await renders();

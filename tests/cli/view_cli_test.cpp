@@ -331,8 +331,9 @@ TEST(ViewCli, EventSwitchShowsTheOffCpuWaits) {
   }
   pt::TempDir dir;
   std::string file = dir.path() + "/waits.data";
+  // --wall: the off-CPU samples and cpu-clock ones, so the view offers wall time too.
   auto recorded = pt::run_perfscope(
-      {"record", "--off-cpu", "-g", "-o", file, "--", waits_workload, "waits", "200"});
+      {"record", "--wall", "-g", "-o", file, "--", waits_workload, "waits", "200"});
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   Viewer viewer(file);
   ASSERT_FALSE(viewer.url().empty());
@@ -350,7 +351,34 @@ TEST(ViewCli, EventSwitchShowsTheOffCpuWaits) {
   // machine may add some.
   ASSERT_TRUE(p["states"].contains("sleeping")) << p.dump();
   EXPECT_GT(p["states"]["sleeping"].get<double>(), 0.5) << p.dump();
+  // Wall time: each of the two waiting threads (the process and its child) sleeps 200 ms and
+  // waits 200 ms on the pipe, almost never on the CPU; the writer threads sleep 200 ms. So a
+  // main thread's wall time is at least 400 ms, and the states seen are mostly sleeping, with
+  // some time on the CPU.
+  ASSERT_GE(p["wall_index"].get<int>(), 0) << p.dump();
+  EXPECT_GT(p["wall_sleep_share"].get<double>(), 0.15) << p.dump();
+  EXPECT_GT(p["wall_pipe_share"].get<double>(), 0.15) << p.dump();
+  ASSERT_TRUE(p["wall_states"].contains("on-cpu")) << p.dump();
+  EXPECT_GT(p["wall_states"]["on-cpu"].get<double>(), 0.0) << p.dump();
+  EXPECT_LT(p["wall_states"]["on-cpu"].get<double>(), 0.3) << p.dump();
+  EXPECT_GT(p["wall_states"]["sleeping"].get<double>(), 0.5) << p.dump();
+  ASSERT_FALSE(p["wall_lane_weights"].empty());
+  EXPECT_GE(p["wall_lane_weights"][0].get<double>(), 400e6) << p["wall_lane_weights"];
   expect_clean_page(p);
+  // The html file answers the same from its table.
+  std::string html = dir.path() + "/waits.html";
+  auto written = pt::run_perfscope({"report", "--format", "html", "-o", html, "-i", file});
+  ASSERT_EQ(written.exit_status, 0) << written.err;
+  auto from_file = drive("offcpu", "file://" + html, skipped);
+  ASSERT_TRUE(from_file && from_file->contains("wall_index")) << skipped;
+  const json& f = *from_file;
+  for (const char* share : {"sleep_share", "pipe_share", "wall_sleep_share", "wall_pipe_share"}) {
+    EXPECT_NEAR(f[share].get<double>(), p[share].get<double>(), 0.001) << share << f.dump();
+  }
+  EXPECT_NEAR(f["wall_states"]["sleeping"].get<double>(),
+              p["wall_states"]["sleeping"].get<double>(), 0.01)
+      << f.dump();
+  expect_clean_page(f);
 }
 
 // 6,3,1 units against 3,6,1: the differential flame graph colours work_60 and work_30 with

@@ -87,10 +87,13 @@ class FunctionAnnotations {
  public:
   explicit FunctionAnnotations(const PerfDataReader& reader) : reader_(reader) {}
 
-  std::string json(const httplib::Request& request, const Profile& profile) {
+  std::string json(const httplib::Request& request, const ProfileView& view) {
     std::string name = request.get_param_value("name");
     if (name.empty()) throw std::invalid_argument("name the function: ?name=FUNCTION");
-    ViewSelection selection = selection_of(request, profile);
+    ViewSelection selection = selection_of(request, view.profile());
+    // Wall time is no event of the recording: its code shares are of the on-CPU clock's
+    // samples (the off-CPU ones sampled no instruction of it).
+    if (selection.event == view.wall_event()) selection.event = *view.wall_clock_event();
     std::string key = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", name, selection.event,
                                   selection.comm, selection.dso, selection.pid.value_or(~0u),
                                   selection.tid.value_or(~0u), selection.from, selection.to);
@@ -252,7 +255,7 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
   }
   FunctionAnnotations& functions = state.functions;
   api("function", [&functions, &profile_view](const httplib::Request& request) {
-    return functions.json(request, profile_view.profile());
+    return functions.json(request, profile_view);
   });
   server.set_error_handler([](const httplib::Request&, httplib::Response& response) {
     if (response.body.empty()) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/exporters/exporter_common.hpp"
+#include "perfscope/analysis/profile/off_cpu_profile.hpp"
 
 namespace perfscope {
 
@@ -69,6 +70,42 @@ ProfileView::ProfileView(Profile profile) : profile_(std::move(profile)) {
         "ProfileView needs a profile built with ProfileView::profile_options() (sample groups "
         "and their times)");
   }
+  // Wall time: the on-CPU clock events and the off-CPU one, as report --wall merges them.
+  std::vector<bool> members(profile_.events.size(), false);
+  bool off_cpu = false;
+  for (std::uint32_t i = 0; i < profile_.events.size(); ++i) {
+    const ProfileEvent& event = profile_.events[i];
+    if (event.samples == 0 || event.name == wall_time_event_name) continue;
+    if (event.off_cpu) {
+      members[i] = off_cpu = true;
+    } else if (event_period_is_ns(event.name)) {
+      members[i] = true;
+      if (!wall_clock_event_) wall_clock_event_ = i;
+    }
+  }
+  if (!off_cpu || !wall_clock_event_) {
+    wall_clock_event_.reset();
+    return;
+  }
+  ProfileEvent wall;
+  wall.name = std::string(wall_time_event_name);
+  for (std::uint32_t i = 0; i < profile_.events.size(); ++i) {
+    if (!members[i]) continue;
+    wall.samples += profile_.events[i].samples;
+    wall.period += profile_.events[i].period;
+    wall.period_read += profile_.events[i].period_read;
+    wall.has_callchains |= profile_.events[i].has_callchains;
+  }
+  wall_event_ = static_cast<std::uint32_t>(profile_.events.size());
+  profile_.events.push_back(std::move(wall));
+  members.push_back(false);
+  wall_members_ = std::move(members);
+}
+
+bool ProfileView::event_selected(std::uint32_t event, std::uint32_t selected) const noexcept {
+  if (event == selected) return true;
+  return wall_event_ && selected == *wall_event_ && event < wall_members_.size() &&
+         wall_members_[event];
 }
 
 ProfileOptions ProfileView::profile_options() {
@@ -82,7 +119,7 @@ std::vector<bool> ProfileView::groups_selected(const ViewSelection& selection) c
   std::vector<bool> selected(profile_.sample_groups.size(), false);
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const ProfileSampleGroup& group = profile_.sample_groups[i];
-    if (group.event != selection.event) continue;
+    if (!event_selected(group.event, selection.event)) continue;
     const ProfileThread& thread = profile_.threads[group.thread];
     if (selection.pid && thread.pid != *selection.pid) continue;
     if (selection.tid && thread.tid != *selection.tid) continue;
@@ -101,11 +138,10 @@ std::vector<bool> ProfileView::groups_selected(const ViewSelection& selection) c
 template <typename Visit>
 void ProfileView::for_each_selected(const ViewSelection& selection, Visit&& visit) const {
   const std::vector<bool> selected = groups_selected(selection);
-  const bool off_cpu =
-      selection.event < profile_.events.size() && profile_.events[selection.event].off_cpu;
   profile_.timeline.for_each([&](std::uint32_t group, std::uint64_t time, std::uint64_t period) {
     if (!selected[group]) return;
     // An off-CPU interval is in the range when any of it is.
+    const bool off_cpu = profile_.events[profile_.sample_groups[group].event].off_cpu;
     std::uint64_t begin = off_cpu && time >= period ? time - period : time;
     if (time < selection.from || begin >= selection.to) return;
     visit(profile_.sample_groups[group], time, period);
@@ -121,8 +157,10 @@ std::string ProfileView::summary_json() const {
     if (i != 0) sink.put(',');
     sink.append("{\"name\":");
     sink.json_string(event.name);
-    sink.format(",\"samples\":{},\"period\":{},\"off_cpu\":{}}}", event.samples, event.period,
-                event.off_cpu);
+    const bool wall = wall_event_ && i == *wall_event_;
+    const bool in_wall = i < wall_members_.size() && wall_members_[i];
+    sink.format(",\"samples\":{},\"period\":{},\"off_cpu\":{},\"wall\":{},\"in_wall\":{}}}",
+                event.samples, event.period, event.off_cpu, wall, in_wall);
   }
   sink.append("],\"threads\":[");
   for (std::size_t i = 0; i < profile_.threads.size(); ++i) {
@@ -253,10 +291,10 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
   const double span = static_cast<double>(to - from) / buckets;
   std::vector<std::vector<double>> lanes(profile_.threads.size());
   std::vector<double> weight(profile_.threads.size(), 0);
-  const bool off_cpu =
-      selection.event < profile_.events.size() && profile_.events[selection.event].off_cpu;
-  // Off-CPU: each thread's lane again per state it was off the CPU in (sleeping, waiting for
-  // I/O, preempted, ...), indexed by ThreadState.
+  // Off-CPU (and wall time): each thread's lane again per state it was in (sleeping, waiting
+  // for I/O, preempted, ..., and for wall time on the CPU), indexed by ThreadState.
+  const bool off_cpu = selection.event < profile_.events.size() &&
+                       (profile_.events[selection.event].off_cpu || selection.event == wall_event_);
   constexpr std::size_t states = static_cast<std::size_t>(ThreadState::other) + 1;
   std::vector<std::vector<double>> state_lanes(off_cpu ? profile_.threads.size() * states : 0);
   for_each_selected(
@@ -270,14 +308,18 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
         };
         auto value = static_cast<double>(period);
         weight[group.thread] += value;
-        if (!off_cpu || period == 0) {
+        std::vector<double>* state_lane = nullptr;
+        if (off_cpu) {
+          state_lane =
+              &state_lanes[group.thread * states + static_cast<std::size_t>(group.state) % states];
+          if (state_lane->empty()) state_lane->assign(buckets, 0.0);
+        }
+        if (!profile_.events[group.event].off_cpu || period == 0) {
           lane[bucket_of(time)] += value;
+          if (state_lane) (*state_lane)[bucket_of(time)] += value;
           return;
         }
         // An interval: its time in each span it covers, in its thread's lane and its state's.
-        std::vector<double>& state_lane =
-            state_lanes[group.thread * states + static_cast<std::size_t>(group.state) % states];
-        if (state_lane.empty()) state_lane.assign(buckets, 0.0);
         std::uint64_t begin = time >= period ? time - period : 0;
         begin = std::max(begin, from);
         std::uint64_t end = std::min(time, to);
@@ -287,7 +329,7 @@ std::string ProfileView::timeline_json(const ViewSelection& selection, std::uint
                            std::max<double>(static_cast<double>(begin), bucket_begin);
           if (overlap > 0) {
             lane[b] += overlap;
-            state_lane[b] += overlap;
+            (*state_lane)[b] += overlap;
           }
         }
       });
@@ -357,6 +399,9 @@ Profile ProfileView::selected_profile(const ViewSelection& selection) const {
                     });
   std::erase_if(selected.sample_groups,
                 [](const ProfileSampleGroup& group) { return group.samples == 0; });
+  if (wall_event_ && selection.event == *wall_event_) {
+    for (ProfileSampleGroup& group : selected.sample_groups) group.event = *wall_event_;
+  }
   for (const ProfileSampleGroup& group : selected.sample_groups) {
     ProfileEvent& event = selected.events[group.event];
     event.samples += group.samples;

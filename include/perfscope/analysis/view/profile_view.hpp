@@ -47,9 +47,15 @@ class ProfileView {
   // The options a view's profile is built with.
   static ProfileOptions profile_options();
 
+  // With on-CPU clock samples and off-CPU ones (record --wall, or --off-cpu -e cpu-clock), the
+  // view adds the event "wall-time" (report --wall's): both kinds at once, so each thread's
+  // weight is its lifetime, on the CPU and off it. Its index, and the clock event it holds.
+  std::optional<std::uint32_t> wall_event() const noexcept { return wall_event_; }
+  std::optional<std::uint32_t> wall_clock_event() const noexcept { return wall_clock_event_; }
+
   const Profile& profile() const noexcept { return profile_; }
 
-  // {"events":[{"name","samples","period","off_cpu"}],"threads":[{"pid","tid","comm"}],
+  // {"events":[{"name","samples","period","off_cpu","wall","in_wall"}],"threads":[{"pid","tid","comm"}],
   //  "dsos":[names],"first_time","last_time","samples","lost","warnings":[...]}
   std::string summary_json() const;
   // {"weight","samples","pruned","root":{"name":"all","dso":"","total","self","children":[...]}}
@@ -74,6 +80,8 @@ class ProfileView {
   Profile selected_profile(const ViewSelection& selection) const;
 
  private:
+  // Whether samples of `event` are of the selection's event `selected` (wall-time holds two).
+  bool event_selected(std::uint32_t event, std::uint32_t selected) const noexcept;
   // Whether each sample group passes the selection's event and filters (the time range is
   // each sample's).
   std::vector<bool> groups_selected(const ViewSelection& selection) const;
@@ -82,6 +90,8 @@ class ProfileView {
   void for_each_selected(const ViewSelection& selection, Visit&& visit) const;
 
   Profile profile_;
+  std::optional<std::uint32_t> wall_event_, wall_clock_event_;
+  std::vector<bool> wall_members_;  // per event: its samples are wall-time's
 };
 
 }  // namespace perfscope
