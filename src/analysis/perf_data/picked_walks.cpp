@@ -97,7 +97,19 @@ std::optional<PerfDataError> PerfDataReader::for_each_record_ordered_at(
   perf_data::RoundQueue queue(bytes_);
   PerfDataRecord record;
   std::uint64_t next = 0;
+  // As the full walk does: the pages behind the walk and the queue go back in large steps (the
+  // records of a hot function lie on nearly every page: annotate's RSS was the file's size).
+  std::uint64_t dropped = offsets.empty() ? 0 : offsets.front();
+  std::uint64_t next_drop = dropped + drop_step;
   for (std::uint64_t offset : offsets) {
+    if (offset >= next_drop && map_.mapped()) {
+      std::uint64_t until = std::min(offset, queue.held());
+      if (until > dropped) {
+        map_.drop_pages(dropped, until - dropped);
+        dropped = until;
+      }
+      next_drop = offset + drop_step;
+    }
     if (auto error = plain_record_at(offset, record, next)) {
       queue.flush_all(visit);
       return error;
