@@ -202,13 +202,15 @@ Measured run_measured(const std::vector<std::string>& arguments) {
 }
 
 struct Reports {
-  Measured table, folded, pprof;
+  Measured table, folded, pprof, annotate;
 };
 
 Reports report(const std::string& path) {
   return {run_measured({"report", "--stdio", "--threads", threads, "-i", path}),
           run_measured({"report", "--format", "folded", "--threads", threads, "-i", path}),
-          run_measured({"report", "--format", "pprof", "--threads", threads, "-i", path})};
+          run_measured({"report", "--format", "pprof", "--threads", threads, "-i", path}),
+          // The heaviest leaf's samples lie on every page: annotate's walk over them alone.
+          run_measured({"annotate", "--stdio", "--threads", threads, "-i", path, "qsort"})};
 }
 
 // "# Event count (approx.): N"
@@ -248,6 +250,9 @@ void check_reports(const Reports& reports, const Written& written, const std::st
   ASSERT_EQ(reports.pprof.exit_status, 0) << label << ": " << reports.pprof.err;
   ASSERT_GT(reports.pprof.out.size(), 2u) << label;
   EXPECT_EQ(reports.pprof.out.substr(0, 2), "\x1f\x8b") << label << ": not gzip";
+  ASSERT_EQ(reports.annotate.exit_status, 0) << label << ": " << reports.annotate.err;
+  EXPECT_NE(reports.annotate.out.find("qsort"), std::string::npos)
+      << reports.annotate.out.substr(0, 2000);
 }
 
 TEST(LargeRecording, ReportsInMemoryThatDoesNotGrowWithTheFile) {
@@ -284,7 +289,7 @@ TEST(LargeRecording, ReportsInMemoryThatDoesNotGrowWithTheFile) {
   std::printf(
       "[ %llu and %llu samples: report --stdio peak RSS %llu / %llu KiB (%.1f / %.1f s), "
       "--format folded %llu / %llu KiB (%.1f / %.1f s), --format pprof %llu / %llu KiB (%.1f / "
-      "%.1f s); %.1f s in all ]\n",
+      "%.1f s), annotate %llu / %llu KiB; %.1f s in all ]\n",
       static_cast<unsigned long long>(small.samples),
       static_cast<unsigned long long>(large.samples),
       static_cast<unsigned long long>(small_reports.table.peak_rss_kib),
@@ -295,8 +300,11 @@ TEST(LargeRecording, ReportsInMemoryThatDoesNotGrowWithTheFile) {
       small_reports.folded.seconds, large_reports.folded.seconds,
       static_cast<unsigned long long>(small_reports.pprof.peak_rss_kib),
       static_cast<unsigned long long>(large_reports.pprof.peak_rss_kib),
-      small_reports.pprof.seconds, large_reports.pprof.seconds, seconds);
-  for (const Measured* run : {&large_reports.table, &large_reports.folded, &large_reports.pprof}) {
+      small_reports.pprof.seconds, large_reports.pprof.seconds,
+      static_cast<unsigned long long>(small_reports.annotate.peak_rss_kib),
+      static_cast<unsigned long long>(large_reports.annotate.peak_rss_kib), seconds);
+  for (const Measured* run : {&large_reports.table, &large_reports.folded, &large_reports.pprof,
+                              &large_reports.annotate}) {
     EXPECT_LE(run->peak_rss_kib, rss_bound_mib * 1024) << "KiB peak RSS for 1 GiB";
   }
   EXPECT_LE(large_reports.table.peak_rss_kib,
@@ -308,6 +316,9 @@ TEST(LargeRecording, ReportsInMemoryThatDoesNotGrowWithTheFile) {
   EXPECT_LE(large_reports.pprof.peak_rss_kib,
             small_reports.pprof.peak_rss_kib + growth_bound_mib * 1024)
       << "report --format pprof: KiB peak RSS grew with the file";
+  EXPECT_LE(large_reports.annotate.peak_rss_kib,
+            small_reports.annotate.peak_rss_kib + growth_bound_mib * 1024)
+      << "annotate: KiB peak RSS grew with the file";
 }
 
 }  // namespace
