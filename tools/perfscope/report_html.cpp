@@ -118,9 +118,11 @@ void write_report_html(const PerfDataReader& reader, Profile profile, const std:
   };
   replace("<link rel=\"stylesheet\" href=\"app.css\">",
           "<style>\n" + std::string(viewer_assets::app_css) + "</style>");
+  replace("<script src=\"page_table.js\" defer></script>\n", "");
   replace("<script src=\"app.js\" defer></script>\n", "");
   replace("</body>", "<script id=\"embedded-profile\" type=\"application/json\">" +
                          script_safe(data) + "</script>\n<script>\n" +
+                         std::string(viewer_assets::page_table_js) + "</script>\n<script>\n" +
                          std::string(viewer_assets::app_js) + "</script>\n</body>");
   out.write(page.data(), static_cast<std::streamsize>(page.size()));
 }

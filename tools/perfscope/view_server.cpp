@@ -216,6 +216,9 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
   server.Get(prefix + "/app.js", [](const httplib::Request&, httplib::Response& response) {
     send(response, viewer_assets::app_js, javascript_type);
   });
+  server.Get(prefix + "/page_table.js", [](const httplib::Request&, httplib::Response& response) {
+    send(response, viewer_assets::page_table_js, javascript_type);
+  });
   server.Get(prefix + "/app.css", [](const httplib::Request&, httplib::Response& response) {
     send(response, viewer_assets::app_css, "text/css; charset=utf-8");
   });

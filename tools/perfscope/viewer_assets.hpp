@@ -6,6 +6,6 @@
 
 namespace perfscope::cli::viewer_assets {
 
-extern const std::string_view index_html, app_js, app_css;
+extern const std::string_view index_html, page_table_js, app_js, app_css;
 
 }  // namespace perfscope::cli::viewer_assets
