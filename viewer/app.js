@@ -332,20 +332,29 @@ function renderGraph(source = tree) {
   const focus = path[path.length - 1];
   const rowHeight = 17;
   const frames = [];
-  // Ancestors of the zoomed node at full width, then the node's subtree scaled to it.
-  path.forEach((node, depth) => frames.push({ node, depth, left: 0, width: 1, ancestor: depth < path.length - 1, path: path.slice(1, depth + 1) }));
-  const walk = (node, depth, left, nodePath) => {
+  // Ancestors of the zoomed node at full width, then the node's subtree scaled to it. Each frame
+  // knows its parent frame; its path (for zooming to it) is made when asked.
+  path.forEach((node, depth) => frames.push({
+    node, depth, left: 0, width: 1, ancestor: depth < path.length - 1, parent: depth > 0 ? frames[depth - 1] : null,
+  }));
+  const walk = (node, depth, left, parent) => {
     let x = left;
     for (const child of node.children) {
       const width = child.total / focus.total;
       if (width < 0.001) { x += width; continue; }
-      const childPath = nodePath.concat([child]);
-      frames.push({ node: child, depth, left: x, width, ancestor: false, path: childPath.slice(1) });
-      walk(child, depth + 1, x, childPath);
+      const frame = { node: child, depth, left: x, width, ancestor: false, parent };
+      frames.push(frame);
+      walk(child, depth + 1, x, frame);
       x += width;
     }
   };
-  walk(focus, path.length, 0, path);
+  walk(focus, path.length, 0, frames[path.length - 1]);
+  // The keys of the nodes from below the root down to the frame's.
+  const zoomPathOf = (frame) => {
+    const keys = [];
+    for (let at = frame; at.parent; at = at.parent) keys.push(nodeKey(at.node));
+    return keys.reverse();
+  };
   const maxDepth = frames.reduce((deepest, frame) => Math.max(deepest, frame.depth), 0);
   graph.style.height = `${(maxDepth + 1) * rowHeight}px`;
   const fragment = document.createDocumentFragment();
@@ -376,10 +385,9 @@ function renderGraph(source = tree) {
     element.dataset.name = frame.node.name;
     element.dataset.total = frame.node.total;
     element.dataset.share = (frame.node.total / weight).toString();
-    const zoomPath = frame.path.map(nodeKey);
-    element.addEventListener('click', () => zoomTo(zoomPath));
+    element.addEventListener('click', () => zoomTo(zoomPathOf(frame)));
     element.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter' || event.key === ' ') { zoomTo(zoomPath); event.preventDefault(); }
+      if (event.key === 'Enter' || event.key === ' ') { zoomTo(zoomPathOf(frame)); event.preventDefault(); }
     });
     element.addEventListener('focus', () => showDetails(frame.node));
     element.addEventListener('mouseenter', () => showDetails(frame.node));

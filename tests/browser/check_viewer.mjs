@@ -268,6 +268,7 @@ try {
       input.dispatchEvent(new Event('change'));
     }, filterTid));
     result.tid_leaf_60 = await search('leaf_60');
+    result.tid_leaf_30 = await search('leaf_30');
     result.screenshots.push(await screenshot('tid'));
     filtered = await renders();
     await afterRender(filtered, () => page.evaluate(() => {
