@@ -356,14 +356,14 @@ TEST(ViewCli, EventSwitchShowsTheOffCpuWaits) {
   EXPECT_GT(p["states"]["sleeping"].get<double>(), 0.5) << p.dump();
   // Wall time: each of the two waiting threads (the process and its child) sleeps 200 ms and
   // waits 200 ms on the pipe, almost never on the CPU; the writer threads sleep 200 ms. So a
-  // main thread's wall time is at least 400 ms, and the states seen are mostly sleeping, with
-  // some time on the CPU.
+  // main thread's wall time is at least 400 ms, and the states seen are mostly sleeping.
   ASSERT_GE(p["wall_index"].get<int>(), 0) << p.dump();
   EXPECT_GT(p["wall_sleep_share"].get<double>(), 0.15) << p.dump();
   EXPECT_GT(p["wall_pipe_share"].get<double>(), 0.15) << p.dump();
-  ASSERT_TRUE(p["wall_states"].contains("on-cpu")) << p.dump();
-  EXPECT_GT(p["wall_states"]["on-cpu"].get<double>(), 0.0) << p.dump();
-  EXPECT_LT(p["wall_states"]["on-cpu"].get<double>(), 0.3) << p.dump();
+  // (The workload's few milliseconds on the CPU may get no cpu-clock sample at all.)
+  if (p["wall_states"].contains("on-cpu")) {
+    EXPECT_LT(p["wall_states"]["on-cpu"].get<double>(), 0.3) << p.dump();
+  }
   EXPECT_GT(p["wall_states"]["sleeping"].get<double>(), 0.5) << p.dump();
   ASSERT_FALSE(p["wall_lane_weights"].empty());
   EXPECT_GE(p["wall_lane_weights"][0].get<double>(), 400e6) << p["wall_lane_weights"];

@@ -75,10 +75,11 @@ ProfileView::ProfileView(Profile profile) : profile_(std::move(profile)) {
   bool off_cpu = false;
   for (std::uint32_t i = 0; i < profile_.events.size(); ++i) {
     const ProfileEvent& event = profile_.events[i];
-    if (event.samples == 0 || event.name == wall_time_event_name) continue;
+    if (event.name == wall_time_event_name) continue;
     if (event.off_cpu) {
-      members[i] = off_cpu = true;
+      members[i] = off_cpu = event.samples != 0;
     } else if (event_period_is_ns(event.name)) {
+      // (Even without samples: a program that only waited has a wall time too.)
       members[i] = true;
       if (!wall_clock_event_) wall_clock_event_ = i;
     }

@@ -47,7 +47,7 @@ class ProfileView {
   // The options a view's profile is built with.
   static ProfileOptions profile_options();
 
-  // With on-CPU clock samples and off-CPU ones (record --wall, or --off-cpu -e cpu-clock), the
+  // With an on-CPU clock event and off-CPU samples (record --wall, or --off-cpu -e cpu-clock), the
   // view adds the event "wall-time" (report --wall's): both kinds at once, so each thread's
   // weight is its lifetime, on the CPU and off it. Its index, and the clock event it holds.
   std::optional<std::uint32_t> wall_event() const noexcept { return wall_event_; }
