@@ -446,6 +446,10 @@ std::string ProfileView::sample_table_json(std::size_t max_cells) const {
                        std::max(static_cast<double>(begin), span_begin);
       if (overlap > 0 || b == last) spans[b][group].weight += std::max(overlap, 0.0);
     }
+    // What began before the recording's first sample counts in its first span: a group's
+    // weight is its samples' whole period, as the server's call trees count it.
+    if (time - begin < period)
+      spans[0][group].weight += static_cast<double>(period - (time - begin));
   });
   std::uint32_t buckets = finest;
   auto cells = [&] {

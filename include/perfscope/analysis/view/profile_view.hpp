@@ -72,8 +72,8 @@ class ProfileView {
   // "stacks":[parent or -1, function, ...],"groups":[stack or -1, thread, event, state, ...],
   // "cells":[bucket, group, weight, samples, ...]}: each sample group's weight and samples in
   // each of `buckets` equal spans of the recording (an off-CPU interval's weight spread over
-  // the spans it covers). Spans are halved in number (from 1024) until the cells are at most
-  // `max_cells`; none fit: an empty object.
+  // the spans it covers, what began before the first sample in the first). Spans are halved in
+  // number (from 1024) until the cells are at most `max_cells`; none fit: an empty object.
   std::string sample_table_json(std::size_t max_cells) const;
   // The profile of the selection's samples alone, folded into sample groups (no times): what
   // report tables and diffs are made of. Its events' counts are the selection's.
