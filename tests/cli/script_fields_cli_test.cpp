@@ -27,6 +27,14 @@ std::string without_symbol_versions(const std::string& text) {
   return std::regex_replace(text, version, "+");
 }
 
+// Our text as perf 6.1 prints the lazy-binding header of a library's PLT: perfscope names it
+// ".plt" as perf 6.3 and later do (docs/USER_GUIDE.md), perf 6.1 leaves it [unknown]. A sample
+// lands there now and then as a program starts or exits.
+std::string plt_header_as_perf_6_1(const std::string& text) {
+  static const std::regex header(R"( \.plt(\+0x[0-9a-f]+)? \()");
+  return std::regex_replace(text, header, " [unknown] (");
+}
+
 TEST(ScriptFields, TracepointLinesAreThoseOfPerfScript) {
   pt::TempDir dir;
   std::string file = dir.path() + "/tracepoints.data";
@@ -93,7 +101,7 @@ TEST(ScriptFields, FieldChangesAndSourceLinesAsPerfScript) {
             std::string::npos)
       << perf_only.err;
   if (!have_perf()) GTEST_SKIP() << "perf is not installed";
-  EXPECT_EQ(without_period.out,
+  EXPECT_EQ(plt_header_as_perf_6_1(without_period.out),
             without_symbol_versions(
                 pt::run_command({perf_path, "script", "-F", "-period", "-i", file}).out));
   // The same samples, and below each the same source line, or none where perf prints none (an
@@ -111,7 +119,10 @@ TEST(ScriptFields, FieldChangesAndSourceLinesAsPerfScript) {
     return srcline.substr(srcline.rfind(':') + 1);
   };
   for (std::size_t i = 0; i < ours.size(); ++i) {
-    EXPECT_EQ(ours[i].first, perfs[i].first);
+    EXPECT_EQ(plt_header_as_perf_6_1(ours[i].first), perfs[i].first);
+    // (perf 6.1, having no name there, prints the address as dso[offset]; a named address
+    // without a line gets none, as perf 6.3 names it.)
+    if (ours[i].first.find(" .plt (") != std::string::npos) continue;
     if (ours[i].first.find("/ld-linux") == std::string::npos) {
       EXPECT_EQ(ours[i].second, perfs[i].second) << ours[i].first;
     } else {
