@@ -42,6 +42,8 @@
 //   - perf_drops_invalid_chain: a frame-pointer chain that holds an invalid context marker
 //     (0xffffffffffffffff after the ip) makes perf reset the whole stack and print no frame, not
 //     even the sampled ip; perfscope keeps the frames before the marker.
+//   - perf_unnamed_plt_got: perf 6.1 has no symbols for .plt.got stubs (libc's own malloc@plt,
+//     free@plt) and prints [unknown]; perfscope names them NAME@plt, as perf 6.3 and later do.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -365,6 +367,12 @@ std::map<std::string, std::size_t> compare_scripts(const std::vector<Sample>& pe
         ++i, ++j;
         continue;
       }
+      if (a && b && a->ip == b->ip && a->text.starts_with("[unknown] (") &&
+          frame_function(b->text).ends_with("@plt")) {
+        ++named["perf_unnamed_plt_got"];
+        ++i, ++j;
+        continue;
+      }
       if (!a && i == 0 && theirs.frames.empty()) {
         ++named["perf_drops_invalid_chain"];
         break;
@@ -476,6 +484,8 @@ TEST_P(RealPrograms, ReportAndScriptAgreeWithPerf) {
                                      << " samples differ unexplained (named:" << counts << "):\n"
                                      << joined(unexplained);
     EXPECT_LE(named["dwarf_walks_diverge"] * 100, perf_samples.size() * 5) << counts;
+    // A stub is a jump: samples land in one rarely (1 of 481 samples of g++ in one run).
+    EXPECT_LE(named["perf_unnamed_plt_got"] * 100, perf_samples.size() * 2) << counts;
     if (!dwarf) {
       EXPECT_EQ(named.count("deeper_dwarf_stack"), 0u);
       EXPECT_EQ(named.count("perf_dwarf_name_inlined"), 0u);

@@ -27,12 +27,15 @@ std::string without_symbol_versions(const std::string& text) {
   return std::regex_replace(text, version, "+");
 }
 
-// Our text as perf 6.1 prints the lazy-binding header of a library's PLT: perfscope names it
-// ".plt" as perf 6.3 and later do (docs/USER_GUIDE.md), perf 6.1 leaves it [unknown]. A sample
-// lands there now and then as a program starts or exits.
-std::string plt_header_as_perf_6_1(const std::string& text) {
-  static const std::regex header(R"( \.plt(\+0x[0-9a-f]+)? \()");
-  return std::regex_replace(text, header, " [unknown] (");
+// pt::plt_names_as_perf_6_1 line by line, for a whole script's text.
+std::string plt_lines_as_perf_6_1(const std::string& ours, const std::string& perfs) {
+  std::istringstream our_lines(ours), perf_lines(perfs);
+  std::string out, mine, theirs;
+  while (std::getline(our_lines, mine)) {
+    if (!std::getline(perf_lines, theirs)) theirs.clear();
+    out += pt::plt_names_as_perf_6_1(mine, theirs) + "\n";
+  }
+  return out;
 }
 
 TEST(ScriptFields, TracepointLinesAreThoseOfPerfScript) {
@@ -101,9 +104,9 @@ TEST(ScriptFields, FieldChangesAndSourceLinesAsPerfScript) {
             std::string::npos)
       << perf_only.err;
   if (!have_perf()) GTEST_SKIP() << "perf is not installed";
-  EXPECT_EQ(plt_header_as_perf_6_1(without_period.out),
-            without_symbol_versions(
-                pt::run_command({perf_path, "script", "-F", "-period", "-i", file}).out));
+  std::string perf_text = without_symbol_versions(
+      pt::run_command({perf_path, "script", "-F", "-period", "-i", file}).out);
+  EXPECT_EQ(plt_lines_as_perf_6_1(without_period.out, perf_text), perf_text);
   // The same samples, and below each the same source line, or none where perf prints none (an
   // address of a library without line tables: perf's addr2line answered ??:0). In the dynamic
   // loader's start-up code binutils' addr2line (perf's) names another file than the line
@@ -119,10 +122,10 @@ TEST(ScriptFields, FieldChangesAndSourceLinesAsPerfScript) {
     return srcline.substr(srcline.rfind(':') + 1);
   };
   for (std::size_t i = 0; i < ours.size(); ++i) {
-    EXPECT_EQ(plt_header_as_perf_6_1(ours[i].first), perfs[i].first);
+    EXPECT_EQ(pt::plt_names_as_perf_6_1(ours[i].first, perfs[i].first), perfs[i].first);
     // (perf 6.1, having no name there, prints the address as dso[offset]; a named address
     // without a line gets none, as perf 6.3 names it.)
-    if (ours[i].first.find(" .plt (") != std::string::npos) continue;
+    if (ours[i].first != perfs[i].first) continue;
     if (ours[i].first.find("/ld-linux") == std::string::npos) {
       EXPECT_EQ(ours[i].second, perfs[i].second) << ours[i].first;
     } else {

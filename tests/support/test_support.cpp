@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -240,6 +241,17 @@ std::optional<std::string> missing_browser(const std::string& browser_dir,
     }
   }
   return std::nullopt;
+}
+
+std::string plt_names_as_perf_6_1(const std::string& ours, const std::string& perfs) {
+  static const std::regex header(R"( \.plt(\+0x[0-9a-f]+)? \()");
+  static const std::regex stub(R"( [A-Za-z0-9_.]+@plt(\+0x[0-9a-f]+)? \()");
+  if (ours == perfs) return ours;
+  for (const std::regex* name : {&header, &stub}) {
+    std::string unnamed = std::regex_replace(ours, *name, " [unknown] (");
+    if (unnamed == perfs) return unnamed;
+  }
+  return ours;
 }
 
 }  // namespace perfscope::testing

@@ -103,4 +103,11 @@ struct FoldedLine {
 };
 std::vector<FoldedLine> parse_folded(const std::string& text);
 
+// A line of perfscope's script text as perf 6.1 prints it where perf 6.1 has no name for a PLT
+// address: perfscope names the lazy-binding header of a library's PLT ".plt" and the library's
+// .plt.got stubs (libc's own free@plt, malloc@plt) NAME@plt, as perf 6.3 and later do
+// (docs/USER_GUIDE.md); perf 6.1 prints [unknown]. Our line unchanged unless that alone makes it
+// perf's. A sample lands there now and then as a program starts or exits.
+std::string plt_names_as_perf_6_1(const std::string& ours, const std::string& perfs);
+
 }  // namespace perfscope::testing
