@@ -64,11 +64,9 @@ void BM_Walk(benchmark::State& state) {
   const std::size_t last = tenth ? first + sample_count / 10 : sample_count;
   for (auto _ : state) {
     std::uint64_t sum = 0;
-    timeline.for_each(
-        [&](std::uint32_t group, std::uint64_t time, std::uint64_t period) {
-          sum += group + (time & 0xff) + period;
-        },
-        first, last);
+    timeline.for_each([&](std::uint32_t group, std::uint64_t time,
+                          std::uint64_t period) { sum += group + (time & 0xff) + period; },
+                      first, last);
     benchmark::DoNotOptimize(sum);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * (last - first)));
