@@ -19,6 +19,7 @@
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
+#include "support/fresh_pages.hpp"
 #include "support/test_support.hpp"
 
 namespace pabi = perfscope::abi;
@@ -30,42 +31,12 @@ using perfscope::Reading;
 
 namespace {
 
-// Anonymous pages that have never been touched: writing one byte to each takes exactly one
-// (minor) page fault per page. Huge pages are refused so that one fault cannot map 512 pages.
-class FreshPages {
- public:
-  explicit FreshPages(std::size_t count)
-      : count_(count), page_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
-    void* memory =
-        ::mmap(nullptr, count_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (memory == MAP_FAILED) return;
-    memory_ = static_cast<char*>(memory);
-    ::madvise(memory_, count_ * page_, MADV_NOHUGEPAGE);
-  }
-  ~FreshPages() {
-    if (memory_) ::munmap(memory_, count_ * page_);
-  }
-  FreshPages(const FreshPages&) = delete;
-  FreshPages& operator=(const FreshPages&) = delete;
-  bool valid() const { return memory_ != nullptr; }
-  // Not instrumented: ASan's shadow reads would fault in shadow pages and add to the count.
-  __attribute__((no_sanitize("address"))) void touch() {
-    volatile char* bytes = memory_;
-    for (std::size_t i = 0; i < count_; ++i) bytes[i * page_] = 1;
-  }
+using perfscope::testing::FaultWitness;
+using perfscope::testing::FreshPages;
 
- private:
-  std::size_t count_;
-  std::size_t page_;
-  char* memory_ = nullptr;
-};
-
-// Runs the fault path once before a measured region, so that the code and stack it uses are
-// already resident and the only faults counted are those on the fresh pages.
-void warm_up_page_faults() {
-  FreshPages pages(4);
-  pages.touch();
-}
+// Before a measured region: the code and stack it uses are resident, and the only faults
+// counted are those on the fresh pages.
+void warm_up_page_faults() { perfscope::testing::prepare_exact_fault_count(); }
 
 EventAttr page_faults_attr() {
   return EventAttr::software(pabi::SoftwareEvent::page_faults).set_flag(flag::disabled);
@@ -196,10 +167,12 @@ TEST(EventIoctl, EnableDisableResetGovernCounting) {
 
   FreshPages first(pages);
   ASSERT_TRUE(first.valid());
+  FaultWitness witness;
   ASSERT_EQ(event.enable(), 0);
   first.touch();
   ASSERT_EQ(event.disable(), 0);
-  EXPECT_EQ(value_of(event), pages);
+  witness.stop();
+  EXPECT_EQ(value_of(event), pages) << witness.outside(first);
 
   FreshPages while_disabled(pages);
   while_disabled.touch();
@@ -209,10 +182,12 @@ TEST(EventIoctl, EnableDisableResetGovernCounting) {
   EXPECT_EQ(value_of(event), 0u);
 
   FreshPages second(pages / 2);
+  FaultWitness second_witness;
   ASSERT_EQ(event.enable(), 0);
   second.touch();
   ASSERT_EQ(event.disable(), 0);
-  EXPECT_EQ(value_of(event), pages / 2);
+  second_witness.stop();
+  EXPECT_EQ(value_of(event), pages / 2) << second_witness.outside(second);
 }
 
 TEST(EventIoctl, UserOnlyPageFaultsCountTheSame) {
@@ -222,10 +197,12 @@ TEST(EventIoctl, UserOnlyPageFaultsCountTheSame) {
   constexpr std::size_t pages = 40;
   Event event = Event::open(page_faults_attr().count_user_only());
   FreshPages fresh(pages);
+  FaultWitness witness;
   ASSERT_EQ(event.enable(), 0);
   fresh.touch();
   ASSERT_EQ(event.disable(), 0);
-  EXPECT_EQ(value_of(event), pages);
+  witness.stop();
+  EXPECT_EQ(value_of(event), pages) << witness.outside(fresh);
 }
 
 TEST(EventIoctl, IdMatchesTheIdInReads) {
@@ -381,6 +358,7 @@ TEST(EventIoctl, PrctlDisablesAndEnablesEveryEventOfThisProcess) {
   constexpr std::size_t pages = 32;
   Event event = Event::open(page_faults_attr());
   FreshPages first(pages), second(pages), third(pages);
+  FaultWitness witness;
   ASSERT_EQ(event.enable(), 0);
   first.touch();
   ASSERT_EQ(perfscope::sys::task_perf_events_disable(), 0);
@@ -388,7 +366,8 @@ TEST(EventIoctl, PrctlDisablesAndEnablesEveryEventOfThisProcess) {
   ASSERT_EQ(perfscope::sys::task_perf_events_enable(), 0);
   third.touch();
   ASSERT_EQ(event.disable(), 0);
-  EXPECT_EQ(value_of(event), 2 * pages);
+  witness.stop();
+  EXPECT_EQ(value_of(event), 2 * pages) << witness.outside({&first, &third});
 }
 
 TEST(EventGroup, GroupReadCarriesEveryMembersId) {
@@ -402,9 +381,11 @@ TEST(EventGroup, GroupReadCarriesEveryMembersId) {
   Event clock = Event::open(
       EventAttr::software(pabi::SoftwareEvent::task_clock).set_read_format(format), 0, -1, &leader);
   FreshPages fresh(pages);
+  FaultWitness witness;
   ASSERT_EQ(leader.enable(true), 0);
   fresh.touch();
   ASSERT_EQ(leader.disable(true), 0);
+  witness.stop();
 
   std::array<std::uint64_t, 16> words{};
   ssize_t bytes = leader.read_words(words);
@@ -416,8 +397,8 @@ TEST(EventGroup, GroupReadCarriesEveryMembersId) {
   EXPECT_EQ(members[0].id, leader.id());
   EXPECT_EQ(members[1].id, minor.id());
   EXPECT_EQ(members[2].id, clock.id());
-  EXPECT_EQ(members[0].value, pages);
-  EXPECT_EQ(members[1].value, pages);
+  EXPECT_EQ(members[0].value, pages) << witness.outside(fresh);
+  EXPECT_EQ(members[1].value, pages) << witness.outside(fresh);
   EXPECT_GT(members[2].value, 0u);  // task-clock ns while the group was enabled
   EXPECT_LE(members[2].value, members[2].enabled);
   EXPECT_GT(members[0].enabled, 0u);

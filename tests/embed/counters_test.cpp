@@ -24,6 +24,7 @@
 #include "perfscope/core/error.hpp"
 #include "perfscope/embed/scoped_region.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "support/fresh_pages.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -38,41 +39,15 @@ using perfscope::ReadPath;
 using perfscope::ReadStatus;
 using perfscope::ScopedRegion;
 
-// Fresh anonymous pages: the first write of each is one minor fault (no huge page, which would
-// fault 512 pages at once).
-class FreshPages {
- public:
-  explicit FreshPages(std::size_t pages)
-      : size_(pages * static_cast<std::size_t>(::getpagesize())) {
-    memory_ = static_cast<char*>(
-        ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (memory_ == MAP_FAILED) memory_ = nullptr;
-    if (memory_) ::madvise(memory_, size_, MADV_NOHUGEPAGE);
-  }
-  ~FreshPages() {
-    if (memory_) ::munmap(memory_, size_);
-  }
-  FreshPages(const FreshPages&) = delete;
-  FreshPages& operator=(const FreshPages&) = delete;
-  bool ok() const { return memory_ != nullptr; }
-  // Not instrumented: a sanitizer's shadow-memory checks would fault shadow pages in too.
-  __attribute__((no_sanitize("address"))) void touch() {
-    for (std::size_t offset = 0; offset < size_;
-         offset += static_cast<std::size_t>(::getpagesize())) {
-      *static_cast<volatile char*>(memory_ + offset) = 1;
-    }
-  }
-
- private:
-  std::size_t size_;
-  char* memory_ = nullptr;
-};
+using perfscope::testing::FaultWitness;
+using perfscope::testing::FreshPages;
 
 void call_getppid(int times) {
   for (int i = 0; i < times; ++i) ::syscall(SYS_getppid);
 }
 
 TEST(Counters, RegionCountsMinorFaultsOnFreshPagesExactly) {
+  perfscope::testing::prepare_exact_fault_count();
   Counters counters("minor-faults,task-clock");
   {
     // First run of the region code itself: its own first-touch faults happen here.
@@ -82,21 +57,23 @@ TEST(Counters, RegionCountsMinorFaultsOnFreshPagesExactly) {
   }
   constexpr std::size_t pages = 64;
   FreshPages first(pages), second(pages);
-  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE(first.valid() && second.valid());
+  FaultWitness witness;
   {
     ScopedRegion region(counters, "touch");
     first.touch();
   }
   auto report = counters.region_report("touch");
   EXPECT_EQ(report.runs, 1U);
-  EXPECT_EQ(report.value("minor-faults"), pages);
+  EXPECT_EQ(report.value("minor-faults"), pages) << witness.outside(first);
   {
     ScopedRegion region(counters, "touch");
     second.touch();
   }
+  witness.stop();
   report = counters.region_report("touch");
   EXPECT_EQ(report.runs, 2U);
-  EXPECT_EQ(report.value("minor-faults"), 2 * pages);
+  EXPECT_EQ(report.value("minor-faults"), 2 * pages) << witness.outside({&first, &second});
   const EventCount* faults = report.find("minor-faults");
   ASSERT_NE(faults, nullptr);
   EXPECT_EQ(faults->scaled.status, CountStatus::counted);
@@ -115,6 +92,7 @@ TEST(Counters, RegionCountsMinorFaultsOnFreshPagesExactly) {
 }
 
 TEST(Counters, NestedRegionsCountTheirOwnScopes) {
+  perfscope::testing::prepare_exact_fault_count();
   Counters counters("minor-faults");
   {
     FreshPages warm(2);
@@ -124,7 +102,8 @@ TEST(Counters, NestedRegionsCountTheirOwnScopes) {
   }
   counters.reset();
   FreshPages outer_pages(40), inner_pages(24);
-  ASSERT_TRUE(outer_pages.ok() && inner_pages.ok());
+  ASSERT_TRUE(outer_pages.valid() && inner_pages.valid());
+  FaultWitness witness;
   {
     ScopedRegion outer(counters, "outer");
     outer_pages.touch();
@@ -133,8 +112,10 @@ TEST(Counters, NestedRegionsCountTheirOwnScopes) {
       inner_pages.touch();
     }
   }
-  EXPECT_EQ(counters.region_report("outer").value("minor-faults"), 64.0);
-  EXPECT_EQ(counters.region_report("inner").value("minor-faults"), 24.0);
+  witness.stop();
+  std::string outside = witness.outside({&outer_pages, &inner_pages});
+  EXPECT_EQ(counters.region_report("outer").value("minor-faults"), 64.0) << outside;
+  EXPECT_EQ(counters.region_report("inner").value("minor-faults"), 24.0) << outside;
   EXPECT_EQ(counters.region_report("outer").runs, 1U);
   EXPECT_FALSE(counters.running());
 }
@@ -142,7 +123,7 @@ TEST(Counters, NestedRegionsCountTheirOwnScopes) {
 TEST(Counters, ResetZeroesTotalsAndRegions) {
   Counters counters("minor-faults");
   FreshPages pages(16);
-  ASSERT_TRUE(pages.ok());
+  ASSERT_TRUE(pages.valid());
   {
     ScopedRegion region(counters, "r");
     pages.touch();
@@ -282,24 +263,33 @@ TEST(Counters, MultiplexedReadingsAreScaledAndRatiosStayWithinAGroup) {
 }
 
 TEST(Counters, LiveReadsFollowTheCountsWithoutStopping) {
+  perfscope::testing::prepare_exact_fault_count();
   Counters counters("minor-faults,task-clock");
   std::array<Reading, 1> small{};
   EXPECT_EQ(counters.read_into(small).status, ReadStatus::buffer_too_small);
   std::array<Reading, 2> before{}, after{};
+  FreshPages warm(2), pages(32);
+  ASSERT_TRUE(warm.valid() && pages.valid());
+  // The counted sequence once first, on pages of its own: its code and stack are resident after.
+  counters.start();
+  counters.read_into(before);
+  warm.touch();
+  counters.read_into(after);
+  counters.stop();
+  FaultWitness witness;
   counters.start();
   auto first = counters.read_into(before);
-  FreshPages pages(32);
-  ASSERT_TRUE(pages.ok());
   pages.touch();
   auto second = counters.read_into(after);
   EXPECT_TRUE(counters.running());
   counters.stop();
+  witness.stop();
   ASSERT_EQ(first.status, ReadStatus::ok);
   ASSERT_EQ(second.status, ReadStatus::ok);
   EXPECT_EQ(second.events, 2U);
   EXPECT_EQ(second.path, ReadPath::syscall);  // software events have no counter to read
   EXPECT_FALSE(counters.syscall_reason(0).empty());
-  EXPECT_EQ(after[0].value - before[0].value, 32U);
+  EXPECT_EQ(after[0].value - before[0].value, 32U) << witness.outside(pages);
   EXPECT_GT(after[1].value, before[1].value);
   EXPECT_GE(after[1].enabled, before[1].enabled);
 }
@@ -352,7 +342,14 @@ TEST(Counters, UnprivilegedAtParanoidTwoCountsUserSpaceWithANotice) {
           counters.notices()[0].find("user space only") == std::string::npos) {
         _exit(11);
       }
-      FreshPages pages(8);
+      // A forked child's first write to any page it shares with its parent is a fault of its
+      // own: the region runs once on pages of its own before the counted run.
+      perfscope::testing::prepare_exact_fault_count();
+      FreshPages warm(2), pages(8);
+      {
+        ScopedRegion region(counters, "warm-up");
+        warm.touch();
+      }
       {
         ScopedRegion region(counters, "r");
         pages.touch();
@@ -372,7 +369,7 @@ TEST(Counters, UnprivilegedAtParanoidTwoCountsUserSpaceWithANotice) {
 TEST(Counters, JsonAndCsvParseBackToTheReport) {
   Counters counters("minor-faults,task-clock,context-switches");
   FreshPages pages(10);
-  ASSERT_TRUE(pages.ok());
+  ASSERT_TRUE(pages.valid());
   {
     ScopedRegion region(counters, "first");
     pages.touch();

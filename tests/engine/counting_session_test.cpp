@@ -28,6 +28,7 @@
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "support/fresh_pages.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -46,31 +47,22 @@ void make_getpid_calls(long calls) {
   for (long i = 0; i < calls; ++i) ::syscall(SYS_getpid);
 }
 
-std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+using perfscope::testing::FaultWitness;
+using perfscope::testing::FreshPages;
 
-// Fresh anonymous pages, never backed by a huge page: every first write is one page fault.
-class FreshPages {
- public:
-  explicit FreshPages(std::size_t pages) : length_(pages * page_size()) {
-    memory_ = ::mmap(nullptr, length_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (memory_ != MAP_FAILED) ::madvise(memory_, length_, MADV_NOHUGEPAGE);
-  }
-  ~FreshPages() {
-    if (memory_ != MAP_FAILED) ::munmap(memory_, length_);
-  }
-  FreshPages(const FreshPages&) = delete;
-  FreshPages& operator=(const FreshPages&) = delete;
-  bool valid() const { return memory_ != MAP_FAILED; }
-  // Not instrumented: AddressSanitizer's shadow reads would add page faults of their own.
-  __attribute__((no_sanitize("address"))) void touch_all() {
-    auto* bytes = static_cast<volatile char*>(memory_);
-    for (std::size_t offset = 0; offset < length_; offset += page_size()) bytes[offset] = 1;
-  }
-
- private:
-  std::size_t length_;
-  void* memory_;
-};
+// A session of `events` on the calling thread counting a touch of fresh pages: run once before a
+// session that counts exactly, so that the code (all of it), stack and memory the sequence uses
+// are resident.
+void warm_up_counting(const std::string& events) {
+  perfscope::testing::prepare_exact_fault_count();
+  CountingSession session(parse_event_list(events), Target::calling_thread());
+  session.open();
+  FreshPages pages(2);
+  session.start();
+  pages.touch();
+  session.stop();
+  session.read();
+}
 
 // A child started with pipes on its stdin (to let it go) and stdout (to hear it is ready).
 class Child {
@@ -166,22 +158,25 @@ TEST(CountingSessionCallingThread, PageFaultsOnFreshPagesAreExact) {
   session.open();
   EXPECT_EQ(session.unit_count(), 1u);
   EXPECT_EQ(session.open_fd_count(), 1u);
+  warm_up_counting("page-faults");
   FreshPages memory(pages);
   ASSERT_TRUE(memory.valid());
+  FaultWitness witness;
   session.start();
-  memory.touch_all();
+  memory.touch();
   session.stop();
+  witness.stop();
   const auto& counts = session.read();
   ASSERT_EQ(counts.size(), 1u);
   EXPECT_EQ(counts[0].name, "page-faults");
-  EXPECT_EQ(counts[0].reading.value, pages);
+  EXPECT_EQ(counts[0].reading.value, pages) << witness.outside(memory);
   EXPECT_EQ(counts[0].scaled.status, CountStatus::counted);
   EXPECT_DOUBLE_EQ(counts[0].scaled.value, static_cast<double>(pages));
 
   // Stopped counters keep their value: touching more pages adds nothing.
   FreshPages more(10);
   ASSERT_TRUE(more.valid());
-  more.touch_all();
+  more.touch();
   EXPECT_EQ(session.read()[0].reading.value, pages);
 }
 
@@ -250,11 +245,14 @@ TEST(CountingSessionCallingThread, BracedGroupIsReadTogether) {
                           Target::calling_thread());
   session.open();
   EXPECT_EQ(session.open_fd_count(), 3u);
+  warm_up_counting("{task-clock,page-faults},context-switches");
   FreshPages memory(pages);
   ASSERT_TRUE(memory.valid());
+  FaultWitness witness;
   session.start();
-  memory.touch_all();
+  memory.touch();
   session.stop();
+  witness.stop();
   const auto& counts = session.read();
   ASSERT_EQ(counts.size(), 3u);
   EXPECT_EQ(counts[0].name, "task-clock");
@@ -265,7 +263,7 @@ TEST(CountingSessionCallingThread, BracedGroupIsReadTogether) {
   EXPECT_EQ(counts[2].group, 1u);
   for (const auto& count : counts) EXPECT_EQ(count.scaled.status, CountStatus::counted);
   EXPECT_GT(counts[0].reading.value, 0u);
-  EXPECT_EQ(counts[1].reading.value, pages);
+  EXPECT_EQ(counts[1].reading.value, pages) << witness.outside(memory);
   // One read(2) of the group: one enabled and one running time for all its members.
   EXPECT_GT(counts[0].reading.enabled, 0u);
   EXPECT_EQ(counts[0].reading.enabled, counts[1].reading.enabled);

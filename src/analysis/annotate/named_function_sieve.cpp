@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <future>
 #include <iterator>
 #include <map>
 #include <thread>
@@ -382,32 +381,18 @@ std::optional<NamedFunctionSieve> NamedFunctionSieve::make(const PerfDataReader&
   read_recorded_build_ids(reader, tasks);
   sieve.scout_ = std::make_unique<Symbolizer>(options.symbols);
   sieve.scout_->set_kernel_build_id(tasks.kernel_build_id);
-  // Kernel samples: counted toward the totals alone when no kernel symbol can have those names
-  // (which names are the kernel's only kallsyms says; its text is searched, not parsed), on a
-  // thread of its own while the first pass runs. Which text the kernel is named from depends on
-  // the kernel map's _text, which the first pass finds. (The promise is destroyed before the
-  // sieve, whose destructor waits for the thread: an early return breaks it, and the thread
-  // ends.)
-  std::vector<std::string> parts;
-  for (const std::string& name : names) parts.emplace_back(raw_part_of(name));
-  std::promise<std::uint64_t> kernel_reference;
-  sieve.kernel_names_ = std::async(
-      std::launch::async, [sources = sieve.scout_->kallsyms_sources(), parts = std::move(parts),
-                           reference = kernel_reference.get_future().share()] {
-        return Symbolizer::kallsyms_may_contain(sources, parts, [&reference]() -> std::uint64_t {
-          try {
-            return reference.get();
-          } catch (const std::future_error&) {
-            return 0;  // make() gave up on the sieve: the answer goes unused
-          }
-        });
-      });
   // A damaged file is read the usual way, which says where and why.
   if (!sieve.read_tasks(reader, tasks)) return std::nullopt;
+  // Kernel samples are counted toward the totals alone when no kernel symbol can have those
+  // names: which names are the kernel's only kallsyms says (its text is searched, not parsed,
+  // and only once a kernel sample is met). Which text the kernel is named from depends on the
+  // kernel map's _text, which the first pass found.
+  sieve.kallsyms_ = sieve.scout_->kallsyms_sources();
+  for (const std::string& name : names) sieve.raw_parts_.emplace_back(raw_part_of(name));
   std::vector<std::uint64_t>& references = tasks.kernel_references;
   std::sort(references.begin(), references.end());
-  kernel_reference.set_value(
-      !references.empty() && references.front() == references.back() ? references.front() : 0);
+  sieve.kernel_reference_ =
+      !references.empty() && references.front() == references.back() ? references.front() : 0;
 
   // With several names, a symbol may match any one of them: no one part is sure to be there.
   std::string_view raw_part = names.size() == 1 ? raw_part_of(names.front()) : std::string_view();
@@ -470,6 +455,11 @@ void NamedFunctionSieve::add(Tally& into, const Tally& from) {
   into.samples += from.samples;
   into.period += from.period;
   into.read += from.read;
+  into.kernel_samples += from.kernel_samples;
+  into.kernel_period += from.kernel_period;
+  into.kernel_read += from.kernel_read;
+  into.kernel_records.insert(into.kernel_records.end(), from.kernel_records.begin(),
+                             from.kernel_records.end());
   for (std::size_t i = 0; i < into.hits.size(); ++i) {
     for (std::size_t j = 0; j < into.hits[i].size(); ++j) {
       into.hits[i][j].samples += from.hits[i][j].samples;
@@ -480,7 +470,9 @@ void NamedFunctionSieve::add(Tally& into, const Tally& from) {
 
 void NamedFunctionSieve::decide_kernel() {
   if (kernel_decided_) return;
-  leave_out_kernel_ = !kernel_names_.get();
+  std::uint64_t reference = kernel_reference_;
+  leave_out_kernel_ =
+      !Symbolizer::kallsyms_may_contain(kallsyms_, raw_parts_, [reference] { return reference; });
   kernel_decided_ = true;
 }
 
@@ -526,7 +518,9 @@ bool NamedFunctionSieve::left_out(std::uint64_t ip) const {
 bool NamedFunctionSieve::counts(const PerfDataRecord& record, Tally& tally) const {
   std::uint16_t cpumode = record.view.header.misc & misc::cpumode_mask;
   bool kernel = cpumode == misc::kernel;
-  if (cpumode != misc::user && !(kernel && leave_out_kernel_)) return false;
+  if (cpumode != misc::user && !(kernel && (leave_out_kernel_ || !kernel_decided_))) {
+    return false;
+  }
   if (record.event >= layouts_.size()) return false;
   const SampleLayout& layout = layouts_[record.event];
   std::uint64_t ip = 0, period = 1;
@@ -559,6 +553,16 @@ bool NamedFunctionSieve::counts(const PerfDataRecord& record, Tally& tally) cons
     }
     return true;
   };
+  if (kernel && !kernel_decided_) {
+    // count_samples decides afterwards whether these count or are kept.
+    ++tally.kernel_read;
+    if (of_the_event) {
+      ++tally.kernel_samples;
+      tally.kernel_period += period;
+    }
+    tally.kernel_records.push_back(record.offset);
+    return true;
+  }
   if (kernel) return count_total();
   if (!has_ip) return false;
   if (has_pid && record.time != 0) {
@@ -586,7 +590,6 @@ bool NamedFunctionSieve::keep(const PerfDataRecord& record) {
 
 std::optional<std::vector<std::uint64_t>> NamedFunctionSieve::count_samples() {
   if (!offsets_known_) return std::nullopt;
-  decide_kernel();
   // Two parts, split at a record the first pass met, each scanned on a thread of its own: the
   // samples need no order to be counted.
   std::uint64_t begin = reader_->data_offset(), end = reader_->data_end();
@@ -621,13 +624,25 @@ std::optional<std::vector<std::uint64_t>> NamedFunctionSieve::count_samples() {
   tally_ = new_tally();
   for (const Tally& tally : tallies) add(tally_, tally);
   std::vector<std::uint64_t> records = std::move(other_records_);
-  for (const auto& part : kept) {
+  auto merge_into_records = [&records](const std::vector<std::uint64_t>& more) {
     std::vector<std::uint64_t> merged_records;
-    merged_records.reserve(records.size() + part.size());
-    std::merge(records.begin(), records.end(), part.begin(), part.end(),
+    merged_records.reserve(records.size() + more.size());
+    std::merge(records.begin(), records.end(), more.begin(), more.end(),
                std::back_inserter(merged_records));
     records = std::move(merged_records);
+  };
+  for (const auto& part : kept) merge_into_records(part);
+  if (tally_.kernel_read != 0) {
+    decide_kernel();
+    if (leave_out_kernel_) {
+      tally_.samples += tally_.kernel_samples;
+      tally_.period += tally_.kernel_period;
+      tally_.read += tally_.kernel_read;
+    } else {
+      merge_into_records(tally_.kernel_records);
+    }
   }
+  tally_.kernel_records = {};
   return records;
 }
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,7 +45,8 @@ class NamedFunctionSieve {
   //   without time order;
   // - one in user space whose ip lies only in mappings of files (of the recorded build, or
   //   missing) that hold no function of those names there is counted toward the totals alone;
-  // - a kernel sample is counted toward the totals alone when kallsyms has no such name.
+  // - a kernel sample is counted toward the totals alone when kallsyms has no such name (which
+  //   is searched for only once a kernel sample is met: a user-space recording never reads it).
   // Every other sample (hypervisor and guest ones, JIT code, the vDSO, files of another build,
   // no mapping, a time that leaves the mapping open) is kept, to be resolved the usual way. The
   // annotation is the same; warnings about files none of whose samples were resolved (a
@@ -85,6 +85,10 @@ class NamedFunctionSieve {
     std::uint64_t samples = 0, period = 0, read = 0;
     std::vector<std::vector<AddressHits>> hits;  // per range, per offset from its first
     SampleRecord sample;                         // decoded into, for layouts that are not fixed
+    // Kernel samples met before it was known whether kallsyms has those names: counted apart,
+    // then added to the totals or kept (their offsets, in file order).
+    std::uint64_t kernel_samples = 0, kernel_period = 0, kernel_read = 0;
+    std::vector<std::uint64_t> kernel_records;
   };
   // Where a process's samples name a function of those names: its pid, the addresses, and the
   // times (exclusive) between which the mapping is the one recorded.
@@ -127,7 +131,8 @@ class NamedFunctionSieve {
   bool left_out(std::uint64_t ip) const;
   // The window that holds a sample of `pid` at `ip` and `time`, if any.
   const Window* window_of(std::uint32_t pid, std::uint64_t ip, std::uint64_t time) const;
-  void decide_kernel();  // waits for kernel_names_
+  // Searches kallsyms for the names (once): whether kernel samples are counted or kept.
+  void decide_kernel();
 
   const PerfDataReader* reader_ = nullptr;
   std::optional<std::uint32_t> event_;
@@ -147,8 +152,10 @@ class NamedFunctionSieve {
   bool leave_out_kernel_ = false;  // no kernel symbol has those names
   bool kernel_decided_ = false;
   std::unique_ptr<Symbolizer> scout_;  // names the counted addresses afterwards
-  // Whether a kernel symbol may have those names: searched while the sieve gets ready.
-  std::future<bool> kernel_names_;
+  // What decide_kernel searches: the texts, the names' raw parts, and the recording's _text.
+  Symbolizer::KallsymsSources kallsyms_;
+  std::vector<std::string> raw_parts_;
+  std::uint64_t kernel_reference_ = 0;
 };
 
 }  // namespace perfscope

@@ -1,6 +1,7 @@
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 
 #include <elf.h>
+#include <gelf.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 
@@ -27,6 +28,7 @@
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
 #include "perfscope/analysis/symbols/vdso_image.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "perfscope/sys/memory_map.hpp"
 
 namespace perfscope {
 
@@ -151,10 +153,9 @@ struct KernelState {
     std::vector<std::string> paths = source.archived_copies;
     paths.push_back(kallsyms_cache_path(cache_dir_of(source), source.build_id));
     for (const std::string& path : paths) {
-      if (path.empty()) continue;
-      auto text = sys::read_regular_file(path);
-      if (!text) continue;
-      kernel.symbols.parse(*text);
+      sys::MemoryMap copy;
+      if (path.empty() || copy.map_file(path.c_str()) != 0) continue;
+      kernel.symbols.parse(std::string_view(static_cast<const char*>(copy.data()), copy.size()));
       if (!kernel.symbols.addresses_hidden() && !kernel.symbols.empty() &&
           (source.reference_address == 0 ||
            kernel.symbols.reference_address() == source.reference_address)) {
@@ -319,6 +320,47 @@ struct Symbolizer::State {
     }
     last_file = found->second.get();
     return *last_file;
+  }
+
+  // Whether a symbol name of the file at `path` may contain `part`: the bytes of the string
+  // tables load() would build its table from, searched without building it (libc's table, from
+  // its debug file, takes milliseconds to build). nullopt where that cannot be told so: the
+  // file is loaded already, is the vDSO, is not found or of another build (load says why), or
+  // has no symbols but its MiniDebugInfo's (compressed).
+  std::optional<bool> names_may_contain(std::string_view path,
+                                        std::span<const std::uint8_t> build_id,
+                                        std::string_view part) {
+    if (part.empty() || path == vdso_mapping_name || files.find(path) != files.end()) {
+      return std::nullopt;
+    }
+    LocatedFile where = locator.locate(path, build_id);
+    std::string error;
+    std::optional<ElfImage> image =
+        where.rejected.empty() ? ElfImage::open(where.path, error) : std::nullopt;
+    if (!image || (!build_id.empty() && !same_build_id(build_id, image->build_id()))) {
+      return std::nullopt;
+    }
+    auto strings_hold = [part](const ElfImage& elf, std::uint32_t type) -> std::optional<bool> {
+      Elf_Scn* table = elf.section_of_type(type);
+      GElf_Shdr header;
+      if (!table || !gelf_getshdr(table, &header)) return std::nullopt;
+      std::span<const std::byte> strings = elf.section_bytes(elf_getscn(elf.elf(), header.sh_link));
+      return ::memmem(strings.data(), strings.size(), part.data(), part.size()) != nullptr;
+    };
+    std::optional<bool> full = strings_hold(*image, SHT_SYMTAB);
+    if (!full) {
+      FileSymbols probe;
+      probe.path = std::string(path);
+      probe.read_path = where.path;
+      probe.build_id.assign(image->build_id().begin(), image->build_id().end());
+      search_debug_file(probe, *image);
+      std::optional<ElfImage> debug =
+          probe.debug_path.empty() ? std::nullopt : ElfImage::open(probe.debug_path, error);
+      if (debug) full = strings_hold(*debug, SHT_SYMTAB);
+      if (!full) return std::nullopt;
+    }
+    // .dynsym's names also name the PLT stubs (NAME@plt).
+    return *full || strings_hold(*image, SHT_DYNSYM).value_or(false);
   }
 
   void load(FileSymbols& file) {
@@ -558,6 +600,9 @@ std::optional<std::vector<Symbolizer::FunctionFileRange>> Symbolizer::file_range
     std::string_view path, std::span<const std::uint8_t> recorded_build_id,
     std::string_view raw_part, const std::function<bool(std::string_view)>& wanted) {
   State& state = *state_;
+  if (state.names_may_contain(path, recorded_build_id, raw_part) == false) {
+    return std::vector<FunctionFileRange>{};
+  }
   FileSymbols& file = state.file(path, recorded_build_id);
   bool other_build =
       !recorded_build_id.empty() &&
@@ -629,17 +674,20 @@ bool Symbolizer::kallsyms_may_contain(const KallsymsSources& sources,
                                    [](const std::string& part) { return part.empty(); })) {
     return true;
   }
-  auto holds_a_part = [&](const std::string& text) {
+  auto holds_a_part = [&](std::string_view text) {
     return std::any_of(parts.begin(), parts.end(), [&](const std::string& part) {
-      return text.find(part) != std::string::npos;
+      return ::memmem(text.data(), text.size(), part.data(), part.size()) != nullptr;
     });
   };
   std::vector<std::uint64_t> text_addresses;
   for (const std::string& path : sources.copies) {
-    auto text = path.empty() ? std::nullopt : sys::read_regular_file(path);
-    if (!text) continue;
-    if (holds_a_part(*text)) return true;
-    text_addresses.push_back(text_symbol_address(*text));
+    // A copy is searched where the page cache holds it: 5 MB read into the heap cost more than
+    // the search.
+    sys::MemoryMap copy;
+    if (path.empty() || copy.map_file(path.c_str()) != 0) continue;
+    std::string_view text(static_cast<const char*>(copy.data()), copy.size());
+    if (holds_a_part(text)) return true;
+    text_addresses.push_back(text_symbol_address(text));
   }
   // KernelState::read_cached_copy takes a copy (and reads nothing else) when its _text is where
   // the recording's was: surely so when the lines say it.
