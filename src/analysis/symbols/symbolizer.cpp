@@ -1,8 +1,8 @@
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 
 #include <elf.h>
-#include <gelf.h>
 #include <fmt/format.h>
+#include <gelf.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
