@@ -93,11 +93,10 @@ bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink) {
   return false;
 }
 
-bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink) {
+bool synthesize_process_threads(pid_t pid, std::size_t sample_id_size, const RecordSink& sink) {
   std::string base = "/proc/" + std::to_string(pid);
   auto threads = sys::list_threads(pid);
-  auto maps = sys::read_text_file(base + "/maps");
-  if (threads.empty() || !maps) return false;
+  if (threads.empty()) return false;
   for (pid_t tid : threads) {
     auto comm = sys::read_text_file(base + "/task/" + std::to_string(tid) + "/comm");
     if (!comm) continue;
@@ -116,6 +115,12 @@ bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink&
     record.text(without_line_end(*comm));
     record.emit(sample_id_size, sink);
   }
+  return true;
+}
+
+bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink) {
+  auto maps = sys::read_text_file("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps || !synthesize_process_threads(pid, sample_id_size, sink)) return false;
   std::istringstream lines(*maps);
   for (std::string line; std::getline(lines, line);) {
     // start-end perms offset maj:min inode [path]

@@ -8,11 +8,15 @@ namespace perfscope {
 
 namespace {
 
-// A thread's first frame: where a walk that went all the way ends.
+// A thread's first frame: where a walk that went all the way ends. Go's goroutines start in
+// runtime.goexit (the return address their first function returns to), its threads in
+// runtime.mstart and the program in runtime.rt0_go, each also as its ABI0 symbol (".abi0").
 bool is_thread_start(std::string_view name) noexcept {
+  if (name.ends_with(".abi0")) name.remove_suffix(5);
   for (std::string_view start :
        {"_start", "__start", "clone", "__clone", "clone3", "__clone3", "start_thread",
-        "thread_start", "ret_from_fork", "ret_from_fork_asm"}) {
+        "thread_start", "ret_from_fork", "ret_from_fork_asm", "runtime.goexit", "runtime.mstart",
+        "runtime.rt0_go"}) {
     if (name == start) return true;
   }
   return false;

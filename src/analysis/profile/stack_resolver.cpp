@@ -127,7 +127,7 @@ struct StackResolver::State {
     out.kernel = is_kernel_cpumode(address.cpumode);
     out.dso_address = address.ip;
     if (out.kernel || process_mode(address.cpumode)) {
-      out.mapping = maps.mapping_of(pid, address.ip, address.cpumode);
+      out.mapping = maps.mapping_of(pid, address.ip, address.cpumode, address.entry_pc);
       if (out.mapping) out.mapping->filename = stable_name(*out.mapping->filename);
     }
     std::uint64_t lookup = address.lookup();
@@ -150,17 +150,36 @@ struct StackResolver::State {
     std::string_view name = *mapping.filename;
     if (!is_anonymous_mapping(name) && name.front() != '[') {
       out.symbol = symbolizer.resolve_file(name, mapping.file_offset(lookup), build_id_of(mapping));
+      if ((address.return_address || address.adjusted_caller) && out.symbol.symbol.empty() &&
+          out.symbol.file_read) {
+        // A return address one byte past padding, at a function's first byte: a signal
+        // handler returns into its trampoline's start (__restore_rt, runtime.sigreturn.abi0),
+        // which no call precedes. Named at itself, as perf names it in frame-pointer chains.
+        std::uint64_t returned_to = lookup + 1;
+        SymbolizedAddress at =
+            symbolizer.resolve_file(name, mapping.file_offset(returned_to), build_id_of(mapping));
+        if (!at.symbol.empty() && at.offset == 0) {
+          out.symbol = at;
+          out.address.return_address = false;
+          out.address.adjusted_caller = false;
+          out.address.ip = returned_to;
+        }
+      }
       out.dso = name;
-      out.dso_address = mapping.file_offset(address.ip);
+      out.dso_address = mapping.file_offset(out.address.ip);
     } else if (name.starts_with("/memfd:")) {
       // A memfd's code (a sandbox's sealed copy of a binary, a runtime's double mapping): named
       // by the mapping, "memfd:NAME (deleted)", as perf names it; no perf map is looked for.
       out.dso = name.substr(1);
       out.dso_address = mapping.file_offset(address.ip);
-    } else if (is_anonymous_mapping(name)) {
+    } else if (is_anonymous_mapping(name) && mapping.executable) {
       // JIT code: /tmp/perf-PID.map names it, if anything.
       out.symbol = symbolizer.resolve_jit(pid, lookup, sample_time);
       out.dso = out.symbol.dso.empty() ? name : out.symbol.dso;
+    } else if (is_anonymous_mapping(name)) {
+      // Data (a heap, a thread's stack: a return address taken from a stack without frame
+      // pointers may point anywhere): no code, no perf map asked for.
+      out.dso = name;
     } else {
       // [vdso], [vsyscall] and the like: named by their mapping. The vDSO is an image with
       // symbols (carried by the recording, or this kernel's), whose addresses perf shows as
@@ -212,6 +231,8 @@ struct StackResolver::State {
                                    : ((std::uint64_t{pid} << 32 ^ generation_of(pid)) << 2) | 2 |
                                          (address.cpumode == misc::user ? 0 : 1ULL << 63);
     context ^= address.return_address ? 1ULL << 62 : 0;
+    context ^= address.entry_pc ? 1ULL << 61 : 0;
+    context ^= address.adjusted_caller ? 1ULL << 60 : 0;
     // JIT code named from a jitdump changes as the runtime loads and moves code: its answers
     // are kept per epoch of the dump (the process's other addresses are not).
     if (!kernel) {
@@ -257,6 +278,7 @@ struct StackResolver::State {
         ++sources.dwarf_while_recording;
       }
     }
+    bool sample_entered_kernel = is_kernel_cpumode(sample_cpumode);
     if (options.callchains && sample.has(sf::callchain)) {
       std::uint16_t mode = sample_cpumode;
       bool first_of_context = true;
@@ -273,7 +295,8 @@ struct StackResolver::State {
           continue;
         }
         if (unwound_here && !is_kernel_cpumode(mode)) continue;
-        out.push_back({ip, mode, !first_of_context});
+        out.push_back({ip, mode, !first_of_context,
+                       first_of_context && mode == misc::user && sample_entered_kernel});
         first_of_context = false;
       }
     }
@@ -293,8 +316,10 @@ struct StackResolver::State {
       UnwindResult result = unwinder->unwind(sample, unwound);
       std::size_t frames = result.frames;
       if (result.no_module && !vdso_stands_in(sample.pid)) frames = 0;
+      // The unwinder gives each caller's return address minus one, as perf's libunwind does:
+      // named there, not one byte further back, and shown as perf shows it.
       for (std::size_t i = 0; i < frames; ++i) {
-        out.push_back({unwound[i], misc::user, i != 0});
+        out.push_back({unwound[i], misc::user, false, i == 0 && sample_entered_kernel, i != 0});
       }
       if (unwound_here) return;  // no frame, not the sample's ip, when nothing unwound
     }

@@ -103,8 +103,9 @@ void RecordingSession::synthesize(RecordingSink& sink) {
     case Target::Kind::cgroup: synthesize_all_processes(trailer, to_sink); break;
     case Target::Kind::command:
       // The command is a gated copy of the recorder until its exec: name it, so that the samples
-      // the kernel takes in the exec path (before COMM exec) have a command, as perf's do.
-      synthesize_process(sampling_.command_pid(), trailer, to_sink);
+      // the kernel takes in the exec path (before COMM exec) have a command, as perf's do. Its
+      // maps are the recorder's, not the command's: none are written.
+      synthesize_process_threads(sampling_.command_pid(), trailer, to_sink);
       break;
   }
 }

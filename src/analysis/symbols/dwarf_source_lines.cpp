@@ -4,6 +4,7 @@
 #include <gelf.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <utility>
 
@@ -77,12 +78,49 @@ std::string_view DwarfSourceLines::function_name(Dwarf_Die& die, bool demangle) 
   }
   if (linkage && demangle) {
     auto [where, inserted] = demangled_.try_emplace(linkage);
-    if (inserted) where->second = demangle_symbol(linkage);
+    if (inserted) where->second = demangle_symbol(linkage, form_);
     if (!where->second.empty()) return where->second;
   }
   if (linkage && !demangle) return linkage;
-  const char* name = dwarf_diename(&die);
-  return name ? std::string_view(name) : std::string_view();
+  // The name of an inlined call is its abstract origin's.
+  Dwarf_Die origin;
+  Dwarf_Attribute attribute_of_origin;
+  Dwarf_Die* named = &die;
+  if (dwarf_attr(&die, DW_AT_abstract_origin, &attribute_of_origin) &&
+      dwarf_formref_die(&attribute_of_origin, &origin)) {
+    named = &origin;
+  }
+  const char* name = dwarf_diename(named);
+  if (!name) return {};
+  Dwarf_Die unit;
+  if (dwarf_diecu(named, &unit, nullptr, nullptr) && dwarf_srclang(&unit) == DW_LANG_Rust) {
+    return qualified_rust_name(*named, name);
+  }
+  return name;
+}
+
+std::string_view DwarfSourceLines::qualified_rust_name(Dwarf_Die& die, const char* name) {
+  auto [where, inserted] = qualified_.try_emplace(die.addr);
+  if (!inserted) return where->second;
+  Dwarf_Die* scopes = nullptr;
+  int count = dwarf_getscopes_die(&die, &scopes);
+  std::string path;
+  // scopes[0] is the DIE itself, then its parents out to the unit.
+  for (int i = count - 1; i >= 1; --i) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag != DW_TAG_namespace && tag != DW_TAG_subprogram && tag != DW_TAG_structure_type &&
+        tag != DW_TAG_union_type && tag != DW_TAG_enumeration_type) {
+      continue;
+    }
+    const char* part = dwarf_diename(&scopes[i]);
+    if (!part) continue;
+    path += part;
+    path += "::";
+  }
+  std::free(scopes);
+  path += name;
+  where->second = std::move(path);
+  return where->second;
 }
 
 // A relative name is relative to the unit's compilation directory; "dir/../x.cpp" is shortened

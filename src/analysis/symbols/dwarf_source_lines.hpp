@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/symbols/demangler.hpp"
 #include "perfscope/analysis/symbols/elf_image.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 
@@ -30,11 +31,16 @@ class DwarfSourceLines {
   // outermost inlined call, or the line-table row when nothing is inlined there.
   SourceLocation inlined_calls(std::uint64_t address, bool demangle,
                                std::vector<InlinedCall>& calls);
+  // The form function names are demangled in (perf's short names unless set).
+  void set_demangled_form(DemangledForm form) noexcept { form_ = form; }
 
  private:
   DwarfSourceLines(ElfImage image, Dwarf* dwarf);
   bool unit_of(std::uint64_t address, Dwarf_Die& unit);
   std::string_view function_name(Dwarf_Die& die, bool demangle);
+  // A Rust function without a linkage name (an inlined closure: "{closure#0}") named with the
+  // modules and functions around it, as its symbol would be ("rhot::sort_round::{closure#0}").
+  std::string_view qualified_rust_name(Dwarf_Die& die, const char* name);
   SourceLocation call_site(Dwarf_Die& unit, Dwarf_Die& inlined);
   std::string_view full_path(Dwarf_Die& unit, const char* file);
   // Appends to scopes_ the scopes under `parent` that hold `address`, outermost first.
@@ -52,6 +58,8 @@ class DwarfSourceLines {
   std::vector<Dwarf_Die> scopes_;                            // reused by every inlined_calls()
   std::unordered_map<const char*, std::string> demangled_;   // by libdw's string, stable
   std::unordered_map<const char*, std::string> full_paths_;  // likewise
+  std::unordered_map<const void*, std::string> qualified_;   // by the DIE's place in .debug_info
+  DemangledForm form_ = DemangledForm::short_name;
 };
 
 }  // namespace perfscope

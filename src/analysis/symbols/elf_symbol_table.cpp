@@ -1,13 +1,10 @@
 #include "analysis/symbols/elf_symbol_table.hpp"
 
-#include <cxxabi.h>
 #include <elf.h>
 #include <gelf.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 
 namespace perfscope {
 
@@ -38,14 +35,6 @@ std::size_t leading_underscores(std::string_view name) noexcept {
 }
 
 }  // namespace
-
-std::string demangle_symbol(const char* name) {
-  if (name[0] != '_' || name[1] != 'Z') return {};
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(
-      ::abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string();
-}
 
 std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_type) {
   Elf* elf = image.elf();
@@ -175,11 +164,12 @@ std::string_view ElfSymbolTable::name(std::uint32_t index, bool demangle) {
   if (entry.demangled == unset) {
     std::string text;
     if (entry.plt) {
-      // Demangled before the suffix, as perf does: "operator new(unsigned long)@plt".
-      text = demangle_symbol(std::string(raw.substr(0, raw.size() - 4)).c_str());
+      // Demangled before the suffix, as perf does: "operator new@plt" ("operator new(unsigned
+      // long)@plt" in the full form).
+      text = demangle_symbol(std::string(raw.substr(0, raw.size() - 4)).c_str(), form_);
       if (!text.empty()) text += "@plt";
     } else {
-      text = demangle_symbol(raw.data());
+      text = demangle_symbol(raw.data(), form_);
     }
     if (text.empty()) {
       entry.demangled = no_demangling;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/symbols/demangler.hpp"
 #include "perfscope/analysis/symbols/elf_image.hpp"
 
 namespace perfscope {
@@ -35,9 +36,11 @@ class ElfSymbolTable {
   std::uint32_t find(std::uint64_t address) const noexcept;
   std::uint64_t start(std::uint32_t index) const noexcept { return entries_[index].start; }
   std::uint64_t end(std::uint32_t index) const noexcept { return entries_[index].end; }
-  // The symbol's name, demangled (and the demangling remembered) when `demangle` is set; a PLT
-  // entry's is its target's, demangled, then "@plt".
+  // The symbol's name, demangled in the table's form (and the demangling remembered) when
+  // `demangle` is set; a PLT entry's is its target's, demangled, then "@plt".
   std::string_view name(std::uint32_t index, bool demangle);
+  // The form name() demangles in (perf's short names unless set): before its first name().
+  void set_demangled_form(DemangledForm form) noexcept { form_ = form; }
 
  private:
   struct Entry {
@@ -61,9 +64,7 @@ class ElfSymbolTable {
   std::string names_;
   std::vector<Entry> entries_;
   std::deque<std::string> demangled_;  // a deque: views into it survive later additions
+  DemangledForm form_ = DemangledForm::short_name;
 };
-
-// The C++ (Itanium ABI) demangling of `name`, or empty when it is not a mangled name.
-std::string demangle_symbol(const char* name);
 
 }  // namespace perfscope

@@ -389,6 +389,7 @@ struct Symbolizer::State {
       return;
     }
     ++statistics.files_opened;
+    file.symbols.set_demangled_form(demangled_form());
     file.segments = image->segments();
     auto id = image->build_id();
     file.build_id.assign(id.begin(), id.end());
@@ -466,6 +467,7 @@ struct Symbolizer::State {
       auto debug = ElfImage::open(file.debug_path, error);
       if (debug) file.dwarf = DwarfSourceLines::open(std::move(*debug));
     }
+    if (file.dwarf) file.dwarf->set_demangled_form(demangled_form());
     if (!file.dwarf) {
       warn(
           fmt::format("no DWARF for {}: source lines and inline frames need its debug info "
@@ -507,7 +509,7 @@ struct Symbolizer::State {
                                  : file.has_symtab ? outside_reason
                                                    : only_dynamic_reason;
     } else {
-      result.symbol = display_name(file.symbols.name(index, options.demangle));
+      result.symbol = shown_name(file.symbols.name(index, options.demangle));
       result.offset = *address - file.symbols.start(index);
       result.size = file.symbols.end(index) - file.symbols.start(index);
     }
@@ -516,7 +518,7 @@ struct Symbolizer::State {
     if (!lines) return;
     if (options.inline_frames) {
       result.source = lines->inlined_calls(*address, options.demangle, cached.inlined);
-      for (InlinedCall& call : cached.inlined) call.function = display_name(call.function);
+      for (InlinedCall& call : cached.inlined) call.function = shown_name(call.function);
       // A function inlined into itself (recursion GCC unrolled: fib in fib in fib) is the real
       // frame, as perf shows it: the outermost calls that name the function itself go, and the
       // real frame's line is the innermost of them's.
@@ -531,8 +533,21 @@ struct Symbolizer::State {
     }
   }
 
-  // A demangled name as the options want it shown (views into the caches either way). A PLT
-  // stub's short name is its target's, then "@plt": kept once, the one form not inside the
+  // Symbol tables and DWARF demangle in perf's short form, or in the full one under -v
+  // (parameter_lists).
+  DemangledForm demangled_form() const noexcept {
+    return options.parameter_lists ? DemangledForm::full : DemangledForm::short_name;
+  }
+
+  // A name from a symbol table or DWARF, demangled in demangled_form() already. The full names
+  // (perf's -v) keep the symbol version ("__libc_start_main@@GLIBC_2.34").
+  std::string_view shown_name(std::string_view name) const noexcept {
+    return options.parameter_lists ? name : without_symbol_version(name);
+  }
+
+  // A name from elsewhere (JIT maps and dumps), demangled in full or not mangled at all, as the
+  // options want it shown (views into the caches either way): shortened by the short-name rule. A
+  // PLT stub's short name is its target's, then "@plt": kept once, the one form not inside the
   // demangled name.
   std::string_view display_name(std::string_view name) {
     // The full names (perf's -v) keep the symbol version ("__libc_start_main@@GLIBC_2.34").
@@ -618,7 +633,7 @@ std::optional<std::vector<Symbolizer::FunctionFileRange>> Symbolizer::file_range
     if (!raw_part.empty() && file.symbols.name(i, false).find(raw_part) == std::string_view::npos) {
       continue;
     }
-    std::string_view name = state.display_name(file.symbols.name(i, state.options.demangle));
+    std::string_view name = state.shown_name(file.symbols.name(i, state.options.demangle));
     if (!wanted(name)) continue;
     // find() names an address by a symbol only inside the symbol's extent; resolve_file finds
     // the address of an offset through the first segment that holds it, so every segment

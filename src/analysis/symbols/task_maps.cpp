@@ -1,5 +1,7 @@
 #include "perfscope/analysis/symbols/task_maps.hpp"
 
+#include <sys/mman.h>
+
 #include <string>
 #include <variant>
 
@@ -48,7 +50,7 @@ std::uint32_t TaskMaps::intern(std::string_view filename) {
 
 void TaskMaps::insert(AddressMap& maps, std::uint64_t start, std::uint64_t length,
                       std::uint64_t pgoff, std::string_view filename,
-                      std::span<const std::byte> build_id) {
+                      std::span<const std::byte> build_id, bool executable) {
   std::uint64_t end = length > ~std::uint64_t{0} - start ? ~std::uint64_t{0} : start + length;
   // A new mapping replaces whatever overlapped it; the parts outside it stay.
   auto it = maps.lower_bound(start);
@@ -80,7 +82,7 @@ void TaskMaps::insert(AddressMap& maps, std::uint64_t start, std::uint64_t lengt
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(build_id.data());
     build_ids_.emplace_back(bytes, bytes + build_id.size());
   }
-  maps[start] = Mapping{end, pgoff, intern(filename), build_id_index};
+  maps[start] = Mapping{end, pgoff, intern(filename), build_id_index, executable};
 }
 
 void TaskMaps::insert_kernel(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff,
@@ -93,8 +95,9 @@ void TaskMaps::insert_kernel(std::uint64_t start, std::uint64_t length, std::uin
 }
 
 const TaskMaps::Mapping* TaskMaps::find_user(std::uint32_t pid, std::uint64_t address,
-                                             std::uint64_t& start) const noexcept {
+                                             std::uint64_t& start, bool entry_pc) const noexcept {
   for (const auto* table : {&processes_, &before_exec_}) {
+    if (table == &before_exec_ && !entry_pc) break;
     auto maps = table->find(pid);
     if (maps == table->end()) continue;
     if (const Mapping* mapping = find(maps->second, address)) {
@@ -110,8 +113,12 @@ void TaskMaps::touch(std::uint32_t pid) { generations_[pid] = next_generation_++
 TaskMaps::MappingView TaskMaps::view_of(std::uint64_t start,
                                         const Mapping& mapping) const noexcept {
   const auto& build_id = build_ids_[mapping.build_id];
-  return MappingView{start, mapping.end, mapping.pgoff, &names_[mapping.name],
-                     std::span<const std::uint8_t>(build_id.data(), build_id.size())};
+  return MappingView{start,
+                     mapping.end,
+                     mapping.pgoff,
+                     &names_[mapping.name],
+                     std::span<const std::uint8_t>(build_id.data(), build_id.size()),
+                     mapping.executable};
 }
 
 const TaskMaps::Mapping* TaskMaps::find(const AddressMap& maps,
@@ -153,8 +160,9 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
   std::uint16_t cpumode = view.header.misc & abi::record_misc::cpumode_mask;
   if (auto* comm = std::get_if<CommRecord>(&record)) {
     // An exec sets the old image's maps aside: a sample taken inside execve after its COMM still
-    // holds the old image's user frames, which perf names from the old maps it keeps. They name
-    // only addresses the new image's maps do not cover, and take no part in unwinding.
+    // holds the old image's pc, which perf names from the old maps it keeps. They name only
+    // that pc (mapping_of's entry_pc), where the new image's maps do not cover it, and take no
+    // part in unwinding.
     if (comm->exec) {
       auto old = processes_.find(comm->pid);
       if (old != processes_.end()) {
@@ -178,7 +186,8 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     if (kernel) {
       insert_kernel(mmap->addr, mmap->len, mmap->pgoff, mmap->filename);
     } else {
-      insert(processes_[mmap->pid], mmap->addr, mmap->len, mmap->pgoff, mmap->filename);
+      insert(processes_[mmap->pid], mmap->addr, mmap->len, mmap->pgoff, mmap->filename, {},
+             (view.header.misc & abi::record_misc::mmap_data) == 0);
       touch(mmap->pid);
     }
   } else if (auto* mmap2 = std::get_if<Mmap2Record>(&record)) {
@@ -187,8 +196,11 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     if (kernel_mode(cpumode)) {
       insert_kernel(mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename, build_id);
     } else {
+      // A prot of 0: a writer that did not say (code, as an MMAP without the data bit).
+      bool executable = (view.header.misc & abi::record_misc::mmap_data) == 0 &&
+                        (mmap2->prot == 0 || (mmap2->prot & PROT_EXEC) != 0);
       insert(processes_[mmap2->pid], mmap2->addr, mmap2->len, mmap2->pgoff, mmap2->filename,
-             build_id);
+             build_id, executable);
       touch(mmap2->pid);
     }
   }
@@ -202,7 +214,7 @@ const std::string* TaskMaps::dso_of(std::uint32_t pid, std::uint64_t address,
     mapping = find(kernel_, address);
   } else {
     std::uint64_t start = 0;
-    mapping = find_user(pid, address, start);
+    mapping = find_user(pid, address, start, false);
   }
   if (!mapping) return nullptr;
   name_hit_[mapping->name] |= kernel ? 2 : 1;
@@ -210,7 +222,8 @@ const std::string* TaskMaps::dso_of(std::uint32_t pid, std::uint64_t address,
 }
 
 std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid, std::uint64_t address,
-                                                          std::uint16_t cpumode) const noexcept {
+                                                          std::uint16_t cpumode,
+                                                          bool entry_pc) const noexcept {
   bool kernel = kernel_mode(cpumode);
   std::uint64_t start = 0;
   const Mapping* mapping = nullptr;
@@ -218,7 +231,7 @@ std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid, std
     mapping = find(kernel_, address);
     if (mapping) start = std::prev(kernel_.upper_bound(address))->first;
   } else {
-    mapping = find_user(pid, address, start);
+    mapping = find_user(pid, address, start, entry_pc);
   }
   if (!mapping) return std::nullopt;
   name_hit_[mapping->name] |= kernel ? 2 : 1;

@@ -177,11 +177,11 @@ class SyntheticRecording {
     // JIT code mapped over leaf_60 in process 100: its samples there are not leaf_60's.
     add(mmap2(100, "//anon", ++time));
     for (int i = 0; i < 5; ++i) add(sample(ip_of(leaf_60_), 100, ++time, misc::user));
-    // Process 300 execs something else: its old mappings stay until the new image's maps
-    // replace them (as in perf: a sample inside execve after the COMM holds old frames).
+    // Process 300 execs something else: its old maps name no user-mode sample after the exec
+    // (they name only the pc at which a sample inside execve entered the kernel), so these
+    // samples at the old address are not leaf_60's.
     add(comm(300, "other", ++time));
     for (int i = 0; i < 3; ++i) add(sample(ip_of(leaf_60_), 300, ++time, misc::user));
-    in_leaf_60 += 3;
     // The new image maps over the old addresses: they are not leaf_60's any more.
     add(mmap2(300, "//anon", ++time));
     for (int i = 0; i < 2; ++i) add(sample(ip_of(leaf_60_), 300, ++time, misc::user));

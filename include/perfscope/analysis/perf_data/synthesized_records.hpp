@@ -21,6 +21,9 @@ bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink);
 // COMM for every thread of `pid`, FORK for each thread but the main one, MMAP2 for each
 // executable mapping. False when the process is gone.
 bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink);
+// COMM and FORK only: for a launched command, a gated copy of the recorder until its exec, whose
+// maps are the recorder's and name nothing the command runs (perf writes its COMM alone).
+bool synthesize_process_threads(pid_t pid, std::size_t sample_id_size, const RecordSink& sink);
 // Every process in /proc. Returns how many were synthesized.
 std::size_t synthesize_all_processes(std::size_t sample_id_size, const RecordSink& sink);
 // A PERF_RECORD_LOST of `lost` records for event `id`: the losses the kernel counted but never

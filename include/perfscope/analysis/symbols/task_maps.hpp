@@ -36,14 +36,21 @@ class TaskMaps {
     std::uint64_t start = 0, end = 0, pgoff = 0;
     const std::string* filename = nullptr;
     std::span<const std::uint8_t> build_id;
+    // Code may run there: not a data mapping (PERF_RECORD_MISC_MMAP_DATA, or an MMAP2 whose
+    // prot lacks PROT_EXEC). Only an executable anonymous mapping can hold JIT code.
+    bool executable = true;
     // The file offset of `address` (inside the range).
     std::uint64_t file_offset(std::uint64_t address) const noexcept {
       return address - start + pgoff;
     }
   };
-  // Like dso_of, with the whole mapping.
+  // Like dso_of, with the whole mapping. The maps a process had before its last exec name a
+  // user address only for `entry_pc`: the pc at which a kernel-mode sample's task entered the
+  // kernel (a sample inside execve, after its COMM, still has the old image's pc). Any other
+  // address in a gap of the new image's maps stays unmapped, as in perf.
   std::optional<MappingView> mapping_of(std::uint32_t pid, std::uint64_t address,
-                                        std::uint16_t cpumode) const noexcept;
+                                        std::uint16_t cpumode,
+                                        bool entry_pc = false) const noexcept;
   // Whether any kernel mapping was recorded (one that maps something; a map at 0 of length 0
   // maps every address, as perf reads it). A kernel ip outside every kernel map, or in a
   // recording without any, is in no known map, which perf shows as [unknown]. Kernel module
@@ -79,10 +86,12 @@ class TaskMaps {
     std::uint64_t pgoff = 0;
     std::uint32_t name = 0;      // index into names_
     std::uint32_t build_id = 0;  // index into build_ids_; 0 is "none"
+    bool executable = true;
   };
   using AddressMap = std::map<std::uint64_t, Mapping>;  // by start address
   void insert(AddressMap& maps, std::uint64_t start, std::uint64_t length, std::uint64_t pgoff,
-              std::string_view filename, std::span<const std::byte> build_id = {});
+              std::string_view filename, std::span<const std::byte> build_id = {},
+              bool executable = true);
   void insert_kernel(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff,
                      std::string_view filename, std::span<const std::byte> build_id = {});
   MappingView view_of(std::uint64_t start, const Mapping& mapping) const noexcept;
@@ -93,10 +102,10 @@ class TaskMaps {
   std::unordered_map<std::uint32_t, AddressMap> processes_;
   // The maps a process had before its last exec: they name what its new maps do not cover.
   std::unordered_map<std::uint32_t, AddressMap> before_exec_;
-  // A user address's mapping (its start in `start`): the process's maps, else those it had
-  // before its exec.
-  const Mapping* find_user(std::uint32_t pid, std::uint64_t address,
-                           std::uint64_t& start) const noexcept;
+  // A user address's mapping (its start in `start`): the process's maps, else, for an entry
+  // pc (mapping_of), those it had before its exec.
+  const Mapping* find_user(std::uint32_t pid, std::uint64_t address, std::uint64_t& start,
+                           bool entry_pc) const noexcept;
   AddressMap kernel_;
   bool kernel_mapped_ = false;  // a kernel map that maps something was recorded
   std::unordered_map<std::uint32_t, std::string> comms_;
