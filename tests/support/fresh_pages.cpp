@@ -7,14 +7,13 @@
 
 #include <atomic>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/abi/perf_event_mmap_page.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/core/event_attr.hpp"
+#include "support/test_support.hpp"
 
 namespace perfscope::testing {
 
@@ -41,20 +40,14 @@ void prepare_exact_fault_count() {
 #ifndef MADV_POPULATE_READ
   constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14
 #endif
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    // "start-end perms offset dev inode path": executable file mappings only (the vDSO's pages
-    // are always there).
-    std::istringstream fields(line);
-    std::string range, perms, offset, device, inode, path;
-    fields >> range >> perms >> offset >> device >> inode >> path;
-    if (perms.size() < 3 || perms[2] != 'x' || path.empty() || path.front() == '[') continue;
-    std::size_t dash = range.find('-');
-    if (dash == std::string::npos) continue;
-    std::uintptr_t start = std::stoull(range.substr(0, dash), nullptr, 16);
-    std::uintptr_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
-    ::madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_READ);
+  // Executable file mappings only (the vDSO's pages are always there).
+  for (const OwnMapping& mapping : own_mappings()) {
+    if (mapping.perms.size() < 3 || mapping.perms[2] != 'x' || mapping.path.empty() ||
+        mapping.path.front() == '[') {
+      continue;
+    }
+    ::madvise(reinterpret_cast<void*>(mapping.start), mapping.end - mapping.start,
+              MADV_POPULATE_READ);
   }
   FreshPages pages(4);
   pages.touch();

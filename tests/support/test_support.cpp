@@ -54,6 +54,26 @@ double steal_fraction(const CpuTicks& before, const CpuTicks& after) {
                                     : 0.0;
 }
 
+std::vector<OwnMapping> own_mappings() {
+  std::vector<OwnMapping> mappings;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    // "start-end perms offset dev inode [path]"
+    std::istringstream fields(line);
+    std::string range, offset, device, inode;
+    OwnMapping mapping;
+    fields >> range >> mapping.perms >> offset >> device >> inode >> mapping.path;
+    std::size_t dash = range.find('-');
+    if (dash == std::string::npos) continue;
+    mapping.start = std::stoull(range.substr(0, dash), nullptr, 16);
+    mapping.end = std::stoull(range.substr(dash + 1), nullptr, 16);
+    mapping.pgoff = std::stoull(offset, nullptr, 16);
+    mappings.push_back(std::move(mapping));
+  }
+  return mappings;
+}
+
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("perfscope_" + name + "_" + std::to_string(::getpid())))

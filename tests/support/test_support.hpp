@@ -1,6 +1,7 @@
 // Helpers shared by the tests: conditions to skip on, and running the perfscope CLI.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,14 @@ struct CpuTicks {
 CpuTicks cpu_ticks();
 // The fraction of the machine's CPU time the host stole between two readings.
 double steal_fraction(const CpuTicks& before, const CpuTicks& after);
+
+// A mapping of this process, as /proc/self/maps lists it.
+struct OwnMapping {
+  std::uint64_t start = 0, end = 0, pgoff = 0;
+  std::string perms;  // "r-xp"
+  std::string path;   // empty for an anonymous mapping
+};
+std::vector<OwnMapping> own_mappings();
 
 // TMPDIR/perfscope_NAME_PID: a path of this test process's own (nothing is created).
 std::string temp_path(const std::string& name);

@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -192,24 +190,11 @@ TEST(StackResolverTest, LbrCallStackBuildsTheUserPartFromTheBranches) {
 }
 
 // The test program's own mapping of `function`, as /proc/self/maps gives it.
-struct OwnMapping {
-  std::uint64_t start = 0, end = 0, pgoff = 0;
-  std::string path;
-};
+using perfscope::testing::OwnMapping;
 
 OwnMapping own_mapping_of(std::uint64_t address) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, device, inode, path;
-    fields >> range >> perms >> offset >> device >> inode >> path;
-    auto dash = range.find('-');
-    std::uint64_t start = std::stoull(range.substr(0, dash), nullptr, 16);
-    std::uint64_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
-    if (address >= start && address < end) {
-      return {start, end, std::stoull(offset, nullptr, 16), path};
-    }
+  for (const OwnMapping& mapping : perfscope::testing::own_mappings()) {
+    if (address >= mapping.start && address < mapping.end) return mapping;
   }
   return {};
 }
