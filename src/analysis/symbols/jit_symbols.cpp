@@ -20,11 +20,12 @@ constexpr std::string_view jit_outside_reason = "address outside every symbol";
 }  // namespace
 
 JitSymbols::JitSymbols(const SymbolizerOptions& options, const SymbolFileLocator& locator,
-                       Warn warn, Missing missing, Display display)
+                       Warn warn, Missing missing, Retract retract, Display display)
     : options_(options),
       locator_(locator),
       warn_(std::move(warn)),
       missing_(std::move(missing)),
+      retract_(std::move(retract)),
       display_(std::move(display)) {}
 
 void JitSymbols::set_recording_files(const std::vector<EmbeddedFile>& files) {
@@ -38,9 +39,18 @@ void JitSymbols::set_recording_files(const std::vector<EmbeddedFile>& files) {
 
 void JitSymbols::add_jitdump(std::uint32_t pid, std::string_view path) {
   Process& entry = process(pid);
-  if (!entry.dump_path.empty() || entry.loaded) return;
+  if (!entry.dump_path.empty()) return;
   entry.dump_path = std::string(path);
   ++dumps_;
+  // A lookup in the process's anonymous code before the runtime mapped its dump loaded the
+  // entry without it (whether one comes first depends on the recorder's timing): the dump is
+  // read now, beside what was read then, whose names stay valid.
+  if (!entry.loaded) return;
+  read_dump(entry);
+  if (entry.dump && !entry.warning.empty()) {
+    retract_(entry.warning, entry.map_path);
+    entry.warning.clear();
+  }
 }
 
 const std::vector<std::byte>* JitSymbols::carried(std::string_view kind,
@@ -60,8 +70,7 @@ JitSymbols::Process& JitSymbols::process(std::uint32_t pid) {
   return *slot;
 }
 
-void JitSymbols::load(Process& entry, std::uint32_t pid) {
-  entry.loaded = true;
+std::string JitSymbols::read_dump(Process& entry) {
   std::string dump_problem;
   if (!entry.dump_path.empty()) {
     try {
@@ -95,6 +104,12 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
       }
     }
   }
+  return dump_problem;
+}
+
+void JitSymbols::load(Process& entry, std::uint32_t pid) {
+  entry.loaded = true;
+  std::string dump_problem = read_dump(entry);
   std::optional<std::string> text;
   if (const auto* copy = carried(perf_map_embedded_kind, entry.map_path)) {
     text.emplace(reinterpret_cast<const char*>(copy->data()), copy->size());
@@ -113,11 +128,12 @@ void JitSymbols::load(Process& entry, std::uint32_t pid) {
                     locator_.jit_map_path(pid, options_.jit_map_dir), std::strerror(errno));
     if (!dump_problem.empty()) entry.problem = dump_problem;
     missing_(entry.map_path, entry.problem);
-    warn_(
-        fmt::format("{}; its JIT frames stay unresolved (record the runtime with perfscope "
-                    "record --jit, or start it with perf map output, e.g. node "
-                    "--perf-basic-prof)",
-                    entry.problem));
+    entry.warning = fmt::format(
+        "{}; its JIT frames stay unresolved (record the runtime with perfscope "
+        "record --jit, or start it with perf map output, e.g. node "
+        "--perf-basic-prof)",
+        entry.problem);
+    warn_(entry.warning);
   }
 }
 

@@ -26,11 +26,14 @@ class JitSymbols {
  public:
   using Warn = std::function<void(std::string)>;
   using Missing = std::function<void(const std::string& path, const std::string& problem)>;
+  // Takes back a warning and the missing file given with it, where what they said stopped
+  // being true (a jitdump announced after the process's code was first looked up).
+  using Retract = std::function<void(const std::string& warning, const std::string& path)>;
   // A demangled name as the options show it (short names unless parameter lists are asked for).
   using Display = std::function<std::string_view(std::string_view)>;
 
   JitSymbols(const SymbolizerOptions& options, const SymbolFileLocator& locator, Warn warn,
-             Missing missing, Display display);
+             Missing missing, Retract retract, Display display);
 
   // The recording's carried copies (EmbeddedFile kinds perf-map and jitdump).
   void set_recording_files(const std::vector<EmbeddedFile>& files);
@@ -59,6 +62,7 @@ class JitSymbols {
     std::string dump_path;  // the jitdump it mapped, if any
     bool loaded = false;
     std::string problem;  // why neither names anything
+    std::string warning;  // what load() warned of that problem
     std::optional<Jitdump> dump;
     // A dump read from disk may still be growing (top, set_files_growing): read again after a
     // miss, at most once a second. The dumps read before stay, as names handed out point into
@@ -75,6 +79,8 @@ class JitSymbols {
   };
   Process& process(std::uint32_t pid);
   void load(Process& process, std::uint32_t pid);
+  // Reads the dump the process mapped (dump_path), if any; returns why it could not be read.
+  std::string read_dump(Process& process);
   // The dump read again when the file grew since (a runtime still writing it); true when it did.
   bool reread_dump(Process& process);
   void index_dump(Process& process);
@@ -85,6 +91,7 @@ class JitSymbols {
   const SymbolFileLocator& locator_;
   Warn warn_;
   Missing missing_;
+  Retract retract_;
   Display display_;
   std::size_t dumps_ = 0;  // processes with a jitdump
   bool monotonic_ = true;

@@ -244,6 +244,11 @@ struct Symbolizer::State {
           [this](const std::string& path, const std::string& problem) {
             add_missing(path, {}, missing_file_not_found, problem);
           },
+          [this](const std::string& warning, const std::string& path) {
+            std::erase(warnings, warning);
+            std::erase_if(missing,
+                          [&](const MissingSymbolFile& file) { return file.path == path; });
+          },
           [this](std::string_view name) { return display_name(name); });
     }
     return *jit;

@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "perfscope/core/error.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
@@ -251,6 +254,35 @@ TEST(Jitdump, KnowsItsFileNames) {
   EXPECT_FALSE(perfscope::is_jitdump_path("/tmp/jit-.dump"));
   EXPECT_FALSE(perfscope::is_jitdump_path("/tmp/jit-12a.dump"));
   EXPECT_FALSE(perfscope::is_jitdump_path("/tmp/perf-12.map"));
+}
+
+// The runtime maps its dump after code in an anonymous mapping was looked up (its trampolines run
+// early; whether a sample lands there first depends on the recorder's timing): the dump is read
+// when it is announced, the addresses are named from it, and the warning that nothing names them
+// is taken back. (Once, a node recording under load lost all its JIT names this way.)
+TEST(Jitdump, ADumpAnnouncedAfterTheFirstLookupStillNames) {
+  perfscope::testing::TempDir dir;
+  std::vector<std::uint8_t> bytes =
+      DumpBuilder().load("JS:*sieve", 0x7000, 1, 100, std::vector<std::uint8_t>(64, 0x90)).bytes();
+  std::string path = dir.path() + "/jit-4242.dump";
+  {
+    std::ofstream file(path, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+  }
+  perfscope::SymbolizerOptions options;
+  options.jit_map_dir = dir.path();  // no perf-4242.map there
+  perfscope::Symbolizer symbolizer(options);
+  auto before = symbolizer.resolve_jit(4242, 0x7010, 200);
+  EXPECT_TRUE(before.symbol.empty());
+  ASSERT_EQ(symbolizer.warnings().size(), 1u);
+  EXPECT_NE(symbolizer.warnings()[0].find("no perf-4242.map"), std::string::npos);
+  symbolizer.add_jitdump(4242, path);
+  auto after = symbolizer.resolve_jit(4242, 0x7010, 200);
+  EXPECT_EQ(after.symbol, "JS:*sieve");
+  EXPECT_EQ(after.offset, 0x10u);
+  EXPECT_TRUE(symbolizer.warnings().empty()) << symbolizer.warnings()[0];
+  EXPECT_TRUE(symbolizer.missing_files().empty());
 }
 
 }  // namespace
