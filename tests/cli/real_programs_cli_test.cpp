@@ -196,6 +196,19 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
                          return row.first == file_of(key) && std::fabs(row.second - share) < 0.05;
                        });
   };
+  // perf_unnamed_plt_got: perf 6.1's unresolved address row of a .plt.got stub, and ours of the
+  // same file named NAME@plt, with the same share (a sample or two lands there now and then).
+  static const std::regex address_row(R"(.* (0x)?[0-9a-f]{16}$)");
+  auto plt_counterpart = [&](const std::string& key, double share, bool of_perf) {
+    std::string file = key.substr(0, key.rfind(' ') + 1);
+    const auto& others = of_perf ? our_shares : perf_shares;
+    const auto& own = of_perf ? perf_shares : our_shares;
+    return std::any_of(others.begin(), others.end(), [&](const auto& row) {
+      bool shape = of_perf ? row.first.ends_with("@plt") : std::regex_match(row.first, address_row);
+      return shape && row.first.starts_with(file) && !own.count(row.first) &&
+             std::fabs(row.second - share) <= 0.05;
+    });
+  };
   std::map<std::string, std::pair<double, double>> keys;  // key -> (perf, ours)
   for (const auto& [key, share] : perf_shares) {
     if (share >= threshold) keys[key] = {share, our_shares.count(key) ? our_shares[key] : -1};
@@ -221,6 +234,10 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
         ++result.named["perf_compat_alias"];
         continue;
       }
+      if (std::regex_match(key, address_row) && plt_counterpart(key, theirs, true)) {
+        ++result.named["perf_unnamed_plt_got"];
+        continue;
+      }
       // perf_trailing_unknown: the frame perf adds after the last of some DWARF stacks.
       if (dwarf && key.ends_with(" [unknown] 0xffffffffffffffff")) {
         ++result.named["perf_trailing_unknown"];
@@ -228,8 +245,7 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
       }
       // dwarf_walks_diverge: the addresses perf's walk read below the frame where the two walks
       // parted (string bytes, stack slots), in at most 5 % of the samples.
-      static const std::regex address(R"(.* (0x)?[0-9a-f]{16}$)");
-      if (dwarf && children && std::regex_match(key, address) && theirs <= 5.0) {
+      if (dwarf && children && std::regex_match(key, address_row) && theirs <= 5.0) {
         ++result.named["dwarf_walks_diverge"];
         continue;
       }
@@ -247,6 +263,10 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
                !our_shares.count(row.first) && std::fabs(row.second - our_share) <= 0.5;
       });
       if (alias) continue;
+      if (key.ends_with("@plt") && plt_counterpart(key, mine, false)) {
+        ++result.named["perf_unnamed_plt_got"];
+        continue;
+      }
       // deeper_dwarf_stack: a function only our longer walks reach, or the ELF symbol of one
       // perf shows by its DWARF name (perf_dwarf_name_inlined).
       if (dwarf && children) {

@@ -127,7 +127,7 @@ struct StackResolver::State {
     out.kernel = is_kernel_cpumode(address.cpumode);
     out.dso_address = address.ip;
     if (out.kernel || process_mode(address.cpumode)) {
-      out.mapping = maps.mapping_of(pid, address.ip, address.cpumode, address.entry_pc);
+      out.mapping = maps.mapping_of(pid, address.ip, address.cpumode, address.of_kernel_sample);
       if (out.mapping) out.mapping->filename = stable_name(*out.mapping->filename);
     }
     std::uint64_t lookup = address.lookup();
@@ -231,7 +231,7 @@ struct StackResolver::State {
                                    : ((std::uint64_t{pid} << 32 ^ generation_of(pid)) << 2) | 2 |
                                          (address.cpumode == misc::user ? 0 : 1ULL << 63);
     context ^= address.return_address ? 1ULL << 62 : 0;
-    context ^= address.entry_pc ? 1ULL << 61 : 0;
+    context ^= address.of_kernel_sample ? 1ULL << 61 : 0;
     context ^= address.adjusted_caller ? 1ULL << 60 : 0;
     // JIT code named from a jitdump changes as the runtime loads and moves code: its answers
     // are kept per epoch of the dump (the process's other addresses are not).
@@ -295,8 +295,7 @@ struct StackResolver::State {
           continue;
         }
         if (unwound_here && !is_kernel_cpumode(mode)) continue;
-        out.push_back({ip, mode, !first_of_context,
-                       first_of_context && mode == misc::user && sample_entered_kernel});
+        out.push_back({ip, mode, !first_of_context, mode == misc::user && sample_entered_kernel});
         first_of_context = false;
       }
     }
@@ -319,7 +318,7 @@ struct StackResolver::State {
       // The unwinder gives each caller's return address minus one, as perf's libunwind does:
       // named there, not one byte further back, and shown as perf shows it.
       for (std::size_t i = 0; i < frames; ++i) {
-        out.push_back({unwound[i], misc::user, false, i == 0 && sample_entered_kernel, i != 0});
+        out.push_back({unwound[i], misc::user, false, sample_entered_kernel, i != 0});
       }
       if (unwound_here) return;  // no frame, not the sample's ip, when nothing unwound
     }

@@ -95,9 +95,10 @@ void TaskMaps::insert_kernel(std::uint64_t start, std::uint64_t length, std::uin
 }
 
 const TaskMaps::Mapping* TaskMaps::find_user(std::uint32_t pid, std::uint64_t address,
-                                             std::uint64_t& start, bool entry_pc) const noexcept {
+                                             std::uint64_t& start,
+                                             bool of_kernel_sample) const noexcept {
   for (const auto* table : {&processes_, &before_exec_}) {
-    if (table == &before_exec_ && !entry_pc) break;
+    if (table == &before_exec_ && !of_kernel_sample) break;
     auto maps = table->find(pid);
     if (maps == table->end()) continue;
     if (const Mapping* mapping = find(maps->second, address)) {
@@ -160,9 +161,9 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
   std::uint16_t cpumode = view.header.misc & abi::record_misc::cpumode_mask;
   if (auto* comm = std::get_if<CommRecord>(&record)) {
     // An exec sets the old image's maps aside: a sample taken inside execve after its COMM still
-    // holds the old image's pc, which perf names from the old maps it keeps. They name only
-    // that pc (mapping_of's entry_pc), where the new image's maps do not cover it, and take no
-    // part in unwinding.
+    // holds the old image's pc and callers, which perf names from the old maps it keeps. They
+    // name only a kernel-mode sample's user frames (mapping_of's of_kernel_sample), where the new
+    // image's maps do not cover them, and take no part in unwinding.
     if (comm->exec) {
       auto old = processes_.find(comm->pid);
       if (old != processes_.end()) {
@@ -223,7 +224,7 @@ const std::string* TaskMaps::dso_of(std::uint32_t pid, std::uint64_t address,
 
 std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid, std::uint64_t address,
                                                           std::uint16_t cpumode,
-                                                          bool entry_pc) const noexcept {
+                                                          bool of_kernel_sample) const noexcept {
   bool kernel = kernel_mode(cpumode);
   std::uint64_t start = 0;
   const Mapping* mapping = nullptr;
@@ -231,7 +232,7 @@ std::optional<TaskMaps::MappingView> TaskMaps::mapping_of(std::uint32_t pid, std
     mapping = find(kernel_, address);
     if (mapping) start = std::prev(kernel_.upper_bound(address))->first;
   } else {
-    mapping = find_user(pid, address, start, entry_pc);
+    mapping = find_user(pid, address, start, of_kernel_sample);
   }
   if (!mapping) return std::nullopt;
   name_hit_[mapping->name] |= kernel ? 2 : 1;

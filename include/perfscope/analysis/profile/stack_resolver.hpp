@@ -39,9 +39,9 @@ struct StackAddress {
   // inside the call, which belongs to the caller's function and line even when the call was the
   // function's last instruction.
   bool return_address = false;
-  // The user pc at which a kernel-mode sample's task entered the kernel: the one user address
-  // the maps a process had before its exec may name (TaskMaps::mapping_of).
-  bool entry_pc = false;
+  // A user frame of a sample taken in the kernel: the only user addresses the maps a process had
+  // before its exec may name (TaskMaps::mapping_of).
+  bool of_kernel_sample = false;
   // A caller's return address minus one already, as DWARF unwinders give them (perf's libunwind
   // and perfscope's alike): named and shown as it is, as perf shows it.
   bool adjusted_caller = false;

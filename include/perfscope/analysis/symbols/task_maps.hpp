@@ -45,12 +45,12 @@ class TaskMaps {
     }
   };
   // Like dso_of, with the whole mapping. The maps a process had before its last exec name a
-  // user address only for `entry_pc`: the pc at which a kernel-mode sample's task entered the
-  // kernel (a sample inside execve, after its COMM, still has the old image's pc). Any other
-  // address in a gap of the new image's maps stays unmapped, as in perf.
+  // user address only `of_kernel_sample`: a user frame of a sample taken in the kernel (a sample
+  // inside execve, after its COMM, still holds the old image's pc and callers). A user-mode
+  // sample's address in a gap of the new image's maps stays unmapped.
   std::optional<MappingView> mapping_of(std::uint32_t pid, std::uint64_t address,
                                         std::uint16_t cpumode,
-                                        bool entry_pc = false) const noexcept;
+                                        bool of_kernel_sample = false) const noexcept;
   // Whether any kernel mapping was recorded (one that maps something; a map at 0 of length 0
   // maps every address, as perf reads it). A kernel ip outside every kernel map, or in a
   // recording without any, is in no known map, which perf shows as [unknown]. Kernel module
@@ -102,10 +102,10 @@ class TaskMaps {
   std::unordered_map<std::uint32_t, AddressMap> processes_;
   // The maps a process had before its last exec: they name what its new maps do not cover.
   std::unordered_map<std::uint32_t, AddressMap> before_exec_;
-  // A user address's mapping (its start in `start`): the process's maps, else, for an entry
-  // pc (mapping_of), those it had before its exec.
+  // A user address's mapping (its start in `start`): the process's maps, else, for a user frame
+  // of a kernel-mode sample (mapping_of), those it had before its exec.
   const Mapping* find_user(std::uint32_t pid, std::uint64_t address, std::uint64_t& start,
-                           bool entry_pc) const noexcept;
+                           bool of_kernel_sample) const noexcept;
   AddressMap kernel_;
   bool kernel_mapped_ = false;  // a kernel map that maps something was recorded
   std::unordered_map<std::uint32_t, std::string> comms_;
