@@ -2,6 +2,7 @@
 // (ip, symbol+offset and file of the sample and of each call-chain entry; DWARF stacks unwound),
 // or every decoded field as JSON lines (samples with their symbol and file).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -546,6 +547,61 @@ class TextPrinter {
 };
 
 }  // namespace
+
+bool script_words_ask_for_scripting(const std::vector<std::string>& words) {
+  // The options of perf script that take a value: their values are no script's name.
+  static constexpr std::array<std::string_view, 16> with_value{
+      "-i",        "--input", "-F",        "--fields",  "-C",          "--cpu",
+      "--pid",     "--tid",   "--comm",    "--time",    "--max-stack", "--symfs",
+      "--threads", "-k",      "--vmlinux", "--kallsyms"};
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string_view word = words[i];
+    if (word == "-s" || word == "--script" || word.starts_with("--script=") || word == "-g" ||
+        word == "--gen-script" || word.starts_with("--gen-script=") || word == "-l" ||
+        word == "--list" || (word.starts_with("-s") && word.size() > 2 && word[2] != '-')) {
+      return true;
+    }
+    if (word == "--") return i + 1 < words.size();
+    if (word.starts_with("-")) {
+      if (std::find(with_value.begin(), with_value.end(), word) != with_value.end()) ++i;
+      continue;
+    }
+    // The first word that is no option's value: perf's `script record|report NAME`, a script
+    // file, or a shipped script's name; anything else is left to the option parser.
+    if (word.size() > 2 && (std::string_view("record").starts_with(word) ||
+                            std::string_view("report").starts_with(word))) {
+      return true;
+    }
+    if (word.ends_with(".py") || word.ends_with(".pl")) return true;
+    const char* exec_path = std::getenv("PERF_EXEC_PATH");
+    for (const std::string& root :
+         {std::string(exec_path != nullptr ? exec_path : ""), std::string("/usr/lib/perf-core")}) {
+      if (root.empty()) continue;
+      for (const char* language : {"python", "perl"}) {
+        if (::access(fmt::format("{}/scripts/{}/bin/{}-report", root, language, word).c_str(),
+                     R_OK) == 0) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+  return false;
+}
+
+void run_scripting_helper(const std::vector<std::string>& words) {
+  std::string helper =
+      find_helper("perfscope-script-python",
+                  "perf's Python scripting, built with perfscope from libpython3-dev",
+                  "perfscope_script_python");
+  std::vector<std::string> argv_words{"perfscope-script-python"};
+  argv_words.insert(argv_words.end(), words.begin(), words.end());
+  std::vector<char*> argv;
+  for (std::string& word : argv_words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  ::execv(helper.c_str(), argv.data());
+  throw std::runtime_error(fmt::format("cannot run {}: {}", helper, std::strerror(errno)));
+}
 
 ScriptCommand::ScriptCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "script");

@@ -131,6 +131,11 @@ class RecordCommand {
   RecordOptions options_;
 };
 
+// Whether the words after `script` ask for perf's scripting (-s, -g, -l, record/report NAME, a
+// script's name or file), which perfscope-script-python runs; and running it with them.
+bool script_words_ask_for_scripting(const std::vector<std::string>& words);
+[[noreturn]] void run_scripting_helper(const std::vector<std::string>& words);
+
 class ScriptCommand {
  public:
   explicit ScriptCommand(CLI::App& app);

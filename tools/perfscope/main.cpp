@@ -127,6 +127,17 @@ int run_cli(int argc, char** argv) {
   } else if (chosen == "record") {
     record.command.emplace(app);
   } else if (chosen == "script") {
+    // perf's scripting (-s FILE.py, -l, record/report NAME) runs in its own helper.
+    auto at = std::find(words.begin(), words.end(), std::string("script"));
+    std::vector<std::string> after(at + 1, words.end());
+    if (perfscope::cli::script_words_ask_for_scripting(after)) {
+      try {
+        perfscope::cli::run_scripting_helper(after);
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "perfscope script: {}\n", error.what());
+        return 1;
+      }
+    }
     script.command.emplace(app);
   } else if (chosen == "report") {
     report.command.emplace(app);

@@ -36,6 +36,13 @@ class ElfSymbolTable {
   std::uint32_t find(std::uint64_t address) const noexcept;
   std::uint64_t start(std::uint32_t index) const noexcept { return entries_[index].start; }
   std::uint64_t end(std::uint32_t index) const noexcept { return entries_[index].end; }
+  // The symbol's ELF binding as perf keeps it: STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2 (PLT stubs
+  // global).
+  std::uint8_t binding(std::uint32_t index) const noexcept {
+    const Entry& entry = entries_[index];
+    if (entry.plt) return 1;
+    return (entry.rank & 1) != 0 ? 1 : (entry.rank & 2) != 0 ? 0 : 2;
+  }
   // The symbol's name, demangled in the table's form (and the demangling remembered) when
   // `demangle` is set; a PLT entry's is its target's, demangled, then "@plt".
   std::string_view name(std::uint32_t index, bool demangle);

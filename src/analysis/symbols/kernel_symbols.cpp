@@ -99,6 +99,7 @@ void KernelSymbols::parse(std::string_view text) {
     Entry entry;
     entry.start = address;
     entry.text = kind == 't' || kind == 'T' || kind == 'w' || kind == 'W';
+    entry.binding = kind == 'W' ? 2 : (kind >= 'A' && kind <= 'Z') ? 1 : 0;
     if (module.size() > 2 && module.front() == '[' && module.back() == ']') {
       auto [where, inserted] =
           module_index.try_emplace(module, static_cast<std::uint32_t>(dsos_.size()));
@@ -167,6 +168,7 @@ bool KernelSymbols::find(std::uint64_t address, Hit& hit) const noexcept {
   hit.dso = dsos_[text->dso];
   hit.start = start;
   hit.end = end;
+  hit.binding = text->binding;
   return true;
 }
 

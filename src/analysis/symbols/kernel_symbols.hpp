@@ -30,7 +30,8 @@ class KernelSymbols {
     std::string_view name;
     std::string_view dso;  // "[kernel.kallsyms]" or the module's "[name]"
     std::uint64_t start = 0;
-    std::uint64_t end = 0;  // the next symbol's start
+    std::uint64_t end = 0;     // the next symbol's start
+    std::uint8_t binding = 1;  // as perf binds kallsyms types: W weak (2), upper case global (1)
   };
   // The text symbol covering `address`; found is false when none does.
   bool find(std::uint64_t address, Hit& hit) const noexcept;
@@ -41,6 +42,7 @@ class KernelSymbols {
     std::uint32_t name_offset = 0, name_size = 0;
     std::uint32_t dso = 0;  // index into dsos_
     bool text = false;
+    std::uint8_t binding = 1;
   };
   std::string names_;
   std::deque<std::string> dsos_;

@@ -517,6 +517,7 @@ struct Symbolizer::State {
       result.symbol = shown_name(file.symbols.name(index, options.demangle));
       result.offset = *address - file.symbols.start(index);
       result.size = file.symbols.end(index) - file.symbols.start(index);
+      result.binding = file.symbols.binding(index);
     }
     if (!options.source_lines && !options.inline_frames) return;
     DwarfSourceLines* lines = dwarf(file);
@@ -777,6 +778,7 @@ SymbolizedAddress Symbolizer::resolve_kernel(std::uint64_t address) {
     result.dso = hit.dso;
     result.offset = address - hit.start;
     result.size = hit.end - hit.start;
+    result.binding = hit.binding;
   } else {
     result.unresolved_reason = outside_reason;
   }

@@ -90,6 +90,9 @@ class TracepointFormat {
   }
   // "name=value" pairs of every non-common field, as perf script -F trace prints them raw.
   std::string describe(std::span<const std::byte> payload) const;
+  // libtraceevent's parse of the format (its fields' flags, its print fmt's argument tree), for
+  // callers that follow perf's use of it (perf's Python scripting).
+  tep_event* parsed_event() const noexcept { return event_; }
 
  private:
   friend class TracepointCatalog;

@@ -89,7 +89,10 @@ struct SymbolizedAddress {
   std::string_view symbol;   // the function (demangled when asked); empty when unresolved
   std::uint64_t offset = 0;  // address minus the function's start
   std::uint64_t size = 0;    // the function's size in bytes (to the next symbol when unsized)
-  std::string_view dso;      // the file, "[kernel.kallsyms]", a module "[name]", or the map file
+  // Its binding, as perf's scripts see it (sym['binding']): STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2;
+  // JIT code's symbols are global.
+  std::uint8_t binding = 1;
+  std::string_view dso;  // the file, "[kernel.kallsyms]", a module "[name]", or the map file
   bool kernel = false;
   // Why `symbol` is empty, one phrase ("kptr_restrict hides kernel addresses", "no symbol
   // table", "file not found"); empty when resolved.
