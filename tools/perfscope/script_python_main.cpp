@@ -158,6 +158,7 @@ bool stdin_is_pipe() {
 
 int run(std::vector<std::string> words) {
   PythonScriptOptions options;
+  options.symbols.parameter_lists = false;  // perf's scripts get its short names ("spin")
   bool input_given = false, list = false;
   std::string generate, script;
   std::size_t i = 0;
@@ -183,9 +184,9 @@ int run(std::vector<std::string> words) {
       options.input = value(word);
       input_given = true;
     } else if (word == "-s" || word == "--script") {
+      // perf goes on reading its own options after the script's name: the script's words
+      // start at the first word that is no option, or after "--".
       script = value(word);
-      ++i;
-      break;  // the words after the script are its own
     } else if (word == "-g" || word == "--gen-script") {
       generate = value(word);
     } else if (word == "-l" || word == "--list") {
@@ -225,8 +226,6 @@ int run(std::vector<std::string> words) {
   }
   std::vector<std::string> rest(
       words.begin() + static_cast<std::ptrdiff_t>(std::min(i, words.size())), words.end());
-  // A "--" before the script's words is perf's option parser's (perf script -s X.py -- -y).
-  if (!script.empty() && !rest.empty() && rest.front() == "--") rest.erase(rest.begin());
   options.exec_path = perfscope::choose_perf_exec_path(own_exec_path());
   if (!input_given && stdin_is_pipe()) options.input = "-";
 

@@ -150,11 +150,15 @@ struct StackResolver::State {
     std::string_view name = *mapping.filename;
     if (!is_anonymous_mapping(name) && name.front() != '[') {
       out.symbol = symbolizer.resolve_file(name, mapping.file_offset(lookup), build_id_of(mapping));
-      if ((address.return_address || address.adjusted_caller) && out.symbol.symbol.empty() &&
-          out.symbol.file_read) {
-        // A return address one byte past padding, at a function's first byte: a signal
-        // handler returns into its trampoline's start (__restore_rt, runtime.sigreturn.abi0),
-        // which no call precedes. Named at itself, as perf names it in frame-pointer chains.
+      const bool past_padding = out.symbol.symbol.empty() && out.symbol.file_read;
+      const bool last_byte = address.return_address && !out.symbol.symbol.empty() &&
+                             out.symbol.offset + 1 >= out.symbol.size;
+      if ((address.return_address || address.adjusted_caller) && (past_padding || last_byte)) {
+        // A return address at a function's first byte: one byte past padding (a signal
+        // handler returns into its trampoline's start, __restore_rt, runtime.sigreturn.abi0,
+        // which no call precedes), or right after a call that ends the function before it (ld.so's
+        // _start calls _dl_start and returns into _dl_start_user). Named at itself, as perf
+        // names return addresses in frame-pointer chains.
         std::uint64_t returned_to = lookup + 1;
         SymbolizedAddress at =
             symbolizer.resolve_file(name, mapping.file_offset(returned_to), build_id_of(mapping));

@@ -10,6 +10,7 @@
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/core/reading.hpp"
 
 namespace perfscope::python {
@@ -96,12 +97,6 @@ PyObject* text(std::string_view value) {
   return PyUnicode_DecodeUTF8(value.data(), static_cast<Py_ssize_t>(value.size()), "replace");
 }
 PyObject* number(std::uint64_t value) { return PyLong_FromUnsignedLongLong(value); }
-
-std::string build_id_hex(std::span<const std::uint8_t> id) {
-  std::string hex;
-  for (std::uint8_t byte : id) fmt::format_to(std::back_inserter(hex), "{:02x}", byte);
-  return hex;
-}
 
 // perf's register names (perf_reg_name) for the recording's architecture.
 std::string_view register_name(unsigned reg, bool arm64) {
@@ -230,8 +225,19 @@ void SampleDictBuilder::set_location(PyObject* dict, const ResolvedAddress& wher
     } else if (where.kernel) {
       id = resolver_.recorded_build_id("[kernel.kallsyms]");
     }
+    std::string hex = build_id_hex(id);
+    if (hex.empty() && !where.kernel && where.dso.starts_with('/')) {
+      // Neither the mapping nor the recording carried it (a file that had no samples, only a
+      // data address): the file's own, as perf reads it.
+      auto [known, added] = file_build_ids_.try_emplace(std::string(where.dso));
+      if (added) {
+        auto read = read_build_id(known->first);
+        known->second = read ? build_id_hex(*read) : std::string();
+      }
+      hex = known->second;
+    }
     set_item(dict, addr_keys ? k.addr_dso_bid : k.dso_bid,
-             cached_string(build_id_strings_, where.id, build_id_hex(id)));
+             cached_string(build_id_strings_, where.id, hex));
     set_item(dict, addr_keys ? k.addr_dso_map_start : k.dso_map_start,
              number(where.mapping ? where.mapping->start : 0));
     set_item(dict, addr_keys ? k.addr_dso_map_end : k.dso_map_end,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -47,8 +48,9 @@ class SampleDictBuilder {
   std::vector<StackFrame> frames_;
   // Python strings per ResolvedAddress::id: its file, its function, its file's build id.
   std::vector<Ref> dso_strings_, symbol_strings_, build_id_strings_;
-  std::vector<Ref> event_names_, attrs_;  // by event index
-  std::vector<bool> addr_correlates_;     // by event index: addr names code or data perf resolves
+  std::unordered_map<std::string, std::string> file_build_ids_;  // read from the files
+  std::vector<Ref> event_names_, attrs_;                         // by event index
+  std::vector<bool> addr_correlates_;  // by event index: addr names code or data perf resolves
 };
 
 }  // namespace perfscope::python

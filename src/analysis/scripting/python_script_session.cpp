@@ -125,11 +125,11 @@ class Session : public python::SampleContext {
     PyDict_SetItemString(main_dict_, "__cached__", Py_None);
     Ref result(PyRun_File(file, options_.script.c_str(), Py_file_input, main_dict_, main_dict_));
     std::fclose(file);
-    PyDict_DelItemString(main_dict_, "__file__");
-    PyErr_Clear();  // (when the top level had deleted it already)
-    if (!result) {
-      die("its top level", nullptr);
-    }
+    PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (PyDict_DelItemString(main_dict_, "__file__") != 0) PyErr_Clear();  // deleted already
+    PyErr_Restore(type, value, traceback);
+    if (!result) die("its top level", nullptr);
     python::publish_script_context(this, main_dict_);
     return true;
   }
@@ -224,9 +224,18 @@ class Session : public python::SampleContext {
   // A Python error stops the walk: the traceback, the place, exit status 1 (SystemExit leaves
   // with its own status, as in perf). `sample` null outside the walk.
   [[noreturn]] void die(const char* where, const SampleRecord* sample) {
+    // What the script printed before comes first (its stdout is block-buffered into a pipe).
+    PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+    PyErr_Fetch(&type, &value, &traceback);
     flush_python_stdout();
-    if (PyErr_ExceptionMatches(PyExc_SystemExit)) PyErr_Print();  // exits
+    PyErr_Restore(type, value, traceback);
+    if (PyErr_ExceptionMatches(PyExc_SystemExit)) PyErr_Print();  // exits with its status
     PyErr_Print();
+    PyObject* error_stream = PySys_GetObject("stderr");
+    if (error_stream != nullptr && error_stream != Py_None) {
+      Ref flushed(PyObject_CallMethod(error_stream, "flush", nullptr));
+      if (!flushed) PyErr_Clear();
+    }
     if (sample != nullptr && sample->has(sf::time)) {
       fmt::print(stderr,
                  "perfscope: the script's {} raised at the sample of time {}.{:06} (pid {}, tid "

@@ -78,7 +78,10 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
       // Labels of hand-written assembly without .type (ld.so's _start and _dl_start_user are
       // local ones): perf keeps every named one in a section whose name says text.
       if (symbol.st_shndx == SHN_ABS || !text_section[symbol.st_shndx]) continue;
-    } else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+    } else if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+               (type != STT_OBJECT || symbol.st_name == 0)) {
+      // perf keeps data objects too (elf_sym__filter): a data address (a page fault's, a
+      // bogus frame of a stack walked through data) is named by its object, as perf names it.
       continue;
     }
     const char* name = elf_strptr(elf, table_header.sh_link, symbol.st_name);

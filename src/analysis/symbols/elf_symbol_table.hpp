@@ -1,4 +1,5 @@
-// ElfSymbolTable: the function symbols of one mapped file, merged from every table found for it
+// ElfSymbolTable: the function (and data object) symbols of one mapped file, merged from every
+// table found for it
 // (.symtab, .dynsym, a separate debug file, MiniDebugInfo), sorted once by address and searched
 // by binary search. Names are copied out of the ELF files so that those can be closed.
 #pragma once
@@ -16,8 +17,9 @@ namespace perfscope {
 
 class ElfSymbolTable {
  public:
-  // Adds the function symbols of the first section of `section_type` (SHT_SYMTAB or
-  // SHT_DYNSYM) of `image`; returns how many were added. Call finish() after the last add().
+  // Adds the function and data object symbols (as perf keeps them) of the first section of
+  // `section_type` (SHT_SYMTAB or SHT_DYNSYM) of `image`; returns how many were added. Call
+  // finish() after the last add().
   std::size_t add(const ElfImage& image, std::uint32_t section_type);
   // Adds a "NAME@plt" symbol for each PLT entry of `image` whose relocation (.rela.plt or
   // .rel.plt) names a symbol, as perf names the stubs that calls to shared libraries go through

@@ -80,6 +80,13 @@ struct FileSymbols {
         return segment.address + (offset - segment.offset);
       }
     }
+    // Past a segment's file part, in its .bss (an object right at .data's end, a page fault's
+    // address in zero-filled data): the mapping's page holds it.
+    for (const auto& segment : segments) {
+      if (offset >= segment.offset && offset - segment.offset < segment.memory_size) {
+        return segment.address + (offset - segment.offset);
+      }
+    }
     return std::nullopt;
   }
 };
