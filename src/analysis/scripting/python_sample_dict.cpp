@@ -155,6 +155,8 @@ SampleDictBuilder::SampleDictBuilder(const PerfDataReader& reader, StackResolver
     addr_correlates_.push_back(addr_correlates_sym(event.attr));
   }
   frames_.reserve(256);
+  empty_text_ = Ref(PyUnicode_FromString(""));
+  zero_reading_ = Ref(Py_BuildValue("(iii)", 0, 0, 0));
 }
 
 SampleDictBuilder::~SampleDictBuilder() = default;
@@ -169,29 +171,59 @@ PyObject* SampleDictBuilder::cached_string(std::vector<Ref>& cache, std::uint32_
 
 PyObject* SampleDictBuilder::comm(std::uint32_t tid) {
   std::string_view name = resolver_.maps().comm_of(tid);
-  if (name.empty()) return text(fmt::format(":{}", static_cast<std::int32_t>(tid)));
-  return text(name);
+  // One str per thread, made again only when a COMM record renamed it.
+  CachedComm& cached = comms_[tid];
+  if (!cached.object || cached.text != name) {
+    cached.text = name;
+    cached.object =
+        Ref(name.empty() ? text(fmt::format(":{}", static_cast<std::int32_t>(tid))) : text(name));
+  }
+  return Ref(cached.object).release();
 }
 
+// A callchain entry: {'ip', 'sym': {'start', 'end', 'binding', 'name'}, 'sym_off', 'dso'}, each
+// key present as perf has it. The values of an address never change, so each address's entry
+// is made once as a template and copied for every sample (a copy is a fresh dict, as perf
+// hands out: a script may change it).
 PyObject* SampleDictBuilder::frame_dict(const StackFrame& frame) {
   const Keys& k = keys();
   const ResolvedAddress& where = *frame.where;
-  PyObject* dict = PyDict_New();
-  set_item(dict, k.ip, number(where.address.ip));
-  if (!where.symbol.symbol.empty()) {
-    std::uint64_t offset = where.function_offset();
-    std::uint64_t start = where.dso_address - offset;
-    PyObject* sym = PyDict_New();
-    set_item(sym, k.start, number(start));
-    set_item(sym, k.end, number(start + where.symbol.size));
-    set_item(sym, k.binding, PyLong_FromLong(where.symbol.binding));
-    set_item(sym, k.name,
-             frame.inlined ? text(frame.function)
-                           : cached_string(symbol_strings_, where.id, where.symbol.symbol));
-    set_item(dict, k.sym, sym);
-    if (!where.dso.empty()) set_item(dict, k.sym_off, number(offset));
+  auto build = [&](PyObject** sym_template) {
+    PyObject* dict = PyDict_New();
+    set_item(dict, k.ip, number(where.address.ip));
+    *sym_template = nullptr;
+    if (!where.symbol.symbol.empty()) {
+      std::uint64_t offset = where.function_offset();
+      std::uint64_t start = where.dso_address - offset;
+      PyObject* sym = PyDict_New();
+      set_item(sym, k.start, number(start));
+      set_item(sym, k.end, number(start + where.symbol.size));
+      set_item(sym, k.binding, PyLong_FromLong(where.symbol.binding));
+      set_item(sym, k.name,
+               frame.inlined ? text(frame.function)
+                             : cached_string(symbol_strings_, where.id, where.symbol.symbol));
+      set_item(dict, k.sym, Ref::borrowed(sym).release());
+      *sym_template = sym;
+      if (!where.dso.empty()) set_item(dict, k.sym_off, number(offset));
+    }
+    if (!where.dso.empty()) set_item(dict, k.dso, cached_string(dso_strings_, where.id, where.dso));
+    return dict;
+  };
+  if (frame.inlined || where.id == ResolvedAddress::no_id) {
+    PyObject* sym = nullptr;
+    PyObject* dict = build(&sym);
+    Py_XDECREF(sym);
+    return dict;
   }
-  if (!where.dso.empty()) set_item(dict, k.dso, cached_string(dso_strings_, where.id, where.dso));
+  if (where.id >= frame_templates_.size()) frame_templates_.resize(where.id + 1);
+  FrameTemplate& made = frame_templates_[where.id];
+  if (!made.frame) {
+    PyObject* sym = nullptr;
+    made.frame = Ref(build(&sym));
+    made.sym = Ref(sym);
+  }
+  PyObject* dict = PyDict_Copy(made.frame.get());
+  if (made.sym) set_item(dict, k.sym, PyDict_Copy(made.sym.get()));
   return dict;
 }
 
@@ -225,19 +257,28 @@ void SampleDictBuilder::set_location(PyObject* dict, const ResolvedAddress& wher
     } else if (where.kernel) {
       id = resolver_.recorded_build_id("[kernel.kallsyms]");
     }
-    std::string hex = build_id_hex(id);
-    if (hex.empty() && !where.kernel && where.dso.starts_with('/')) {
-      // Neither the mapping nor the recording carried it (a file that had no samples, only a
-      // data address): the file's own, as perf reads it.
-      auto [known, added] = file_build_ids_.try_emplace(std::string(where.dso));
-      if (added) {
-        auto read = read_build_id(known->first);
-        known->second = read ? build_id_hex(*read) : std::string();
+    auto hex = [&] {
+      std::string text = build_id_hex(id);
+      if (text.empty() && !where.kernel && where.dso.starts_with('/')) {
+        // Neither the mapping nor the recording carried it (a file that had no samples, only a
+        // data address): the file's own, as perf reads it.
+        auto [known, added] = file_build_ids_.try_emplace(std::string(where.dso));
+        if (added) {
+          auto read = read_build_id(known->first);
+          known->second = read ? build_id_hex(*read) : std::string();
+        }
+        text = known->second;
       }
-      hex = known->second;
+      return text;
+    };
+    PyObject* bid = nullptr;
+    if (where.id != ResolvedAddress::no_id && where.id < build_id_strings_.size() &&
+        build_id_strings_[where.id]) {
+      bid = Ref(build_id_strings_[where.id]).release();
+    } else {
+      bid = cached_string(build_id_strings_, where.id, hex());
     }
-    set_item(dict, addr_keys ? k.addr_dso_bid : k.dso_bid,
-             cached_string(build_id_strings_, where.id, hex));
+    set_item(dict, addr_keys ? k.addr_dso_bid : k.dso_bid, bid);
     set_item(dict, addr_keys ? k.addr_dso_map_start : k.dso_map_start,
              number(where.mapping ? where.mapping->start : 0));
     set_item(dict, addr_keys ? k.addr_dso_map_end : k.dso_map_end,
@@ -253,7 +294,7 @@ void SampleDictBuilder::set_location(PyObject* dict, const ResolvedAddress& wher
 PyObject* SampleDictBuilder::sample_values(const SampleRecord& sample, std::size_t event) {
   const Keys& k = keys();
   const abi::PerfEventAttr& attr = reader_.events()[event].attr;
-  PyObject* dict = PyDict_New();
+  PyObject* dict = _PyDict_NewPresized(24);  // sized once: it holds 14 to 24 keys
   auto or_none = [&](std::uint64_t bit, std::uint64_t value) {
     return sample.has(bit) ? value : ~std::uint64_t{0};
   };
@@ -279,10 +320,14 @@ PyObject* SampleDictBuilder::sample_values(const SampleRecord& sample, std::size
   }
   PyObject* values = PyList_New(static_cast<Py_ssize_t>(members));
   for (std::size_t i = 0; i < members; ++i) {
-    PyList_SET_ITEM(values, static_cast<Py_ssize_t>(i),
-                    Py_BuildValue("(KKK)", static_cast<unsigned long long>(readings[i].id),
-                                  static_cast<unsigned long long>(readings[i].value),
-                                  static_cast<unsigned long long>(readings[i].lost)));
+    const Reading& reading = readings[i];
+    // Tuples are immutable: the common one without readings is made once.
+    PyObject* item = reading.id == 0 && reading.value == 0 && reading.lost == 0
+                         ? Ref(zero_reading_).release()
+                         : Py_BuildValue("(KKK)", static_cast<unsigned long long>(reading.id),
+                                         static_cast<unsigned long long>(reading.value),
+                                         static_cast<unsigned long long>(reading.lost));
+    PyList_SET_ITEM(values, static_cast<Py_ssize_t>(i), item);
   }
   set_item(dict, k.values, values);
   std::uint64_t weight = sample.has(sf::weight)          ? sample.weight.full
@@ -292,7 +337,11 @@ PyObject* SampleDictBuilder::sample_values(const SampleRecord& sample, std::size
   set_item(dict, k.transaction, number(sample.transaction));
   std::uint64_t source = sample.has(sf::data_src) ? sample.data_src : data_source_none;
   set_item(dict, k.datasrc, number(source));
-  set_item(dict, k.datasrc_decode, text(data_source_text(source)));
+  if (!data_source_text_ || data_source_value_ != source) {
+    data_source_value_ = source;
+    data_source_text_ = Ref(text(data_source_text(source)));
+  }
+  set_item(dict, k.datasrc_decode, Ref(data_source_text_).release());
   return dict;
 }
 
@@ -359,14 +408,14 @@ std::string SampleDictBuilder::registers_text(const RegisterSet& set) const {
 PyObject* SampleDictBuilder::sample_dict(const SampleRecord& sample, std::uint16_t cpumode,
                                          std::size_t event, PyObject* chain) {
   const Keys& k = keys();
-  PyObject* dict = PyDict_New();
+  PyObject* dict = _PyDict_NewPresized(16);
   set_item(dict, k.ev_name, Ref(event_names_[event]).release());
   set_item(dict, k.attr, Ref(attrs_[event]).release());
   PyObject* values = sample_values(sample, event);
   set_item(dict, k.sample, Ref::borrowed(values).release());
   set_item(dict, k.raw_buf,
            PyBytes_FromStringAndSize(reinterpret_cast<const char*>(sample.raw.data()),
-                                     static_cast<Py_ssize_t>(sample.raw.size())));
+                                     static_cast<Py_ssize_t>(sample.raw.size())));  // b'' shared
   set_item(dict, k.comm, comm(sample.tid));
   const ResolvedAddress& where =
       resolver_.resolve(sample.pid, {sample.ip, cpumode, false, false, false});
@@ -383,8 +432,11 @@ PyObject* SampleDictBuilder::sample_dict(const SampleRecord& sample, std::uint16
     set_location(values, data, true);
   }
   Py_DECREF(values);
-  set_item(dict, k.iregs, text(registers_text(sample.regs_intr)));
-  set_item(dict, k.uregs, text(registers_text(sample.regs_user)));
+  auto registers = [&](const RegisterSet& set) {
+    return set.abi == 0 ? Ref(empty_text_).release() : text(registers_text(set));
+  };
+  set_item(dict, k.iregs, registers(sample.regs_intr));
+  set_item(dict, k.uregs, registers(sample.regs_user));
   return dict;
 }
 

@@ -48,6 +48,18 @@ class SampleDictBuilder {
   std::vector<StackFrame> frames_;
   // Python strings per ResolvedAddress::id: its file, its function, its file's build id.
   std::vector<Ref> dso_strings_, symbol_strings_, build_id_strings_;
+  // Per ResolvedAddress::id: its callchain entry and 'sym' dict, copied for each sample.
+  struct FrameTemplate {
+    Ref frame, sym;
+  };
+  std::vector<FrameTemplate> frame_templates_;
+  struct CachedComm {
+    std::string text;
+    Ref object;
+  };
+  std::unordered_map<std::uint32_t, CachedComm> comms_;
+  std::uint64_t data_source_value_ = 0;
+  Ref data_source_text_, empty_text_, zero_reading_;
   std::unordered_map<std::string, std::string> file_build_ids_;  // read from the files
   std::vector<Ref> event_names_, attrs_;                         // by event index
   std::vector<bool> addr_correlates_;  // by event index: addr names code or data perf resolves

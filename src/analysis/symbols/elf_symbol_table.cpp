@@ -90,7 +90,7 @@ std::size_t ElfSymbolTable::add(const ElfImage& image, std::uint32_t section_typ
     push(symbol.st_value, symbol.st_size > 0 ? symbol.st_value + symbol.st_size : 0,
          holder.sh_addr + holder.sh_size, name, symbol_rank(symbol, name, hidden_version), false,
          type == STT_GNU_IFUNC);
-    ++added;
+    if (type != STT_OBJECT) ++added;
   }
   return added;
 }

@@ -18,8 +18,8 @@ namespace perfscope {
 class ElfSymbolTable {
  public:
   // Adds the function and data object symbols (as perf keeps them) of the first section of
-  // `section_type` (SHT_SYMTAB or SHT_DYNSYM) of `image`; returns how many were added. Call
-  // finish() after the last add().
+  // `section_type` (SHT_SYMTAB or SHT_DYNSYM) of `image`; returns how many code symbols were added
+  // (a table of data objects alone names no code). Call finish() after the last add().
   std::size_t add(const ElfImage& image, std::uint32_t section_type);
   // Adds a "NAME@plt" symbol for each PLT entry of `image` whose relocation (.rela.plt or
   // .rel.plt) names a symbol, as perf names the stubs that calls to shared libraries go through

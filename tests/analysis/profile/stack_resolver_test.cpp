@@ -312,6 +312,28 @@ TEST(StackResolverTest, RepeatedIpsComeFromTheCacheUntilTheMappingsChange) {
   EXPECT_FALSE(missing.symbol.unresolved_reason.empty());
 }
 
+// A return address right past a function's last byte is the next function's first: perf names
+// it there (ld.so's _start calls _dl_start and returns into _dl_start_user), and so does
+// perfscope.
+TEST(StackResolverTest, AReturnAddressAtAFunctionsStartIsNamedThere) {
+  Fixture fixture;
+  StackResolver& resolver = *fixture.resolver;
+  auto marker = reinterpret_cast<std::uint64_t>(&stack_resolver_test_marker);
+  const ResolvedAddress& own = resolver.resolve(pid, {marker, misc::user, false});
+  ASSERT_EQ(own.symbol.symbol, "stack_resolver_test_marker");
+  const std::uint64_t next = marker + own.symbol.size;
+  std::string next_name(resolver.resolve(pid, {next, misc::user, false}).symbol.symbol);
+  if (next_name.empty() || resolver.resolve(pid, {next, misc::user, false}).symbol.offset != 0) {
+    GTEST_SKIP() << "no symbol starts right after the marker in this build";
+  }
+  const ResolvedAddress& returned = resolver.resolve(pid, {next, misc::user, true});
+  EXPECT_EQ(returned.symbol.symbol, next_name);
+  EXPECT_EQ(returned.function_offset(), 0u);
+  // One byte further in, the call's own function still names it (one byte back).
+  EXPECT_EQ(resolver.resolve(pid, {marker + 2, misc::user, true}).symbol.symbol,
+            "stack_resolver_test_marker");
+}
+
 TEST(StackResolverTest, KernelIpsCanBeNamedLater) {
   Fixture fixture;
   StackResolver& resolver = *fixture.resolver;
@@ -329,8 +351,13 @@ TEST(StackResolverTest, ResolvedSamplesAreFramesLeafFirst) {
   Fixture fixture;
   StackResolver& resolver = *fixture.resolver;
   auto marker = reinterpret_cast<std::uint64_t>(&stack_resolver_test_marker);
+  // A return address inside the marker (its last byte would be the next function's first, which
+  // perf names by that function).
+  std::uint64_t size = resolver.resolve(pid, {marker, misc::user, false}).symbol.size;
+  ASSERT_GT(size, 2u);
+  const std::uint64_t offset = std::min<std::uint64_t>(5, size - 1);
   std::vector<std::uint64_t> chain = {cc::kernel, 0xffffffff81000150, 0xffffffff81000200,
-                                      cc::user,   0x7f0000001010,     marker + 5};
+                                      cc::user,   0x7f0000001010,     marker + offset};
   std::vector<StackFrame> frames;
   resolver.resolve_sample(chain_sample(0xffffffff81000150, chain), misc::kernel, frames);
   ASSERT_EQ(frames.size(), 4u);
@@ -339,7 +366,7 @@ TEST(StackResolverTest, ResolvedSamplesAreFramesLeafFirst) {
   EXPECT_TRUE(frames[1].where->address.return_address);
   EXPECT_EQ(frames[2].function, "jitted_loop");
   EXPECT_EQ(frames[3].function, "stack_resolver_test_marker");
-  EXPECT_EQ(frames[3].where->function_offset(), 5u);
+  EXPECT_EQ(frames[3].where->function_offset(), offset);
   for (const StackFrame& frame : frames) EXPECT_FALSE(frame.inlined);
   // The vector is reused: a second sample replaces the first's frames.
   resolver.resolve_sample(chain_sample(marker, {}), misc::user, frames);
