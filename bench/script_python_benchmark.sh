@@ -63,10 +63,10 @@ compare() {  # NAME FILE SCRIPT
     mv "$work/out.txt" "$work/perf_out.txt"
     ms_of "$perfscope" script -i "$file" -s "$script" >>"$work/ours_ms"
     # perf's symbol versions (name@@GLIBC_2.2.5) are perfscope's plain names (docs/FOREIGN_FILES.md)
-    sed -E 's/@@?GLIBC_[0-9.]+//g' "$work/perf_out.txt" | sort >"$work/perf_sorted.txt"
     # and perf 6.1 leaves some PLT stubs unnamed ("@plt" for __tunable_get_val@plt)
+    sed -E 's/@@?GLIBC_[0-9.]+//g; s/[A-Za-z0-9_.]+@plt/@plt/g' "$work/perf_out.txt" |
+      sort >"$work/perf_sorted.txt"
     sed -E 's/[A-Za-z0-9_.]+@plt/@plt/g' "$work/out.txt" | sort >"$work/ours_sorted.txt"
-    sed -i -E 's/[A-Za-z0-9_.]+@plt/@plt/g' "$work/perf_sorted.txt"
     if ! cmp -s "$work/perf_sorted.txt" "$work/ours_sorted.txt"; then
       echo "  $name: perfscope's output differs from perf's:" >&2
       diff "$work/perf_sorted.txt" "$work/ours_sorted.txt" | head -5 >&2 || true
