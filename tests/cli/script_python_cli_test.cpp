@@ -5,11 +5,14 @@
 // and exit 1, sys.exit's own status, Ctrl-C ending the walk with trace_end.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -402,6 +405,184 @@ def trace_end():
   std::string out = result.out;
   ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(trace_end after (\d+) events)"))) << out;
   EXPECT_EQ(out.find("trace_end", match.position(0) + 1), std::string::npos) << out;
+}
+
+}  // namespace
+
+namespace {
+
+// Every table of an SQLite file, rows sorted, as text (Debian's python3: its sqlite3).
+std::string sqlite_tables(const std::string& file) {
+  auto dumped = pt::run_command(
+      {"/usr/bin/python3", "-c",
+       "import sqlite3, sys\n"
+       "c = sqlite3.connect(sys.argv[1])\n"
+       "for (t,) in c.execute(\"select name from sqlite_master where type='table' order by "
+       "name\"):\n"
+       "    rows = c.execute('select * from ' + t).fetchall()\n"
+       "    print(t, len(rows), 'rows')\n"
+       "    for r in sorted(rows, key=repr): print('  ', r)\n",
+       file});
+  EXPECT_EQ(dumped.exit_status, 0) << dumped.err;
+  return dumped.out;
+}
+
+// A symbol without a size ends with its section in perfscope, at the next symbol in perf
+// (docs/USER_GUIDE.md): the one column of the symbols table compared apart.
+// And the two data symbols at the end of the workload's .data in clang's build, __TMC_END__ and
+// completed.0: which names the address (a stack walked through data) follows the order perf's
+// symbol tree keeps them in; perfscope takes the sized one.
+std::string without_symbol_ends(const std::string& text) {
+  static const std::regex symbol_row(R"(\((\d+), (\d+), (-?\d+), -?\d+, (\d), )");
+  static const std::regex tmc_end(R"([01], '?(__TMC_END__|completed\.0)\b)");
+  static const std::regex tmc_end_row(R"(\|[01]\|(__TMC_END__|completed\.0)$)",
+                                      std::regex::ECMAScript | std::regex::multiline);
+  std::string rows = std::regex_replace(text, symbol_row, "($1, $2, $3, END, $4, ");
+  rows = std::regex_replace(rows, tmc_end, "B, 'END_OF_DATA");
+  return std::regex_replace(rows, tmc_end_row, "|B|END_OF_DATA");
+}
+
+std::string why_no_pyside() {
+  auto probe = pt::run_command({"/usr/bin/python3", "-c", "import PySide2.QtSql"});
+  if (probe.exit_status != 0) {
+    return "PySide2's QtSql is not installed (apt-get install python3-pyside2.qtsql): " + probe.err;
+  }
+  return {};
+}
+
+TEST(ScriptPython, ExportToSqliteWritesPerfsTables) {
+  SKIP_WITHOUT_RECORDINGS();
+  if (std::string why = why_no_pyside(); !why.empty()) GTEST_SKIP() << why;
+  // cpu-clock with call chains: the call paths too (perf's script wants "calls" with
+  // "callchains"; a cpu-clock recording has no calls to export in either tool).
+  pt::TempDir dir;
+  std::string recording = dir.path() + "/cg.data";
+  auto recorded = pt::run_command(
+      {perf_path, "record", "-q", "-g", "-o", recording, "-e", "cpu-clock", "--", workload});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  const std::string script = perf_scripts + "/export-to-sqlite.py";
+  for (const std::vector<std::string>& columns :
+       {std::vector<std::string>{}, std::vector<std::string>{"all", "calls", "callchains"}}) {
+    std::string perfs = dir.path() + "/perf.db", ours = dir.path() + "/ours.db";
+    std::filesystem::remove(perfs);
+    std::filesystem::remove(ours);
+    std::vector<std::string> perf_words{"-i", recording, "-s", script, perfs};
+    std::vector<std::string> our_words{"-i", recording, "-s", script, ours};
+    perf_words.insert(perf_words.end(), columns.begin(), columns.end());
+    our_words.insert(our_words.end(), columns.begin(), columns.end());
+    auto perf = perf_script(perf_words);
+    auto result = our_script(our_words);
+    ASSERT_EQ(perf.exit_status, 0) << perf.err;
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    std::string expected = without_symbol_ends(with_perfscope_names(sqlite_tables(perfs)));
+    std::string actual = without_symbol_ends(sqlite_tables(ours));
+    EXPECT_NE(actual.find("samples "), std::string::npos) << actual;
+    EXPECT_EQ(actual.find("samples 1 rows"), std::string::npos) << actual;  // more than id 0
+    if (!columns.empty()) {
+      EXPECT_NE(actual.find("call_paths "), std::string::npos) << actual;
+      EXPECT_EQ(actual.find("call_paths 1 rows"), std::string::npos) << actual;
+    }
+    EXPECT_TRUE(actual == expected) << first_differences(expected, actual);
+  }
+}
+
+// A PostgreSQL server of its own, in a temporary directory on a Unix socket (as `nobody` when
+// the test runs as root: postgres refuses root), stopped when the test ends.
+class PostgresServer {
+ public:
+  explicit PostgresServer(const std::string& dir) : dir_(dir) {
+    const std::string bin = "/usr/lib/postgresql/15/bin";
+    if (::access((bin + "/initdb").c_str(), X_OK) != 0) {
+      problem_ = "PostgreSQL 15 is not installed (apt-get install postgresql)";
+      return;
+    }
+    std::filesystem::create_directories(dir + "/socket");
+    std::vector<std::string> as_user;
+    if (::geteuid() == 0) {
+      as_user = {"runuser", "-u", "nobody", "--"};
+      pt::run_command({"chown", "-R", "nobody", dir});
+    }
+    auto run = [as_user](std::vector<std::string> words) {
+      words.insert(words.begin(), as_user.begin(), as_user.end());
+      return pt::run_command(words);
+    };
+    auto made = run({bin + "/initdb", "-D", dir + "/data", "-U", "postgres", "--auth=trust"});
+    if (made.exit_status != 0) {
+      problem_ = "initdb failed: " + made.err;
+      return;
+    }
+    auto started = run({bin + "/pg_ctl", "-D", dir + "/data", "-l", dir + "/server.log", "-o",
+                        "-k " + dir + "/socket -c listen_addresses=''", "-w", "start"});
+    if (started.exit_status != 0) {
+      problem_ = "the server did not start: " + started.err + started.out;
+      return;
+    }
+    stop_ = [run, bin, dir] {
+      run({bin + "/pg_ctl", "-D", dir + "/data", "-m", "immediate", "stop"});
+    };
+  }
+  ~PostgresServer() {
+    if (stop_) stop_();
+  }
+  const std::string& problem() const { return problem_; }
+  std::string socket() const { return dir_ + "/socket"; }
+  // Every table of database `name`, rows sorted, as text.
+  std::string tables(const std::string& name) const {
+    auto listed =
+        pt::run_command({"psql", "-h", socket(), "-U", "postgres", "-d", name, "-At", "-c",
+                         "select tablename from pg_tables where schemaname='public' "
+                         "order by tablename"});
+    EXPECT_EQ(listed.exit_status, 0) << listed.err;
+    std::string text;
+    std::istringstream names(listed.out);
+    for (std::string table; std::getline(names, table);) {
+      auto rows = pt::run_command({"psql", "-h", socket(), "-U", "postgres", "-d", name, "-At",
+                                   "-c", "select * from " + table + " order by 1"});
+      std::vector<std::string> lines;
+      std::istringstream in(rows.out);
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      std::sort(lines.begin(), lines.end());
+      text += table + " " + std::to_string(lines.size()) + " rows\n";
+      for (const std::string& line : lines) text += "   " + line + "\n";
+    }
+    return text;
+  }
+
+ private:
+  std::string dir_, problem_;
+  std::function<void()> stop_;
+};
+
+TEST(ScriptPython, ExportToPostgresqlFillsARealServerAsPerfDoes) {
+  SKIP_WITHOUT_RECORDINGS();
+  if (std::string why = why_no_pyside(); !why.empty()) GTEST_SKIP() << why;
+  pt::TempDir dir;
+  ::chmod(dir.path().c_str(), 0777);
+  PostgresServer server(dir.path() + "/pg");
+  if (!server.problem().empty()) GTEST_SKIP() << server.problem();
+  const std::string script = perf_scripts + "/export-to-postgresql.py";
+  // The script writes its copy files under the working directory, connects through libpq.
+  std::vector<std::string> environment{"env", "PGHOST=" + server.socket(), "PGUSER=postgres"};
+  auto in_dir = [&](std::vector<std::string> words) {
+    words.insert(words.begin(), environment.begin(), environment.end());
+    return pt::run_command_in(dir.path(), words);
+  };
+  auto perf = in_dir({perf_path, "script", "-i", recordings().samples, "-s", script, "perf_db"});
+  auto ours =
+      in_dir({PERFSCOPE_CLI_PATH, "script", "-i", recordings().samples, "-s", script, "ours_db"});
+  ASSERT_EQ(perf.exit_status, 0) << perf.err;
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  pt::expect_no_crash(ours);
+  std::string expected = without_symbol_ends(with_perfscope_names(server.tables("perf_db")));
+  std::string actual = without_symbol_ends(server.tables("ours_db"));
+  // PostgreSQL prints rows with '|' between columns: the symbol end is the fourth.
+  static const std::regex symbol_end(R"(^(   \d+\|\d+\|-?\d+\|)-?\d+(\|[0-9B]\|))",
+                                     std::regex::ECMAScript | std::regex::multiline);
+  expected = std::regex_replace(expected, symbol_end, "$1END$2");
+  actual = std::regex_replace(actual, symbol_end, "$1END$2");
+  EXPECT_NE(actual.find("samples "), std::string::npos) << actual;
+  EXPECT_EQ(actual.find("samples 1 rows"), std::string::npos) << actual;
+  EXPECT_TRUE(actual == expected) << first_differences(expected, actual);
 }
 
 }  // namespace

@@ -366,8 +366,12 @@ int run_live(const std::vector<std::string>& words) {
 }  // namespace
 
 // The sanitizer build's leak check: what CPython keeps after Py_FinalizeEx (interned strings,
-// extension modules' state) is the interpreter's, not a leak of perfscope's.
-extern "C" const char* __lsan_default_suppressions() { return "leak:libpython3\n"; }
+// extension modules' state: PySide2's and Qt's, the libpq results perf's export script never
+// clears) is theirs, not a leak of perfscope's.
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libpython3\nleak:libshiboken2\nleak:libpyside2\nleak:libQt5\nleak:PySide2\n"
+         "leak:libpq\n";
+}
 
 int main(int argc, char** argv) {
   std::vector<std::string> words(argv + 1, argv + argc);

@@ -140,6 +140,28 @@ std::uint16_t guess_cpumode(std::uint64_t address) {
 
 }  // namespace
 
+std::string build_id_text(const StackResolver& resolver, const ResolvedAddress& where,
+                          std::unordered_map<std::string, std::string>& files) {
+  std::span<const std::uint8_t> id;
+  if (where.mapping) {
+    id = resolver.build_id_of(*where.mapping);
+  } else if (where.kernel) {
+    id = resolver.recorded_build_id("[kernel.kallsyms]");
+  }
+  std::string text = build_id_hex(id);
+  if (text.empty() && !where.kernel && where.dso.starts_with('/')) {
+    // Neither the mapping nor the recording carried it (a file that had no samples, only a
+    // data address): the file's own, as perf reads it.
+    auto [known, added] = files.try_emplace(std::string(where.dso));
+    if (added) {
+      auto read = read_build_id(known->first);
+      known->second = read ? build_id_hex(*read) : std::string();
+    }
+    text = known->second;
+  }
+  return text;
+}
+
 SampleDictBuilder::SampleDictBuilder(const PerfDataReader& reader, StackResolver& resolver,
                                      std::size_t max_stack, bool callchains)
     : reader_(reader), resolver_(resolver), max_stack_(max_stack), callchains_(callchains) {
@@ -251,26 +273,7 @@ void SampleDictBuilder::set_location(PyObject* dict, const ResolvedAddress& wher
   if (!where.dso.empty()) {
     set_item(dict, addr_keys ? k.addr_dso : k.dso,
              cached_string(dso_strings_, where.id, where.dso));
-    std::span<const std::uint8_t> id;
-    if (where.mapping) {
-      id = resolver_.build_id_of(*where.mapping);
-    } else if (where.kernel) {
-      id = resolver_.recorded_build_id("[kernel.kallsyms]");
-    }
-    auto hex = [&] {
-      std::string text = build_id_hex(id);
-      if (text.empty() && !where.kernel && where.dso.starts_with('/')) {
-        // Neither the mapping nor the recording carried it (a file that had no samples, only a
-        // data address): the file's own, as perf reads it.
-        auto [known, added] = file_build_ids_.try_emplace(std::string(where.dso));
-        if (added) {
-          auto read = read_build_id(known->first);
-          known->second = read ? build_id_hex(*read) : std::string();
-        }
-        text = known->second;
-      }
-      return text;
-    };
+    auto hex = [&] { return build_id_text(resolver_, where, file_build_ids_); };
     PyObject* bid = nullptr;
     if (where.id != ResolvedAddress::no_id && where.id < build_id_strings_.size() &&
         build_id_strings_[where.id]) {

@@ -15,6 +15,11 @@
 
 namespace perfscope::python {
 
+// The build id of the file `where` lies in, as perf's scripts get it (lowercase hex): its
+// mapping's, else the recording's, else read from the file (cached in `files`); "" when none.
+std::string build_id_text(const StackResolver& resolver, const ResolvedAddress& where,
+                          std::unordered_map<std::string, std::string>& files);
+
 class SampleDictBuilder {
  public:
   // `max_stack`: the most callchain entries (perf script --max-stack, 127 by default);

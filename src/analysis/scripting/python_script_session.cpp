@@ -23,6 +23,7 @@
 #include "perfscope/analysis/perf_data/tracing_data.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
 #include "python_api.hpp"
+#include "python_db_export.hpp"
 #include "python_sample_dict.hpp"
 #include "python_tracepoint_fields.hpp"
 
@@ -132,6 +133,18 @@ class Session : public python::SampleContext {
     if (!result) die("its top level", nullptr);
     python::publish_script_context(this, main_dict_);
     return true;
+  }
+
+  // perf's database export mode: read once, after trace_begin, as perf reads it.
+  void start_db_export() {
+    if (!python::DbExport::wanted(main_dict_)) return;
+    db_ = std::make_unique<python::DbExport>(main_dict_, reader_, resolver_);
+    if (!db_->begun()) die("branch_type_table", nullptr);
+    if (db_->calls_asked()) {
+      fmt::print(stderr,
+                 "perfscope: note: perf_db_export_calls: perfscope exports no calls table (perf "
+                 "fills it from instruction traces, and from page-fault samples' addresses)\n");
+    }
   }
 
   void call_hook(const char* name, PyObject* arguments) {
@@ -278,7 +291,18 @@ class Session : public python::SampleContext {
       if (type < 64) {
         const ParseConfig& config = reader_.events()[record.event].config;
         resolver_.observe(record.view, config);
-        other_record(record, config);
+        if (db_) {
+          db_->observe(record.view, config);
+          const bool switched =
+              type == static_cast<std::uint32_t>(abi::RecordType::switch_) ||
+              type == static_cast<std::uint32_t>(abi::RecordType::switch_cpu_wide);
+          if (switched && !db_->context_switch(record.view, config)) {
+            die("context_switch_table", nullptr);
+          }
+          if (!switched) other_record(record, config);
+        } else {
+          other_record(record, config);
+        }
       }
       return;
     }
@@ -305,6 +329,10 @@ class Session : public python::SampleContext {
   }
 
   void general_sample(std::size_t event, std::uint16_t cpumode) {
+    if (db_) {
+      if (!db_->sample(sample_, cpumode, event)) die("a *_table handler", &sample_);
+      return;
+    }
     PyObject* handler = handler_named("process_event");
     if (handler == nullptr) return;
     Ref chain(dicts_.callchain(sample_, cpumode, event));
@@ -436,6 +464,7 @@ class Session : public python::SampleContext {
   std::size_t undecodable_ = 0;
   std::unordered_map<std::string, Ref> keys_;
   std::unique_ptr<Disassembler> disassembler_;
+  std::unique_ptr<python::DbExport> db_;
 };
 
 std::optional<std::string> Session::instruction() {
@@ -529,6 +558,7 @@ int run_python_script(const PythonScriptOptions& options) {
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, nullptr);
   session.call_hook("trace_begin", nullptr);
+  session.start_db_export();
   int status = session.walk();
   session.call_hook("trace_end", nullptr);
   return status;
