@@ -590,3 +590,41 @@ TEST(ScriptPython, ExportToPostgresqlFillsARealServerAsPerfDoes) {
 }
 
 }  // namespace
+
+namespace {
+
+// perf stat record's files: stat__EVENT(cpu, thread, time, value, enabled, running) at each
+// round and stat__interval(time), with perf script's counts (the round's difference, scaled,
+// added up or per CPU).
+TEST(ScriptPython, StatHandlersGetPerfStatRecordsCounts) {
+  SKIP_WITHOUT_RECORDINGS();
+  pt::TempDir dir;
+  std::string script = dir.write("stat.py", R"(def show(name):
+    def handler(*arguments):
+        print(name, arguments)
+    return handler
+for event in ["task-clock", "context-switches", "page-faults"]:
+    globals()["stat__" + event] = show(event)
+def stat__interval(time):
+    print("interval", time)
+)");
+  const std::vector<std::vector<std::string>> recordings_made = {
+      {"-e", "task-clock,context-switches,page-faults", "--", workload},
+      {"-a", "-A", "-I", "100", "-e", "task-clock,context-switches", "--", "sleep", "0.25"},
+  };
+  for (const auto& options : recordings_made) {
+    std::string file = dir.path() + "/stat.data";
+    std::vector<std::string> record{perf_path, "stat", "record", "-o", file};
+    record.insert(record.end(), options.begin(), options.end());
+    auto recorded = pt::run_command(record);
+    ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+    auto perf = perf_script({"-i", file, "-s", script});
+    auto ours = our_script({"-i", file, "-s", script});
+    ASSERT_EQ(ours.exit_status, 0) << ours.err;
+    EXPECT_NE(ours.out.find("task-clock ("), std::string::npos) << ours.out;
+    EXPECT_NE(ours.out.find("interval "), std::string::npos) << ours.out;
+    EXPECT_TRUE(ours.out == perf.out) << first_differences(perf.out, ours.out);
+  }
+}
+
+}  // namespace

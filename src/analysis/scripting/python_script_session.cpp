@@ -25,6 +25,7 @@
 #include "python_api.hpp"
 #include "python_db_export.hpp"
 #include "python_sample_dict.hpp"
+#include "python_stat_rounds.hpp"
 #include "python_tracepoint_fields.hpp"
 
 namespace perfscope {
@@ -287,6 +288,14 @@ class Session : public python::SampleContext {
   void visit(const PerfDataRecord& record) {
     if (interrupted.load(std::memory_order_relaxed)) throw StopWalk{};
     const std::uint32_t type = record.view.type();
+    if (type >= static_cast<std::uint32_t>(abi::UserRecordType::thread_map) &&
+        type <= static_cast<std::uint32_t>(abi::UserRecordType::stat_round)) {
+      // perf stat record's counts: stat__EVENT handlers at each round.
+      if (!stat_rounds_) stat_rounds_ = std::make_unique<python::StatRounds>(main_dict_, reader_);
+      std::string handler;
+      if (!stat_rounds_->observe(record.view, handler)) die(handler.c_str(), nullptr);
+      return;
+    }
     if (type != static_cast<std::uint32_t>(abi::RecordType::sample)) {
       if (type < 64) {
         const ParseConfig& config = reader_.events()[record.event].config;
@@ -465,6 +474,7 @@ class Session : public python::SampleContext {
   std::unordered_map<std::string, Ref> keys_;
   std::unique_ptr<Disassembler> disassembler_;
   std::unique_ptr<python::DbExport> db_;
+  std::unique_ptr<python::StatRounds> stat_rounds_;
 };
 
 std::optional<std::string> Session::instruction() {
