@@ -628,3 +628,27 @@ def stat__interval(time):
 }
 
 }  // namespace
+
+namespace {
+
+// perf_trace_context's perf_sample_insn: the bytes of the one instruction at the sample's ip,
+// decoded as perf decodes it (None where no code is read: kernel samples).
+TEST(ScriptPython, SampleInstructionsAreTheBytesPerfGives) {
+  SKIP_WITHOUT_RECORDINGS();
+  pt::TempDir dir;
+  std::string script = dir.write("insn.py", R"(from perf_trace_context import *
+n = 0
+def process_event(param_dict):
+    global n
+    n += 1
+    if n <= 60 and param_dict['ev_name'] == 'cpu-clock':
+        print(param_dict['sample']['ip'], perf_sample_insn(perf_script_context))
+)");
+  auto perf = perf_script({"-i", recordings().samples, "-s", script});
+  auto ours = our_script({"-i", recordings().samples, "-s", script});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_NE(ours.out.find(" b'"), std::string::npos) << ours.out;  // some user code was read
+  EXPECT_TRUE(ours.out == perf.out) << first_differences(perf.out, ours.out);
+}
+
+}  // namespace
