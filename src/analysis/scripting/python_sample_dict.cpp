@@ -251,18 +251,20 @@ PyObject* SampleDictBuilder::frame_dict(const StackFrame& frame) {
 
 PyObject* SampleDictBuilder::callchain(const SampleRecord& sample, std::uint16_t cpumode,
                                        std::size_t event) {
-  PyObject* list = PyList_New(0);
-  if (!callchains_) return list;
   const bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
-  if (!sample.has(sf::callchain) && !dwarf) return list;
+  if (!callchains_ || (!sample.has(sf::callchain) && !dwarf)) return PyList_New(0);
   resolver_.resolve_sample(sample, cpumode, frames_,
                            reader_.events()[event].config.branch_sample_type);
-  std::size_t entries = 0;
+  // The frames up to --max-stack entries (inlined calls not counted), into a list made at its
+  // size.
+  std::size_t kept = 0, entries = 0;
   for (const StackFrame& frame : frames_) {
     if (!frame.inlined && ++entries > max_stack_) break;
-    PyObject* node = frame_dict(frame);
-    PyList_Append(list, node);
-    Py_DECREF(node);
+    ++kept;
+  }
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(kept));
+  for (std::size_t i = 0; i < kept; ++i) {
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), frame_dict(frames_[i]));
   }
   return list;
 }
