@@ -64,7 +64,7 @@ compare() {  # NAME FILE SCRIPT
     ms_of "$perfscope" script -i "$file" -s "$script" >>"$work/ours_ms"
     # perf's symbol versions (name@@GLIBC_2.2.5) are perfscope's plain names (docs/FOREIGN_FILES.md)
     # and perf 6.1 leaves some PLT stubs unnamed ("@plt" for __tunable_get_val@plt)
-    sed -E 's/@@?GLIBC_[0-9.]+//g; s/[A-Za-z0-9_.]+@plt/@plt/g' "$work/perf_out.txt" |
+    sed -E 's/@@?GLIBC_[0-9.]+//g; s/\bcfree\b/free/g; s/[A-Za-z0-9_.]+@plt/@plt/g' "$work/perf_out.txt" |
       sort >"$work/perf_sorted.txt"
     sed -E 's/[A-Za-z0-9_.]+@plt/@plt/g' "$work/out.txt" | sort >"$work/ours_sorted.txt"
     if ! cmp -s "$work/perf_sorted.txt" "$work/ours_sorted.txt"; then

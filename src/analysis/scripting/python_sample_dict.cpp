@@ -177,6 +177,7 @@ SampleDictBuilder::SampleDictBuilder(const PerfDataReader& reader, StackResolver
     addr_correlates_.push_back(addr_correlates_sym(event.attr));
   }
   frames_.reserve(256);
+  readings_.resize(64);
   empty_text_ = Ref(PyUnicode_FromString(""));
   zero_reading_ = Ref(Py_BuildValue("(iii)", 0, 0, 0));
 }
@@ -313,9 +314,15 @@ PyObject* SampleDictBuilder::sample_values(const SampleRecord& sample, std::size
   set_item(dict, k.phys_addr, number(sample.phys_addr));
   set_item(dict, k.addr, number(sample.addr));
   // The read values: one (id, value, lost) a group member, or the event's one.
-  std::array<Reading, 64> readings{};
-  std::size_t members = sample.has(sf::read) ? sample.read.decode(readings) : 1;
-  members = std::max<std::size_t>(members, 1);
+  // Without PERF_SAMPLE_READ perf gives one reading of zeros; the buffer is cleared only then
+  // (clearing 64 readings for every sample was a visible share of a handler's cost).
+  std::span<Reading> readings(readings_);
+  std::size_t members = 1;
+  if (sample.has(sf::read)) {
+    members = std::max<std::size_t>(sample.read.decode(readings), 1);
+  } else {
+    readings_[0] = Reading{};
+  }
   namespace rf = abi::read_format;
   if ((attr.read_format & rf::total_time_enabled) != 0) {
     set_item(dict, k.time_enabled, number(readings[0].enabled));

@@ -10,6 +10,7 @@
 
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
+#include "perfscope/core/reading.hpp"
 #include "perfscope/core/records.hpp"
 #include "python_api.hpp"
 
@@ -51,6 +52,7 @@ class SampleDictBuilder {
   bool callchains_;
   bool arm64_ = false;
   std::vector<StackFrame> frames_;
+  std::vector<Reading> readings_;  // a sample's PERF_SAMPLE_READ values, decoded
   // Python strings per ResolvedAddress::id: its file, its function, its file's build id.
   std::vector<Ref> dso_strings_, symbol_strings_, build_id_strings_;
   // Per ResolvedAddress::id: its callchain entry and 'sym' dict, copied for each sample.
