@@ -581,6 +581,9 @@ struct ProfileBuilder::State {
     comm_ids.clear();
     function_passes.clear();
     group_index = FlatIndexMap();
+    // The finished profile's groups are gone: name_kernel_frames remaps the new ones only (a stale
+    // index read past the new group map: an ASan report in a push run beside a compile).
+    touched_groups.clear();
     std::fill(leaf_groups.begin(), leaf_groups.end(), LeafGroupEntry{});
     ++task_epoch;  // the task cache's thread indexes are the old profile's
     undecodable = 0;

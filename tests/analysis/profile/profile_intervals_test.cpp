@@ -2,7 +2,10 @@
 // profile holds its own samples, what is known of tasks carries over, and a task that exited is
 // forgotten one interval after its EXIT, so that memory follows the live tasks.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -148,6 +151,75 @@ TEST(ProfileIntervals, AReplayedFileForgetsNothing) {
   Seen seen = only_sample(builder.finish());
   EXPECT_EQ(seen.comm, "short-lived");
   EXPECT_EQ(seen.dso, "/nonexistent/short-lived-app");
+}
+
+// The kernel's map as perf synthesizes it (MMAP, pid -1, from _text), for kernel ips to be named
+// through kallsyms.
+Encoded kernel_mmap_record() {
+  std::vector<std::byte> bytes(sizeof(abi::RecordHeader));
+  put(bytes, 0xffffffffULL << 32 | 0xffffffffULL);
+  put(bytes, 0xffffffff81000000ULL);  // addr
+  put(bytes, 0x7f000000);             // len
+  put(bytes, 0xffffffff81000000ULL);  // pgoff: _text
+  put_string(bytes, "[kernel.kallsyms]_text");
+  return finished(std::move(bytes), abi::RecordType::mmap, misc::kernel);
+}
+
+// A kernel sample with a call chain: `ip`, then `caller` as a return address.
+Encoded kernel_sample(std::uint32_t tid, std::uint64_t ip, std::uint64_t caller) {
+  std::vector<std::byte> bytes(sizeof(abi::RecordHeader));
+  put(bytes, ip);
+  put(bytes, std::uint64_t{tid} << 32 | pid);
+  put(bytes, 1000 + tid);                        // time
+  put(bytes, 1);                                 // period
+  put(bytes, 3);                                 // callchain: the context marker, ip, caller
+  put(bytes, static_cast<std::uint64_t>(-128));  // PERF_CONTEXT_KERNEL
+  put(bytes, ip);
+  put(bytes, caller);
+  return finished(std::move(bytes), abi::RecordType::sample, misc::kernel);
+}
+
+// Kernel frames are named when an interval ends; two that name one function are made one then,
+// and the groups remapped: only the interval's own groups (the last interval's numbers, gone
+// with its profile, once read past the new group map).
+TEST(ProfileIntervals, KernelFramesNamedAtAnIntervalsEndRemapOnlyItsOwnGroups) {
+  char path[] = "/tmp/perfscope_kallsyms_XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string kallsyms =
+      "ffffffff81000000 T _text\nffffffff81000100 t kernel_work\nffffffff81000200 T kernel_top\n";
+  ASSERT_EQ(::write(fd, kallsyms.data(), kallsyms.size()), static_cast<ssize_t>(kallsyms.size()));
+  ::close(fd);
+  ProfileOptions options;
+  options.keep_samples = false;
+  options.symbols.kallsyms_path = path;
+  ProfileBuilder builder(options);
+  ParseConfig config = sample_config();
+  config.sample_type |= sf::callchain;
+  builder.add_event("cpu-clock", config);
+  builder.observe(kernel_mmap_record().view(), 0);
+  // Interval one: eight threads, eight groups.
+  for (std::uint32_t tid = pid; tid < pid + 8; ++tid) {
+    builder.observe(kernel_sample(tid, 0xffffffff81000210, 0xffffffff81000110).view(), 0);
+  }
+  Profile first = builder.finish_interval();
+  EXPECT_EQ(first.sample_groups.size(), 8u);
+  // Interval two: two stacks, where one sample's ip is the other's return address, in one
+  // function: two frames before naming, one after (the groups remapped then).
+  builder.observe(kernel_sample(pid, 0xffffffff81000120, 0xffffffff81000210).view(), 0);
+  builder.observe(kernel_sample(pid, 0xffffffff81000220, 0xffffffff81000120).view(), 0);
+  Profile second = builder.finish_interval();
+  ::unlink(path);
+  ASSERT_EQ(second.sample_groups.size(), 2u);
+  std::vector<std::string> leaves;
+  for (const ProfileSampleGroup& group : second.sample_groups) {
+    ASSERT_NE(group.stack, no_index);
+    const ProfileFrame& leaf = second.frames[second.stacks[group.stack].frame];
+    leaves.push_back(second.functions[leaf.function].name);
+    EXPECT_EQ(group.samples, 1u);
+  }
+  std::sort(leaves.begin(), leaves.end());
+  EXPECT_EQ(leaves, (std::vector<std::string>{"kernel_top", "kernel_work"}));
 }
 
 }  // namespace
