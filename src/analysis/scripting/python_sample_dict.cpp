@@ -192,6 +192,14 @@ PyObject* SampleDictBuilder::cached_string(std::vector<Ref>& cache, std::uint32_
   return Ref(cache[id]).release();
 }
 
+PyObject* SampleDictBuilder::repeated(RepeatedNumber& last, std::uint64_t value) {
+  if (!last.object || last.value != value) {
+    last.value = value;
+    last.object = Ref(number(value));
+  }
+  return Ref(last.object).release();
+}
+
 PyObject* SampleDictBuilder::comm(std::uint32_t tid) {
   std::string_view name = resolver_.maps().comm_of(tid);
   // One str per thread, made again only when a COMM record renamed it.
@@ -304,13 +312,18 @@ PyObject* SampleDictBuilder::sample_values(const SampleRecord& sample, std::size
   auto or_none = [&](std::uint64_t bit, std::uint64_t value) {
     return sample.has(bit) ? value : ~std::uint64_t{0};
   };
-  set_item(dict, k.pid, number(static_cast<std::uint32_t>(or_none(sf::tid, sample.pid))));
-  set_item(dict, k.tid, number(static_cast<std::uint32_t>(or_none(sf::tid, sample.tid))));
+  // Ints are immutable: the values that repeat from sample to sample (a thread's pid and tid,
+  // the period, the data source) are made again only when they change.
+  set_item(dict, k.pid,
+           repeated(last_pid_, static_cast<std::uint32_t>(or_none(sf::tid, sample.pid))));
+  set_item(dict, k.tid,
+           repeated(last_tid_, static_cast<std::uint32_t>(or_none(sf::tid, sample.tid))));
   set_item(dict, k.cpu, number(static_cast<std::uint32_t>(or_none(sf::cpu, sample.cpu))));
   set_item(dict, k.ip, number(sample.ip));
   set_item(dict, k.time, number(or_none(sf::time, sample.time)));
-  set_item(dict, k.period,
-           number(sample.has(sf::period) ? sample.period : attr.sample_period_or_freq));
+  set_item(
+      dict, k.period,
+      repeated(last_period_, sample.has(sf::period) ? sample.period : attr.sample_period_or_freq));
   set_item(dict, k.phys_addr, number(sample.phys_addr));
   set_item(dict, k.addr, number(sample.addr));
   // The read values: one (id, value, lost) a group member, or the event's one.
@@ -348,7 +361,7 @@ PyObject* SampleDictBuilder::sample_values(const SampleRecord& sample, std::size
   set_item(dict, k.weight, number(weight));
   set_item(dict, k.transaction, number(sample.transaction));
   std::uint64_t source = sample.has(sf::data_src) ? sample.data_src : data_source_none;
-  set_item(dict, k.datasrc, number(source));
+  set_item(dict, k.datasrc, repeated(last_data_source_, source));
   if (!data_source_text_ || data_source_value_ != source) {
     data_source_value_ = source;
     data_source_text_ = Ref(text(data_source_text(source)));

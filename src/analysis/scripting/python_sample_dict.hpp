@@ -65,6 +65,13 @@ class SampleDictBuilder {
     Ref object;
   };
   std::unordered_map<std::uint32_t, CachedComm> comms_;
+  // The last int made for a field whose value tends to repeat.
+  struct RepeatedNumber {
+    std::uint64_t value = 0;
+    Ref object;
+  };
+  PyObject* repeated(RepeatedNumber& last, std::uint64_t value);
+  RepeatedNumber last_pid_, last_tid_, last_period_, last_data_source_;
   std::uint64_t data_source_value_ = 0;
   Ref data_source_text_, empty_text_, zero_reading_;
   std::unordered_map<std::string, std::string> file_build_ids_;  // read from the files
