@@ -438,6 +438,13 @@ std::string without_symbol_ends(const std::string& text) {
   static const std::regex tmc_end_row(R"(\|[01]\|(__TMC_END__|completed\.0)$)",
                                       std::regex::ECMAScript | std::regex::multiline);
   std::string rows = std::regex_replace(text, symbol_row, "($1, $2, $3, END, $4, ");
+  // Which alias of one address names it is the names tests' to check (perf can pick an old
+  // version's alias: __exp_finite for libm's exp resolver): here the rows and their ids.
+  static const std::regex symbol_name(R"(\((\d+), (\d+), (-?\d+), END, \d, '[^']*'\))");
+  static const std::regex symbol_name_row(R"(^(   \d+\|\d+\|-?\d+\|END)\|[0-9B]\|.*$)",
+                                          std::regex::ECMAScript | std::regex::multiline);
+  rows = std::regex_replace(rows, symbol_name, "($1, $2, $3, END, NAME)");
+  rows = std::regex_replace(rows, symbol_name_row, "$1|NAME");
   rows = std::regex_replace(rows, tmc_end, "B, 'END_OF_DATA");
   return std::regex_replace(rows, tmc_end_row, "|B|END_OF_DATA");
 }
@@ -582,8 +589,8 @@ TEST(ScriptPython, ExportToPostgresqlFillsARealServerAsPerfDoes) {
   // PostgreSQL prints rows with '|' between columns: the symbol end is the fourth.
   static const std::regex symbol_end(R"(^(   \d+\|\d+\|-?\d+\|)-?\d+(\|[0-9B]\|))",
                                      std::regex::ECMAScript | std::regex::multiline);
-  expected = std::regex_replace(expected, symbol_end, "$1END$2");
-  actual = std::regex_replace(actual, symbol_end, "$1END$2");
+  expected = without_symbol_ends(std::regex_replace(expected, symbol_end, "$1END$2"));
+  actual = without_symbol_ends(std::regex_replace(actual, symbol_end, "$1END$2"));
   EXPECT_NE(actual.find("samples "), std::string::npos) << actual;
   EXPECT_EQ(actual.find("samples 1 rows"), std::string::npos) << actual;
   EXPECT_TRUE(actual == expected) << first_differences(expected, actual);
