@@ -38,7 +38,9 @@
 //   - dwarf_walks_diverge: below some frame the two DWARF unwinders (perf's libunwind, perfscope's
 //     elfutils) walk apart. In these runs perf's frame there was mostly string bytes read as an
 //     address (0x2b2b632f6564756b is "kude/c++"), perfscope's a real function; allowed in at most
-//     5 % of the DWARF samples (5 of 152 in one run under AddressSanitizer).
+//     5 % of the DWARF samples (5 of 152 in one run under AddressSanitizer). A children row of a
+//     function either walk reached below the parting may differ by those samples (make_ssa_name_fn
+//     in g++: perf 2 samples of 151, ours 1, in a clean-clone CI run).
 //   - perf_drops_invalid_chain: a frame-pointer chain that holds an invalid context marker
 //     (0xffffffffffffffff after the ip) makes perf reset the whole stack and print no frame, not
 //     even the sampled ip; perfscope keeps the frames before the marker.
@@ -165,7 +167,9 @@ std::vector<Row> children_rows_as_offsets(const std::vector<Row>& perf,
 // point, or its difference named.
 ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector<Row>& ours,
                                  bool children, bool dwarf, double threshold,
-                                 const std::set<std::string>& boundary) {
+                                 const std::set<std::string>& boundary,
+                                 const std::map<std::string, std::size_t>& diverged,
+                                 std::size_t samples) {
   ReportComparison result;
   // return_at_symbol_boundary: the rows of a function perf names some return addresses by, and
   // of the function that made those calls.
@@ -284,6 +288,17 @@ ReportComparison compare_reports(const std::vector<Row>& perf, const std::vector
       ++result.named["deeper_dwarf_stack"];
       continue;
     }
+    // dwarf_walks_diverge: a function below the frame where the walks of some samples parted
+    // (one sample of 151 is 0.66 points); the row differs by those samples at most.
+    if (children && dwarf) {
+      auto below = diverged.find(key.substr(std::min(key.size(), file_of(key).size() + 1)));
+      if (below != diverged.end() &&
+          std::fabs(difference) <=
+              0.5 + 100.0 * below->second / std::max<std::size_t>(samples, 1)) {
+        ++result.named["dwarf_walks_diverge"];
+        continue;
+      }
+    }
     result.problems.push_back(fmt::format("{}: perf {:.2f}%, ours {:.2f}%", key, theirs, mine));
   }
   return result;
@@ -335,7 +350,8 @@ std::string frame_function(const std::string& text) {
 std::map<std::string, std::size_t> compare_scripts(const std::vector<Sample>& perf,
                                                    const std::vector<Sample>& ours, bool dwarf,
                                                    std::vector<std::string>& unexplained,
-                                                   std::set<std::string>& boundary) {
+                                                   std::set<std::string>& boundary,
+                                                   std::map<std::string, std::size_t>& diverged) {
   std::map<std::string, std::size_t> named;
   if (perf.size() != ours.size()) {
     unexplained.push_back(fmt::format("perf has {} samples, ours {}", perf.size(), ours.size()));
@@ -406,6 +422,14 @@ std::map<std::string, std::size_t> compare_scripts(const std::vector<Sample>& pe
       }
       if (dwarf && a && b && i == j && i > 0) {
         ++named["dwarf_walks_diverge"];
+        // Every function either walk reached below the parting: its children rows may differ
+        // by this sample.
+        std::set<std::string> functions;
+        for (std::size_t k = i; k < theirs.frames.size(); ++k)
+          functions.insert(frame_function(theirs.frames[k].text));
+        for (std::size_t k = j; k < mine.frames.size(); ++k)
+          functions.insert(frame_function(mine.frames[k].text));
+        for (const std::string& function : functions) ++diverged[function];
         break;
       }
       unexplained.push_back(fmt::format("{} frame {}: perf '{} {}', ours '{} {}'", theirs.header, i,
@@ -496,8 +520,9 @@ TEST_P(RealPrograms, ReportAndScriptAgreeWithPerf) {
     ASSERT_GT(perf_samples.size(), 50u);
     std::vector<std::string> unexplained;
     std::set<std::string> boundary;
-    auto named =
-        compare_scripts(perf_samples, script_samples(our_frames.out), dwarf, unexplained, boundary);
+    std::map<std::string, std::size_t> diverged;
+    auto named = compare_scripts(perf_samples, script_samples(our_frames.out), dwarf, unexplained,
+                                 boundary, diverged);
     std::string counts;
     for (const auto& [name, count] : named) counts += fmt::format(" {}={}", name, count);
     EXPECT_TRUE(unexplained.empty()) << unexplained.size() << " of " << perf_samples.size()
@@ -526,8 +551,8 @@ TEST_P(RealPrograms, ReportAndScriptAgreeWithPerf) {
       ASSERT_GE(perf_rows.size(), 15u) << theirs.out.substr(0, 3000);
       if (children) perf_rows = children_rows_as_offsets(perf_rows, perf_mappings(file));
       auto our_rows = report_rows(ours.out);
-      ReportComparison comparison =
-          compare_reports(perf_rows, our_rows, children, dwarf, 0.3, boundary);
+      ReportComparison comparison = compare_reports(perf_rows, our_rows, children, dwarf, 0.3,
+                                                    boundary, diverged, perf_samples.size());
       EXPECT_GE(comparison.compared, 10u);
       std::string row_counts;
       for (const auto& [name, count] : comparison.named)
