@@ -34,7 +34,8 @@
 //   - symbol versions: perf shows a symbol's default version ("clock_gettime@@GLIBC_2.17"),
 //     perfscope the name alone (compared without the version); where several symbols name one
 //     address, perf may pick a compatibility alias of an old version (cfree@GLIBC_2.2.5:
-//     perf_compat_alias), perfscope the default symbol a program links against (free).
+//     perf_compat_alias), perfscope the default symbol a program links against (free); where
+//     only locals share the address, both pick the alias.
 //   - dwarf_walks_diverge: below some frame the two DWARF unwinders (perf's libunwind, perfscope's
 //     elfutils) walk apart. In these runs perf's frame there was mostly string bytes read as an
 //     address (0x2b2b632f6564756b is "kude/c++"), perfscope's a real function; allowed in at most

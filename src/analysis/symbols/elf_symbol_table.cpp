@@ -11,10 +11,12 @@ namespace perfscope {
 namespace {
 
 // Which of two symbols at one address names it, the higher rank first: functions before untyped
-// labels, sized before size-0 aliases, then the name a program links against before a
-// compatibility alias of an old version ("free" before "cfree@GLIBC_2.2.5": only such aliases
-// carry a single '@' in .symtab, and .dynsym marks them hidden in .gnu.version), then perf's order
-// (choose_best_symbol): not weak before weak, global before local; finish() then takes fewer
+// labels, sized before size-0 aliases, then by binding in perf's order (choose_best_symbol: not
+// weak before weak, global before local) with one change: a compatibility alias of an old
+// version ("cfree@GLIBC_2.2.5": only such aliases carry a single '@' in .symtab, and .dynsym
+// marks them hidden in .gnu.version) comes after a global the program links against ("free"),
+// and still before a local ("xdr_array@GLIBC_2.2.5" before __GI_xdr_array,
+// "__exp_finite@GLIBC_2.15" before __ieee754_exp_ifunc, as perf picks). finish() then takes fewer
 // leading underscores, then the longer name.
 std::uint8_t symbol_rank(const GElf_Sym& symbol, std::string_view name, bool hidden_version) {
   int type = GELF_ST_TYPE(symbol.st_info);
@@ -23,9 +25,11 @@ std::uint8_t symbol_rank(const GElf_Sym& symbol, std::string_view name, bool hid
   std::size_t at = name.find('@');
   bool compatibility_alias =
       hidden_version || (at != std::string_view::npos && name.substr(at, 2) != "@@");
+  int binding_order = 2;  // local, and any binding neither global nor weak
+  if (binding == STB_GLOBAL) binding_order = compatibility_alias ? 3 : 4;
+  if (binding == STB_WEAK) binding_order = compatibility_alias ? 0 : 1;
   return static_cast<std::uint8_t>((function ? 16 : 0) + (symbol.st_size > 0 ? 8 : 0) +
-                                   (compatibility_alias ? 0 : 4) + (binding != STB_WEAK ? 2 : 0) +
-                                   (binding == STB_GLOBAL ? 1 : 0));
+                                   binding_order);
 }
 
 std::size_t leading_underscores(std::string_view name) noexcept {

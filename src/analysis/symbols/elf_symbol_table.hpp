@@ -43,7 +43,8 @@ class ElfSymbolTable {
   std::uint8_t binding(std::uint32_t index) const noexcept {
     const Entry& entry = entries_[index];
     if (entry.plt) return 1;
-    return (entry.rank & 1) != 0 ? 1 : (entry.rank & 2) != 0 ? 0 : 2;
+    std::uint8_t binding_order = entry.rank & 7;  // symbol_rank(): 4, 3 global; 2 local; 1, 0 weak
+    return binding_order >= 3 ? 1 : binding_order == 2 ? 0 : 2;
   }
   // The symbol's name, demangled in the table's form (and the demangling remembered) when
   // `demangle` is set; a PLT entry's is its target's, demangled, then "@plt".
@@ -58,8 +59,8 @@ class ElfSymbolTable {
     std::uint64_t section_end = 0;
     std::uint32_t name_offset = 0, name_size = 0;
     std::uint32_t demangled = unset;  // index into demangled_, or unset / no_demangling
-    std::uint8_t rank = 0;
-    bool plt = false;    // synthesized by add_plt(): the name ends in "@plt"
+    std::uint8_t rank = 0;            // symbol_rank() in elf_symbol_table.cpp
+    bool plt = false;                 // synthesized by add_plt(): the name ends in "@plt"
     bool ifunc = false;  // STT_GNU_IFUNC: the entry is the resolver, the name the function's
   };
   // The version-less name of the ifunc whose resolver starts at `address` (its public name, with
@@ -67,6 +68,9 @@ class ElfSymbolTable {
   std::string_view name_at(std::uint64_t address) const noexcept;
   void push(std::uint64_t start, std::uint64_t end, std::uint64_t section_end,
             std::string_view name, std::uint8_t rank, bool plt, bool ifunc = false);
+  // A sized local function's rank: a synthesized name's (a PLT stub's), which a real global or
+  // local function of the address outranks or ties.
+  static constexpr std::uint8_t sized_local_function_rank = 16 + 8 + 2;
   static constexpr std::uint32_t unset = 0xffffffffu;
   static constexpr std::uint32_t no_demangling = 0xfffffffeu;
 

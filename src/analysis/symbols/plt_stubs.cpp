@@ -135,7 +135,7 @@ std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
     if (target.empty()) return;
     name.assign(target);
     name += "@plt";
-    push(start, start + size, section_end, name, 16 + 8 + 4 + 2, true);
+    push(start, start + size, section_end, name, sized_local_function_rank, true);
     ++added;
   };
 
@@ -144,7 +144,7 @@ std::size_t ElfSymbolTable::add_plt(const ElfImage& image) {
   auto add_header = [&](const Section& section, std::uint64_t header) {
     if (header > section.header.sh_size) return;
     push(section.header.sh_addr, section.header.sh_addr + header,
-         section.header.sh_addr + section.header.sh_size, ".plt", 16 + 8 + 4 + 2, false);
+         section.header.sh_addr + section.header.sh_size, ".plt", sized_local_function_rank, false);
     ++added;
   };
   if (machine == EM_386) {

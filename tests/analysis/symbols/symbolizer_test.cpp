@@ -734,6 +734,60 @@ TEST(Symbolizer, SizedFunctionWinsOverALabelInsideIt) {
   EXPECT_EQ(after.symbol, "outer_label");
 }
 
+// Of the names of one address, a compatibility alias of an old version (a single '@') gives way
+// to the global a program links against ("free" before "cfree@GLIBC_2.2.5"), but not to a local
+// (libm's "__exp_finite@GLIBC_2.15" before "__ieee754_exp_ifunc", as perf picks it).
+TEST(Symbolizer, ACompatibilityAliasGivesWayToTheLinkedGlobalNotToALocal) {
+  TempDir directory;
+  std::string source = directory.write("versions.s",
+                                       ".text\n"
+                                       ".globl legacy_body\n"
+                                       ".hidden legacy_body\n"
+                                       ".globl legacy_export\n"
+                                       ".type legacy_body, @function\n"
+                                       ".type legacy_export, @function\n"
+                                       "legacy_body:\n"
+                                       "legacy_export:\n"
+                                       ".fill 16, 1, 0x90\n"
+                                       "ret\n"
+                                       ".size legacy_body, .-legacy_body\n"
+                                       ".size legacy_export, .-legacy_export\n"
+                                       ".symver legacy_export, legacy_entry@PS_1\n"
+                                       ".globl current_entry\n"
+                                       ".type current_entry, @function\n"
+                                       "current_entry:\n"
+                                       ".fill 16, 1, 0x90\n"
+                                       "ret\n"
+                                       ".size current_entry, .-current_entry\n"
+                                       ".symver current_entry, old_current@PS_1\n");
+  std::string script = directory.write("versions.map",
+                                       "PS_1 { global: legacy_entry; old_current; };\n"
+                                       "PS_2 { global: current_entry; local: *; } PS_1;\n");
+  std::string object = directory.path() + "/versions.o";
+  std::string library = directory.path() + "/versions.so";
+  if (perfscope::testing::run_command({"as", source, "-o", object}).exit_status != 0 ||
+      perfscope::testing::run_command(
+          {"ld", "-shared", "--version-script", script, object, "-o", library})
+              .exit_status != 0) {
+    GTEST_SKIP() << "no GNU as and ld to build the test library";
+  }
+  Symbolizer symbolizer;
+  std::uint64_t legacy = 0, current = 0;
+  for (std::uint64_t offset = 0; offset < 0x4000 && (legacy == 0 || current == 0); ++offset) {
+    auto at = symbolizer.resolve_file(library, offset);
+    if (at.offset != 0) continue;
+    if (at.symbol.starts_with("legacy_")) legacy = offset;
+    if (at.symbol.starts_with("current_") || at.symbol.starts_with("old_")) current = offset;
+  }
+  ASSERT_NE(legacy, 0u) << (symbolizer.warnings().empty() ? "" : symbolizer.warnings().front());
+  ASSERT_NE(current, 0u);
+  // The full name (--full-names) keeps the version; the short one drops it ("legacy_entry").
+  EXPECT_EQ(symbolizer.resolve_file(library, legacy + 4).symbol, "legacy_entry@PS_1");
+  EXPECT_EQ(symbolizer.resolve_file(library, current + 4).symbol, "current_entry");
+  EXPECT_EQ(symbolizer.resolve_file(library, legacy + 4).binding,
+            1);  // STB_GLOBAL as perf keeps it
+}
+
 namespace kernel_copy {
 
 // A build-id cache holding a kallsyms copy whose symbols differ from the kallsyms_path file's:
