@@ -509,11 +509,11 @@ TEST(AnnotateCliFiles, StrippedBinaryTakesLinesFromItsDebuglinkFile) {
 
 TEST(AnnotateCliErrors, BadOptionsSayWhatIsWrong) {
   pt::CommandResult result = pt::run_perfscope({"annotate", "--format", "xml"});
-  EXPECT_EQ(result.exit_status, 2);  // option errors, as CLI11's own
+  EXPECT_EQ(result.exit_status, 129);  // option errors, as CLI11's own
   EXPECT_NE(result.err.find("--format 'xml': the formats are text and json"), std::string::npos)
       << result.err;
   result = pt::run_perfscope({"annotate", "--source", "--asm-only"});
-  EXPECT_EQ(result.exit_status, 2);
+  EXPECT_EQ(result.exit_status, 129);
   EXPECT_NE(result.err.find("exclude each other"), std::string::npos) << result.err;
 }
 

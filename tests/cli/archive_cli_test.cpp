@@ -442,7 +442,7 @@ TEST_F(ArchiveCli, ClearErrors) {
   }
   EXPECT_EQ(examples, 2u) << help.out;
   auto unknown = pt::run_perfscope({"archive", "--bogus-option"});
-  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_EQ(unknown.exit_status, 129);
   EXPECT_EQ(unknown.err,
             "perfscope archive: unknown option --bogus-option; run 'perfscope archive --help' "
             "for the options\n");

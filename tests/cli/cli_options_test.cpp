@@ -33,20 +33,20 @@ TEST(CliOptions, UnknownOptionBeforeTheCommandIsAnOptionError) {
   auto record = pt::run_perfscope({"record", "--bogus", "--", "true"});
   // One letter from another is no likely typo: no suggestion for short options.
   auto short_option = pt::run_perfscope({"record", "-Q", "true"});
-  EXPECT_EQ(short_option.exit_status, 2);
+  EXPECT_EQ(short_option.exit_status, 129);
   EXPECT_EQ(short_option.err, "perfscope record: unknown option -Q; " + help_hint("record"));
-  EXPECT_EQ(record.exit_status, 2);
+  EXPECT_EQ(record.exit_status, 129);
   EXPECT_EQ(record.err, "perfscope record: unknown option --bogus; " + help_hint("record"));
   auto stat = pt::run_perfscope({"stat", "--bogus", "true"});
-  EXPECT_EQ(stat.exit_status, 2);
+  EXPECT_EQ(stat.exit_status, 129);
   EXPECT_EQ(stat.err, "perfscope stat: unknown option --bogus; " + help_hint("stat"));
   // A near miss gets a suggestion; options after it are still read as options.
   auto typo = pt::run_perfscope({"stat", "--evnt", "task-clock", "true"});
-  EXPECT_EQ(typo.exit_status, 2);
+  EXPECT_EQ(typo.exit_status, 129);
   EXPECT_EQ(typo.err,
             "perfscope stat: unknown option --evnt; did you mean --event?; " + help_hint("stat"));
   auto report = pt::run_perfscope({"report", "--sortt", "comm"});
-  EXPECT_EQ(report.exit_status, 2);
+  EXPECT_EQ(report.exit_status, 129);
   EXPECT_EQ(report.err, "perfscope report: unknown option --sortt; did you mean --sort?; " +
                             help_hint("report"));
 }
@@ -90,7 +90,7 @@ TEST(CliOptions, VerboseGoesBeforeOrAfterTheSubcommand) {
   EXPECT_EQ(quiet.exit_status, 0) << quiet.err;
   EXPECT_THAT(quiet.err, Not(HasSubstr("perfscope: recording"))) << quiet.err;
   auto report = pt::run_perfscope({"report", "-v", "--sortt", "comm", "-i", path});
-  EXPECT_EQ(report.exit_status, 2);
+  EXPECT_EQ(report.exit_status, 129);
   EXPECT_EQ(report.err, "perfscope report: unknown option --sortt; did you mean --sort?; " +
                             help_hint("report"));
 }
@@ -119,7 +119,7 @@ TEST(CliOptions, NoSubcommandListsThemAll) {
   EXPECT_EQ(verbose_only.exit_status, 1);
   EXPECT_THAT(verbose_only.err, HasSubstr("The perfscope commands are:"));
   auto unknown = pt::run_perfscope({"recrod"});
-  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_EQ(unknown.exit_status, 1);  // perf's status for a word that names no command
   EXPECT_EQ(unknown.err,
             "perfscope: 'recrod' is not a perfscope command; did you mean 'record'?; "
             "run 'perfscope' for the list\n");
@@ -138,7 +138,7 @@ TEST(CliOptions, FrequencyAboveTheKernelMaximumIsLowered) {
                                      std::to_string(*maximum) + " Hz instead"));
   auto strict = pt::run_perfscope(
       {"record", "-e", "cpu-clock", "-F", above, "--strict-freq", "-o", output, "--", "true"});
-  EXPECT_EQ(strict.exit_status, 2);  // an option value refused: an option error
+  EXPECT_EQ(strict.exit_status, 129);  // an option value refused: an option error
   EXPECT_THAT(strict.err, HasSubstr("--strict-freq refuses to lower it; give -F " +
                                     std::to_string(*maximum) + " or less"));
   std::filesystem::remove(output);
@@ -272,16 +272,16 @@ TEST(CliOptions, EverySubcommandRejectsBadOptionsTheSameWay) {
     std::vector<std::string> bogus = {c.sub, "--bogus-option"};
     bogus.insert(bogus.end(), c.operands.begin(), c.operands.end());
     auto unknown = pt::run_perfscope(bogus);
-    EXPECT_EQ(unknown.exit_status, 2) << c.sub;
+    EXPECT_EQ(unknown.exit_status, 129) << c.sub;
     EXPECT_EQ(unknown.err,
               "perfscope " + c.sub + ": unknown option --bogus-option; " + help_hint(c.sub));
     auto missing = pt::run_perfscope(c.missing_value);
-    EXPECT_EQ(missing.exit_status, 2) << c.sub << missing.err;
+    EXPECT_EQ(missing.exit_status, 129) << c.sub << missing.err;
     EXPECT_THAT(missing.err, StartsWith("perfscope " + c.sub + ": ")) << missing.err;
     EXPECT_THAT(missing.err, EndsWith(help_hint(c.sub))) << missing.err;
     if (c.typo_value.empty()) continue;
     auto typo = pt::run_perfscope(c.typo_value);
-    EXPECT_EQ(typo.exit_status, 2) << c.sub << typo.err;
+    EXPECT_EQ(typo.exit_status, 129) << c.sub << typo.err;
     EXPECT_THAT(typo.err, StartsWith("perfscope " + c.sub + ": ")) << typo.err;
     EXPECT_THAT(typo.err, EndsWith(help_hint(c.sub))) << typo.err;
     EXPECT_EQ(std::count(typo.err.begin(), typo.err.end(), '\n'), 1) << typo.err;
@@ -320,7 +320,7 @@ TEST(CliOptions, NumericOptionErrorsAreSentences) {
   };
   for (const Case& c : cases) {
     auto result = perfscope::testing::run_perfscope(c.argv);
-    EXPECT_EQ(result.exit_status, 2) << c.said;
+    EXPECT_EQ(result.exit_status, 129) << c.said;
     EXPECT_TRUE(result.err.starts_with(c.said)) << result.err;
     EXPECT_LT(result.err.size(), 200u) << result.err;
   }

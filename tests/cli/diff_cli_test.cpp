@@ -303,7 +303,7 @@ TEST(DiffCliTest, BadInput) {
   std::string stat = stat_json("bad", "task-clock", {work_helper, "getpid", "10"});
   // A recording against a stat file.
   auto mixed = pt::run_perfscope({"diff", files.base, stat});
-  EXPECT_EQ(mixed.exit_status, 2);  // arguments of two kinds: an option error
+  EXPECT_EQ(mixed.exit_status, 129);  // arguments of two kinds: an option error
   EXPECT_NE(mixed.err.find("is a perf.data recording but NEW '" + stat +
                            "' is a perfscope stat JSON file"),
             std::string::npos)
@@ -331,13 +331,13 @@ TEST(DiffCliTest, BadInput) {
   // Options of the other kind.
   auto fail_if =
       pt::run_perfscope({"diff", "--fail-if", "task-clock>+3%", files.base, files.current});
-  EXPECT_EQ(fail_if.exit_status, 2);
+  EXPECT_EQ(fail_if.exit_status, 129);
   EXPECT_NE(fail_if.err.find("--fail-if compares repeated counts"), std::string::npos);
   auto svg = pt::run_perfscope({"diff", "--format", "svg", stat, stat});
-  EXPECT_EQ(svg.exit_status, 2);
+  EXPECT_EQ(svg.exit_status, 129);
   EXPECT_NE(svg.err.find("counts diff as text or json"), std::string::npos) << svg.err;
   auto threshold = pt::run_perfscope({"diff", "--fail-if", "task-clock>3", stat, stat});
-  EXPECT_EQ(threshold.exit_status, 2);
+  EXPECT_EQ(threshold.exit_status, 129);
   EXPECT_NE(threshold.err.find("the form is EVENT>+P%"), std::string::npos) << threshold.err;
   EXPECT_NE(threshold.err.find("perfscope diff: --fail-if"), std::string::npos) << threshold.err;
   EXPECT_NE(threshold.err.find("; run 'perfscope diff --help' for the options"), std::string::npos)

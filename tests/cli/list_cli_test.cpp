@@ -159,10 +159,10 @@ TEST(ListCli, StatAppliesAliasScaleAndUnit) {
 
 TEST(ListCli, StatShowsGrammarErrorsWithACaret) {
   auto result = pt::run_perfscope({"stat", "-e", "task-clock,nopmu/event=1/", "--", "true"});
-  EXPECT_EQ(result.exit_status, 2);
+  EXPECT_EQ(result.exit_status, 129);
   EXPECT_THAT(result.err, HasSubstr("unknown PMU 'nopmu'"));
   EXPECT_THAT(result.err, HasSubstr("\n  task-clock,nopmu/event=1/\n             ^"));
   auto modifier = pt::run_perfscope({"stat", "-e", "{task-clock,page-faults}:uq", "--", "true"});
-  EXPECT_EQ(modifier.exit_status, 2);
+  EXPECT_EQ(modifier.exit_status, 129);
   EXPECT_THAT(modifier.err, HasSubstr("modifier 'q'"));
 }

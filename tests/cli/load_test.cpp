@@ -291,11 +291,11 @@ TEST(ManyRingBuffers, EveryThreadOfA256ThreadProcessInTheRecording) {
 
 TEST(ManyRingBuffers, PerThreadNeedsThreadsAndNoOffCpu) {
   auto cpus = pt::run_perfscope({"record", "--per-thread", "-a", "-o", "/dev/null", "--", "true"});
-  EXPECT_EQ(cpus.exit_status, 2);
+  EXPECT_EQ(cpus.exit_status, 129);
   EXPECT_THAT(cpus.err, HasSubstr("give -p PID, -t TID or a command, not -a, -C or -G"));
   auto off_cpu =
       pt::run_perfscope({"record", "--per-thread", "--off-cpu", "-o", "/dev/null", "--", "true"});
-  EXPECT_EQ(off_cpu.exit_status, 2);
+  EXPECT_EQ(off_cpu.exit_status, 129);
   EXPECT_THAT(off_cpu.err, HasSubstr("--per-thread and --off-cpu (or --wall) do not go together"));
 }
 

@@ -255,7 +255,7 @@ TEST(PerfHabits, RecordTakesPerfsEverydayOptions) {
     argv.insert(argv.end(), refused.begin(), refused.end());
     argv.insert(argv.end(), {"-o", dir.path() + "/no.data", "--", "true"});
     auto result = pt::run_perfscope(argv);
-    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_EQ(result.exit_status, 129) << result.err;
     EXPECT_EQ(result.err.find("unknown option"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("perfscope"), std::string::npos) << result.err;
   }
@@ -289,7 +289,7 @@ TEST(PerfHabits, ReportTakesPerfsEverydayOptions) {
   EXPECT_EQ(report({"-g", "graph,0.5,caller"}).out, report({"-g", "caller"}).out);
   EXPECT_EQ(report({"-G"}).out, report({"-g", "caller"}).out);
   auto folded = report({"-g", "folded"});
-  EXPECT_EQ(folded.exit_status, 2);
+  EXPECT_EQ(folded.exit_status, 129);
   EXPECT_NE(folded.err.find("--format folded"), std::string::npos) << folded.err;
   // -n (the Samples column is always there), -q (only the rows).
   EXPECT_EQ(report({"-n"}).out, plain.out);
@@ -318,7 +318,7 @@ TEST(PerfHabits, ReportTakesPerfsEverydayOptions) {
   // What perfscope does not print is refused with the reason.
   for (const char* refused : {"-T", "--hierarchy"}) {
     auto result = report({refused});
-    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_EQ(result.exit_status, 129) << result.err;
     EXPECT_EQ(result.err.find("unknown option"), std::string::npos) << result.err;
   }
   // --header-only: the lines perf prints for the same file.
@@ -373,20 +373,20 @@ namespace {
 // The smaller hard edges: each answer a sentence that names what was wrong.
 TEST(PerfHabits, SmallerEdgesAreSentences) {
   auto sched = pt::run_perfscope({"sched", "bogus"});
-  EXPECT_EQ(sched.exit_status, 2);
+  EXPECT_EQ(sched.exit_status, 129);
   EXPECT_NE(sched.err.find("'bogus' is not a sched subcommand (they are record, timehist"),
             std::string::npos)
       << sched.err;
   pt::TempDir dir;
   auto push = pt::run_perfscope({"push", dir.path(), "http://127.0.0.1:9"});
-  EXPECT_EQ(push.exit_status, 2);
+  EXPECT_EQ(push.exit_status, 129);
   EXPECT_NE(push.err.find("cannot read " + dir.path() + ": it is a directory"), std::string::npos)
       << push.err;
   auto top = pt::run_perfscope({"top", "--percent-limit", "200"});
-  EXPECT_EQ(top.exit_status, 2);
+  EXPECT_EQ(top.exit_status, 129);
   EXPECT_NE(top.err.find("not in the range 0 to 100"), std::string::npos) << top.err;
   auto stat = pt::run_perfscope({"stat", "-e", "", "--", "true"});
-  EXPECT_EQ(stat.exit_status, 2);
+  EXPECT_EQ(stat.exit_status, 129);
   EXPECT_NE(stat.err.find("no event given"), std::string::npos) << stat.err;
   if (::geteuid() == 0) {
     // Root may lock any amount: a buffer too large for memory says so, and does not advise

@@ -196,7 +196,7 @@ TEST_F(PushTest, ParcaWriteRawCarriesLabelsAndBasicCredentialsFromAPrivateFile) 
   ::chmod(auth.c_str(), 0644);
   auto exposed = pt::run_perfscope(
       {"push", "--format", "parca", "--auth-file", auth, known_answer_recording(), backend.url()});
-  EXPECT_EQ(exposed.exit_status, 2);
+  EXPECT_EQ(exposed.exit_status, 129);
   EXPECT_NE(exposed.err.find("chmod 600"), std::string::npos) << exposed.err;
   EXPECT_TRUE(backend.received().empty());
 
@@ -420,44 +420,44 @@ TEST_F(PushTest, HelpShowsTwoExamplesAndOptionErrorsSayWhatToDo) {
   EXPECT_EQ(count, 2u) << examples;
   auto unknown = pt::run_perfscope(
       {"push", "--bogus-option", known_answer_recording(), "http://127.0.0.1:4040"});
-  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_EQ(unknown.exit_status, 129);
   EXPECT_EQ(unknown.err,
             "perfscope push: unknown option --bogus-option; run 'perfscope push --help' for the "
             "options\n");
   auto format = pt::run_perfscope(
       {"push", "--format", "zipkin", known_answer_recording(), "http://127.0.0.1:4040"});
-  EXPECT_EQ(format.exit_status, 2);
+  EXPECT_EQ(format.exit_status, 129);
   EXPECT_NE(format.err.find("zipkin"), std::string::npos) << format.err;
 }
 
 TEST_F(PushTest, BadUrlsAndFilesAreRefusedWithTheReason) {
   const std::string& data = known_answer_recording();
   auto scheme = pt::run_perfscope({"push", data, "ftp://127.0.0.1:4040"});
-  EXPECT_EQ(scheme.exit_status, 2);
+  EXPECT_EQ(scheme.exit_status, 129);
   EXPECT_NE(scheme.err.find("the scheme 'ftp' is not http or https"), std::string::npos)
       << scheme.err;
   auto port = pt::run_perfscope({"push", data, "http://127.0.0.1:99999"});
-  EXPECT_EQ(port.exit_status, 2);
+  EXPECT_EQ(port.exit_status, 129);
   EXPECT_NE(port.err.find("the port '99999' is not a number from 1 to 65535"), std::string::npos)
       << port.err;
   auto query =
       pt::run_perfscope({"record", "--push", "http://localhost:4040/ingest?name=x", "--", "true"});
-  EXPECT_EQ(query.exit_status, 2);
+  EXPECT_EQ(query.exit_status, 129);
   EXPECT_NE(query.err.find("no query or fragment"), std::string::npos) << query.err;
   auto interval = pt::run_perfscope({"record", "--push-interval", "5", "--", "true"});
-  EXPECT_EQ(interval.exit_status, 2);
+  EXPECT_EQ(interval.exit_status, 129);
   EXPECT_NE(interval.err.find("--push"), std::string::npos) << interval.err;
 
   pt::TempDir dir;
   std::string text = dir.write("notes.txt", "not a profile\n");
   auto not_profile = pt::run_perfscope({"push", text, "http://127.0.0.1:4040"});
-  EXPECT_EQ(not_profile.exit_status, 2);
+  EXPECT_EQ(not_profile.exit_status, 129);
   EXPECT_NE(not_profile.err.find("neither a perf.data file nor a gzipped pprof profile"),
             std::string::npos)
       << not_profile.err;
   auto user_only = pt::run_command({"/usr/bin/env", "PERFSCOPE_PUSH_USER=u", PERFSCOPE_CLI_PATH,
                                     "push", data, "http://127.0.0.1:4040"});
-  EXPECT_EQ(user_only.exit_status, 2);
+  EXPECT_EQ(user_only.exit_status, 129);
   EXPECT_NE(user_only.err.find("PERFSCOPE_PUSH_PASSWORD is not"), std::string::npos)
       << user_only.err;
 }

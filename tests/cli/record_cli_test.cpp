@@ -758,11 +758,11 @@ TEST(RecordCliTest, AuxTracingEventsReachTheKernelsAuxArea) {
 
 TEST(RecordCliTest, AuxPagesNeedAnAuxTracingEventAndANumber) {
   auto no_aux = pt::run_perfscope({"record", "-e", "cpu-clock", "-m", "16,8", "--", "true"});
-  EXPECT_EQ(no_aux.exit_status, 2);
+  EXPECT_EQ(no_aux.exit_status, 129);
   EXPECT_NE(no_aux.err.find("-m 16,8: no event traces into an AUX area"), std::string::npos)
       << no_aux.err;
   auto bad = pt::run_perfscope({"record", "-m", "16,x", "--", "true"});
-  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_EQ(bad.exit_status, 129);
   EXPECT_NE(bad.err.find("'x' is not a number of pages or a size; give DATA or DATA,AUX"),
             std::string::npos)
       << bad.err;

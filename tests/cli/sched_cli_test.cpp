@@ -356,11 +356,11 @@ TEST(SchedCli, BadInputAndOptions) {
   EXPECT_FALSE(damaged.err.empty());
 
   auto sort = pt::run_perfscope({"sched", "latency", "-s", "avg,bogus", "-i", garbage});
-  EXPECT_EQ(sort.exit_status, 2);
+  EXPECT_EQ(sort.exit_status, 129);
   EXPECT_NE(sort.err.find("unknown sort key 'bogus'"), std::string::npos) << sort.err;
 
   auto option = pt::run_perfscope({"sched", "record", "--bogus", "--", "true"});
-  EXPECT_EQ(option.exit_status, 2);
+  EXPECT_EQ(option.exit_status, 129);
   EXPECT_NE(option.err.find("--bogus"), std::string::npos) << option.err;
 
   auto nothing = pt::run_perfscope({"sched"});

@@ -307,14 +307,14 @@ TEST(StackCompletion, InjectUnwindRefusesWhatItCannotDo) {
       {"record", "--call-graph", "fp", "-e", "cpu-clock", "-o", plain, "--", "true"});
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   auto refused = pt::run_perfscope({"inject", "--unwind", "-i", plain, "-o", dir.path() + "/x"});
-  EXPECT_EQ(refused.exit_status, 2);
+  EXPECT_EQ(refused.exit_status, 129);
   EXPECT_NE(refused.err.find("the recording has no stack copies to unwind"), std::string::npos)
       << refused.err;
   auto same = pt::run_perfscope({"inject", "--unwind", "-i", plain, "-o", plain});
-  EXPECT_EQ(same.exit_status, 2);
+  EXPECT_EQ(same.exit_status, 129);
   EXPECT_NE(same.err.find("that is the input"), std::string::npos) << same.err;
   auto nothing = pt::run_perfscope({"inject", "-i", plain, "-o", dir.path() + "/y"});
-  EXPECT_EQ(nothing.exit_status, 2);
+  EXPECT_EQ(nothing.exit_status, 129);
   EXPECT_NE(nothing.err.find("--unwind"), std::string::npos) << nothing.err;
 }
 
@@ -395,7 +395,7 @@ TEST(StackCompletion, DlopenVdsoSignalHandlersAndExitsUnwindRight) {
 
 TEST(StackCompletion, KeepStacksNeedsDwarf) {
   auto refused = pt::run_perfscope({"record", "-g", "--keep-stacks", "--", "true"});
-  EXPECT_EQ(refused.exit_status, 2);
+  EXPECT_EQ(refused.exit_status, 129);
   EXPECT_NE(refused.err.find("--keep-stacks keeps the user stack copies of --call-graph dwarf"),
             std::string::npos)
       << refused.err;

@@ -429,7 +429,7 @@ TEST(StatCli, OutputOptionWritesTheReportToAFile) {
 
 TEST(StatCli, UnknownEventExits2WithACaret) {
   auto result = pt::run_perfscope({"stat", "-e", "task-clock,no-such-event", "--", "true"});
-  EXPECT_EQ(result.exit_status, 2);
+  EXPECT_EQ(result.exit_status, 129);
   auto lines = lines_of(result.err);
   bool caret_under_it = false;
   for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
@@ -444,7 +444,7 @@ TEST(StatCli, UnknownEventExits2WithACaret) {
 
 TEST(StatCli, NothingToMeasureIsExplained) {
   auto result = pt::run_perfscope({"stat", "-e", "task-clock"});
-  EXPECT_EQ(result.exit_status, 2);
+  EXPECT_EQ(result.exit_status, 129);
   EXPECT_TRUE(contains(result.err, "nothing to measure")) << result.err;
   EXPECT_TRUE(contains(result.err, "-p PID")) << result.err;
 }
@@ -1076,11 +1076,11 @@ TEST(StatCli, PerThreadHasPerfsLayout) {
 
 TEST(StatCli, AggregationNeedsTheRightTarget) {
   auto per_core = pt::run_perfscope({"stat", "--per-core", "-e", "task-clock", "--", "true"});
-  EXPECT_EQ(per_core.exit_status, 2) << per_core.err;
+  EXPECT_EQ(per_core.exit_status, 129) << per_core.err;
   EXPECT_TRUE(contains(per_core.err, "per-core counts need CPU-wide counting: add -a"))
       << per_core.err;
   auto both = pt::run_perfscope({"stat", "-A", "--per-socket", "-a", "--", "true"});
-  EXPECT_EQ(both.exit_status, 2) << both.err;
+  EXPECT_EQ(both.exit_status, 129) << both.err;
   EXPECT_TRUE(contains(both.err, "choose one of -A/--no-aggr")) << both.err;
 }
 

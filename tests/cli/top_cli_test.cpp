@@ -218,7 +218,7 @@ TEST(TopCliTest, BadOptionsSayWhatToFix) {
   EXPECT_NE(targets.exit_status, 0);
   EXPECT_NE(targets.err.find("choose one target"), std::string::npos) << targets.err;
   auto delay = pt::run_perfscope({"top", "--batch", "1", "-d", "0"});
-  EXPECT_EQ(delay.exit_status, 2);
+  EXPECT_EQ(delay.exit_status, 129);
   EXPECT_NE(delay.err.find("perfscope top:"), std::string::npos) << delay.err;
   auto help = pt::run_perfscope({"top", "--help"});
   EXPECT_EQ(help.exit_status, 0);

@@ -310,7 +310,7 @@ TEST(TraceCli, SummaryCountsEqualStraceCounts) {
 TEST(TraceCli, UnknownSystemCallIsAnOptionErrorWithASuggestion) {
   auto result = pt::run_perfscope({"trace", "-e", "getpidd", "--", "true"});
   pt::expect_no_crash(result);
-  EXPECT_EQ(result.exit_status, 2);
+  EXPECT_EQ(result.exit_status, 129);
   EXPECT_NE(result.err.find("'getpidd' is not a system call"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("did you mean getpid"), std::string::npos) << result.err;
   // A bare `trace` traces the whole system (PerfHabits.TraceWithoutATargetTracesTheWholeSystem).
@@ -324,7 +324,7 @@ TEST(TraceCli, BadOptionsAreOptionErrorsAndHelpShowsThreeExamples) {
                                                 {"trace", "-p", "abc"}}) {
     auto result = pt::run_perfscope(words);
     pt::expect_no_crash(result);
-    EXPECT_EQ(result.exit_status, 2) << words.back();
+    EXPECT_EQ(result.exit_status, 129) << words.back();
     EXPECT_EQ(result.err.rfind("perfscope trace: ", 0), 0u) << result.err;
     ASSERT_GE(result.err.size(), hint.size());
     EXPECT_EQ(result.err.substr(result.err.size() - hint.size()), hint) << result.err;

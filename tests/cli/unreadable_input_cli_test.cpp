@@ -115,7 +115,7 @@ TEST_F(UnreadableInput, DirectoryIsRefusedByName) {
     InputRun run = run_with_input(reader, dir.path(), whole_);
     expect_sane(run);
     if (reader.words.front() == "diff") {
-      EXPECT_EQ(run.result.exit_status, 2) << run.result.err;
+      EXPECT_EQ(run.result.exit_status, 129) << run.result.err;
       EXPECT_NE(run.result.err.find("'" + dir.path() + "' is a directory"), std::string::npos)
           << run.result.err;
       continue;
@@ -134,7 +134,7 @@ TEST_F(UnreadableInput, EndlessDeviceIsRefusedAtItsFirstBytes) {
     SCOPED_TRACE(name_of(reader));
     InputRun run = run_with_input(reader, "/dev/zero", whole_);
     expect_sane(run);
-    EXPECT_EQ(run.result.exit_status, reader.words.front() == "diff" ? 2 : 1) << run.result.err;
+    EXPECT_EQ(run.result.exit_status, reader.words.front() == "diff" ? 129 : 1) << run.result.err;
     EXPECT_NE(run.result.err.find("/dev/zero"), std::string::npos) << run.result.err;
     EXPECT_NE(run.result.err.find(reader.words.front() == "diff" ? "neither a perf.data recording"
                                                                  : "not a perf.data file"),
@@ -149,7 +149,7 @@ TEST_F(UnreadableInput, EmptyFileIsRefusedByName) {
     SCOPED_TRACE(name_of(reader));
     InputRun run = run_with_input(reader, empty, whole_);
     expect_sane(run);
-    EXPECT_EQ(run.result.exit_status, reader.words.front() == "diff" ? 2 : 1) << run.result.err;
+    EXPECT_EQ(run.result.exit_status, reader.words.front() == "diff" ? 129 : 1) << run.result.err;
     EXPECT_NE(run.result.err.find(empty), std::string::npos) << run.result.err;
     EXPECT_NE(run.result.err.find("empty"), std::string::npos) << run.result.err;
   }

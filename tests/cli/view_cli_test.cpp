@@ -524,7 +524,7 @@ TEST(ViewCli, TheServerRefusesWhatIsNotItsOwn) {
 
 TEST(ViewCli, OptionErrorsAndHelp) {
   auto missing = pt::run_perfscope({"view", "/nonexistent/perf.data"});
-  EXPECT_EQ(missing.exit_status, 2) << missing.err;
+  EXPECT_EQ(missing.exit_status, 129) << missing.err;
   EXPECT_NE(missing.err.find("/nonexistent/perf.data"), std::string::npos) << missing.err;
   pt::TempDir dir;
   std::string junk = dir.write("junk.data", "not a recording");

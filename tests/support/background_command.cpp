@@ -129,6 +129,7 @@ CommandResult BackgroundCommand::wait(int timeout_ms) {
     sleep_ms(5);
   }
   result.exit_status = sys::exit_status_from_wait(wait_status_);
+  result.signal = WIFSIGNALED(wait_status_) ? WTERMSIG(wait_status_) : 0;
   result.out = out();
   result.err = err();
   return result;

@@ -39,6 +39,7 @@ std::optional<std::string> missing_browser(const std::string& browser_dir,
 
 struct CommandResult {
   int exit_status = -1;  // shell-style: exit code, or 128 + signal
+  int signal = 0;        // the signal that ended it, 0 when it exited (129 is also an exit code)
   std::string out;       // stdout
   std::string err;       // stderr
 };

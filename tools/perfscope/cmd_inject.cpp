@@ -17,8 +17,8 @@ namespace perfscope::cli {
 InjectCommand::InjectCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "inject");
   app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
-  app_->add_option("-o,--output", options_.output, "The rewritten recording (required)")
-      ->required();
+  // Checked in run(), not by the parser: an unknown option is reported first, as perf does.
+  app_->add_option("-o,--output", options_.output, "The rewritten recording (required)");
   app_->add_flag("--unwind", options_.unwind,
                  "Unwind the user stack copies of a --call-graph dwarf recording into call "
                  "chains (the copies are left out); samples that cannot be unwound keep theirs");
@@ -30,6 +30,10 @@ InjectCommand::InjectCommand(CLI::App& app) {
 }
 
 int InjectCommand::run() {
+  if (options_.output.empty()) {
+    throw std::invalid_argument(
+        "--output is required: give the rewritten recording's file (-o FILE)");
+  }
   if (!options_.unwind) {
     throw std::invalid_argument(
         "say what to inject: --unwind (the only rewrite inject does: stack copies into call "

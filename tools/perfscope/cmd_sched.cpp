@@ -180,7 +180,7 @@ int SchedCommand::record_sched(std::vector<std::string> after_dashes) {
                "perfscope sched record: unknown option {}; run 'perfscope sched record --help' "
                "for the options\n",
                command.front());
-    return 2;
+    return usage_error_status;
   }
   RecordOptions options;
   options.events = sched_record_events();

@@ -307,13 +307,14 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
       fmt::print(stderr,
                  "perfscope: '{}' is not a perfscope command{}; run 'perfscope' for the list\n",
                  word, best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best));
+      return 1;  // as perf for a word that names no command
     } else if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
       print_subcommand_list(app, stderr);
       return 1;
     } else {
       fmt::print(stderr, "perfscope: {}; run 'perfscope --help' for the options\n", error.what());
     }
-    return 2;
+    return usage_error_status;
   }
   const std::string name = sub->get_name();
   // A subcommand of subcommands (sched) given a word that names none of them.
@@ -330,7 +331,7 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
     } else {
       fmt::print(stderr, "perfscope {}: give a subcommand: {}; {}\n", name, names, help_hint(name));
     }
-    return 2;
+    return usage_error_status;
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
     std::vector<std::string> left = sub->remaining();
@@ -344,13 +345,13 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
       fmt::print(stderr, "perfscope {}: unexpected argument '{}': {} takes no such word; {}\n",
                  name, word, name, help_hint(name));
     }
-    return 2;
+    return usage_error_status;
   }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
     std::string option = option_in_message(error.what());
     fmt::print(stderr, "perfscope {}: option {} needs a value; give one ({} VALUE) or {}\n", name,
                option, option, help_hint(name));
-    return 2;
+    return usage_error_status;
   }
   std::string message = error.what();
   constexpr std::string_view not_converted = "Could not convert: ";
@@ -366,7 +367,7 @@ int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
   while (!message.empty() && (message.back() == '.' || message.back() == '\n')) message.pop_back();
   message = plain_range_message(message);
   fmt::print(stderr, "perfscope {}: {}; {}\n", name, message, help_hint(name));
-  return 2;
+  return usage_error_status;
 }
 
 int report_option_value_error(const CLI::App& app, std::string_view message) {
@@ -379,7 +380,7 @@ int report_option_value_error(const CLI::App& app, std::string_view message) {
   } else {
     fmt::print(stderr, "perfscope {}: {}; {}\n", name, text, help_hint(name));
   }
-  return 2;
+  return usage_error_status;
 }
 
 void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets) {

@@ -60,14 +60,19 @@ std::optional<std::string> help_text_requested(const CLI::App& app,
 // for the command starts with '-' (an option the subcommand does not have).
 void check_no_unknown_option(const CLI::App& subcommand);
 
-// Prints an option error as "perfscope SUB: what; what to do" on stderr and returns 2, or the
-// subcommand list (no subcommand given) and returns 1, or lets CLI11 print help or the version.
+// The exit status of an option error (an unknown option, a missing or wrong value, a bad -e
+// event), as perf's: scripts written for perf test for 129.
+inline constexpr int usage_error_status = 129;
+
+// Prints an option error as "perfscope SUB: what; what to do" on stderr and returns
+// usage_error_status; a word that names no command gets 1 (as in perf), no subcommand the list
+// and 1; or lets CLI11 print help or the version.
 int report_parse_error(CLI::App& app, const CLI::ParseError& error);
 
 // An option value found wrong after parsing (a subcommand's std::invalid_argument: options that
 // exclude each other, a format it does not write, a sort key it does not know): printed as
 // report_parse_error prints option errors, "perfscope SUB: what; run 'perfscope SUB --help' for
-// the options", returning 2.
+// the options", returning usage_error_status.
 int report_option_value_error(const CLI::App& app, std::string_view message);
 
 // "usage: perfscope ..." and one line per subcommand, as perf prints without arguments.
