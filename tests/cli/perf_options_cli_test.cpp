@@ -118,10 +118,13 @@ TEST(PerfOptions, EveryOptionPerfListsParses) {
     table += fmt::format("  {:<9} {:>3} of {:>3}\n", command, accepted[command], count);
     taken += accepted[command];
   }
-  fmt::print("perf's long options that perfscope takes (or refuses for a missing capability):\n{}  all       {:>3} of {:>3}\n", table,
-             taken, all);
+  fmt::print(
+      "perf's long options that perfscope takes (or refuses for a missing capability):\n{}  all    "
+      "   {:>3} of {:>3}\n",
+      table, taken, all);
   EXPECT_TRUE(unknown.empty()) << unknown.size() << " of perf's options are unknown to perfscope "
-                               << "and not listed as pending:\n  " << fmt::format("{}", fmt::join(unknown, "\n  "));
+                               << "and not listed as pending:\n  "
+                               << fmt::format("{}", fmt::join(unknown, "\n  "));
   EXPECT_TRUE(built.empty()) << "built now: remove from perf_options_pending.txt:\n  "
                              << fmt::format("{}", fmt::join(built, "\n  "));
   EXPECT_TRUE(unexplained_refusals.empty())

@@ -36,7 +36,8 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
                    "Without names: annotate functions with at least this % of the samples "
                    "(default 5)")
       ->check(CLI::Range(0.0, 100.0));
-  add_sample_filter_options(*app_, {&comm_list_, &pids_, &tids_, &dso_list_, nullptr});
+  add_sample_filter_options(*app_,
+                            {&comm_list_, &pids_, &tids_, &dso_list_, nullptr, "", "-d", ""});
   app_->add_flag("--full-names", full_names_, "C++ names with parameter lists");
   app_->add_flag("--raw-names", raw_names_,
                  "Print functions, files and source text as they are, control bytes and all (by "

@@ -95,7 +95,7 @@ DiffCommand::DiffCommand(CLI::App& app) {
                    "Recordings: hide rows below this share in both")
       ->check(CLI::Range(0.0, 100.0));
   add_sample_filter_options(*app_, {&options_.comm_list, &options_.pids, &options_.tids,
-                                    &options_.dso_list, &options_.symbol_list});
+                                    &options_.dso_list, &options_.symbol_list, "-C", "-d", "-S"});
   app_->add_option("--event", options_.event,
                    "Recordings: compare this event only (exports need one)");
   app_->add_flag("--full-names", options_.full_names,

@@ -78,7 +78,11 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this percentage")
       ->check(CLI::Range(0.0, 100.0));
   add_sample_filter_options(*app_, {&options_.comm_list, &options_.pids, &options_.tids,
-                                    &options_.dso_list, &options_.symbol_list});
+                                    &options_.dso_list, &options_.symbol_list, "-c", "-d", "-S"});
+  app_->add_option("-C,--cpu", options_.cpu_list, "Only samples taken on these CPUs (0-3,8)");
+  app_->add_option("--time", options_.time,
+                   "Only samples in these times: START,STOP in seconds (either open; several "
+                   "separated by blanks), A%/N (the N-th slice of A %), A%-B%");
   app_->add_flag("--stdio", options_.stdio,
                  "Text output (perfscope has no TUI: the text report is what it prints anyway)");
   app_->add_flag("--srcline", options_.srcline,
@@ -169,6 +173,20 @@ int ReportCommand::run() {
   options.keep_sample_times = html;  // the viewer's time ranges (ProfileView)
 
   PerfDataReader reader = PerfDataReader::open(o.input);
+  options.filter.times = TimeRanges::parse(o.time, reader.features().sample_time);
+  report.time_slices = o.time;
+  // perf leaves out the column of a filter that keeps one value (perf_hpp's elide), and says
+  // the value in the header: the rows are the same, one value of the column being left.
+  auto elide = [&](ReportSortKey key, const std::vector<std::string>& kept, const char* column) {
+    auto at = std::find(report.sort.begin(), report.sort.end(), key);
+    if (kept.size() != 1 || at == report.sort.end() || report.sort.size() == 1) return;
+    report.sort.erase(at);
+    report.elided.emplace_back(column, kept.front());
+  };
+  elide(ReportSortKey::comm, options.filter.comms, "comm");
+  elide(ReportSortKey::dso, options.filter.dsos, "dso");
+  elide(ReportSortKey::sym, options.filter.symbols, "symbol");
+  if (!o.cpu_list.empty()) options.filter.cpus = cpu_selection(o.cpu_list, reader);
   std::string header = o.header || o.header_only ? render_file_header(reader, o.input) : "";
   if (o.header_only) {
     std::cout << header << std::flush;

@@ -384,13 +384,17 @@ int report_option_value_error(const CLI::App& app, std::string_view message) {
 }
 
 void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets) {
-  app.add_option("--comm", *targets.comms, "Only these commands (comma-separated)");
+  auto names = [](const std::string& short_name, const char* long_names) {
+    return short_name.empty() ? std::string(long_names) : short_name + "," + long_names;
+  };
+  app.add_option(names(targets.comm_short, "--comms,--comm"), *targets.comms,
+                 "Only these commands (comma-separated)");
   app.add_option("--pid", *targets.pids, "Only these processes (comma-separated)")->delimiter(',');
   app.add_option("--tid", *targets.tids, "Only these threads (comma-separated)")->delimiter(',');
-  app.add_option("--dso", *targets.dsos,
+  app.add_option(names(targets.dso_short, "--dsos,--dso"), *targets.dsos,
                  "Only samples in these files (path or file name, comma-separated)");
   if (targets.symbols) {
-    app.add_option("--symbol,--symbols", *targets.symbols,
+    app.add_option(names(targets.symbol_short, "--symbols,--symbol"), *targets.symbols,
                    "Only samples in these functions (comma-separated)");
   }
 }

@@ -78,15 +78,17 @@ int report_option_value_error(const CLI::App& app, std::string_view message);
 // "usage: perfscope ..." and one line per subcommand, as perf prints without arguments.
 void print_subcommand_list(const CLI::App& app, std::FILE* out);
 
-// The sample filters report, diff and annotate share (--comm, --pid, --tid, --dso, and --symbol
-// where symbols is given). Plain strings are split by the caller: CLI11 would read
-// "[kernel.kallsyms]" as a bracketed list.
+// The sample filters report, diff and annotate share (--comms, --pid, --tid, --dsos, and
+// --symbols where symbols is given; perfscope's singular spellings too). Plain strings are split
+// by the caller: CLI11 would read "[kernel.kallsyms]" as a bracketed list.
 struct SampleFilterOptions {
   std::string* comms = nullptr;
   std::vector<std::uint32_t>* pids = nullptr;
   std::vector<std::uint32_t>* tids = nullptr;
   std::string* dsos = nullptr;
   std::string* symbols = nullptr;
+  // The command's perf short forms ("-c" for report's --comms, "-C" for diff's), or empty.
+  std::string comm_short, dso_short, symbol_short;
 };
 void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets);
 

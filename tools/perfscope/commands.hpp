@@ -10,6 +10,10 @@
 #include "cmd_push.hpp"
 #include "command_line.hpp"
 
+namespace perfscope {
+class PerfDataReader;
+}
+
 namespace perfscope::cli {
 
 struct StatOptions {
@@ -136,6 +140,10 @@ class RecordCommand {
 bool script_words_ask_for_scripting(const std::vector<std::string>& words);
 [[noreturn]] void run_scripting_helper(const std::vector<std::string>& words);
 
+namespace script_text {
+struct ScriptSelection;
+}
+
 class ScriptCommand {
  public:
   explicit ScriptCommand(CLI::App& app);
@@ -143,6 +151,7 @@ class ScriptCommand {
   int run();
 
  private:
+  script_text::ScriptSelection script_selection(const PerfDataReader& reader) const;
   CLI::App* app_;
   std::string input_ = "perf.data";
   std::string fields_;
@@ -151,6 +160,8 @@ class ScriptCommand {
   bool full_names_ = false;
   bool raw_names_ = false;
   bool show_switch_events_ = false;
+  // perf's sample selection: --comms, --pid, --tid, --cpu, --time, --symbols, --dsos.
+  std::string comms_, pids_, tids_, cpus_, time_, symbols_, dsos_;
   int inline_frames_ = 0;    // add_inline_option's choice
   std::size_t threads_ = 0;  // add_threads_option's
   SymbolSourceOptions symbol_sources_;
@@ -165,6 +176,7 @@ struct ReportCommandOptions {
   std::string comm_list;
   std::vector<std::uint32_t> pids, tids;
   std::string dso_list, symbol_list;
+  std::string cpu_list, time;  // perf's --cpu and --time
   bool stdio = false;
   bool srcline = false;
   int inline_frames = 0;    // > 0: --inline, < 0: --no-inline, 0: with DWARF call chains, as perf

@@ -55,8 +55,9 @@ void merge_wall_time(Profile& profile) {
     wall.samples += event.samples;
     wall.period += event.period;
     wall.period_read += event.period_read;
+    wall.samples_read += event.samples_read;
     wall.has_callchains |= event.has_callchains;
-    event.samples = event.period = event.period_read = 0;
+    event.samples = event.period = event.period_read = event.samples_read = 0;
   }
   auto index = static_cast<std::uint32_t>(profile.events.size());
   profile.events.push_back(std::move(wall));

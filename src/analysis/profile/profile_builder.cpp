@@ -443,8 +443,6 @@ struct ProfileBuilder::State {
     }
     ++profile.summary.samples_read;
     if (options.filter.event && *options.filter.event != event_index) return;
-    profile.events[event_index].period_read += sample.has(sf::period) ? sample.period : 1;
-    if (!thread_passes(sample)) return;
     std::uint16_t cpumode = view.header.misc & misc::cpumode_mask;
     bool dwarf = sample.has(sf::regs_user) && sample.has(sf::stack_user);
     // An off-CPU sample's state is the first byte of its RAW payload (off_cpu_state.hpp); Linux
@@ -460,7 +458,17 @@ struct ProfileBuilder::State {
     std::uint64_t time = sample.has(sf::time) ? sample.time : 0;
     // An off-CPU interval ends at its time: it is in the range when any of it is.
     std::uint64_t begin = state != ThreadState::on_cpu && time >= period ? time - period : time;
-    if (time < options.filter.from || begin >= options.filter.to) return;
+    // perf's --time and --cpu leave samples out of the recording's totals too (the shares are of
+    // what they keep); the other filters hide rows, shares staying of the whole event.
+    const ProfileFilter& filter = options.filter;
+    if (!filter.times.empty() && (!sample.has(sf::time) || !filter.times.overlaps(begin, time))) {
+      return;
+    }
+    if (!filter.cpus.empty() && (cpu >= filter.cpus.size() || !filter.cpus[cpu])) return;
+    profile.events[event_index].period_read += sample.has(sf::period) ? sample.period : 1;
+    ++profile.events[event_index].samples_read;
+    if (!thread_passes(sample)) return;
+    if (time < filter.from || begin >= filter.to) return;
     // A sample that is its ip alone, folded into groups: the group of the last sample of this
     // thread at this ip, while no COMM, FORK or MMAP came between, is its group again.
     LeafGroupEntry* leaf_entry = nullptr;

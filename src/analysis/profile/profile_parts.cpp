@@ -207,6 +207,7 @@ Profile merge_profile_parts(std::vector<ProfilePart> parts, const ProfileOptions
     event.samples = 0;
     event.period = 0;
     event.period_read = 0;
+    event.samples_read = 0;
   }
   // Every worker saw every record but the samples of other workers' chunks: the counts of the
   // other records are each part's; those of the samples add up.
@@ -225,6 +226,7 @@ Profile merge_profile_parts(std::vector<ProfilePart> parts, const ProfileOptions
       profile.events[e].samples += part.profile.events[e].samples;
       profile.events[e].period += part.profile.events[e].period;
       profile.events[e].period_read += part.profile.events[e].period_read;
+      profile.events[e].samples_read += part.profile.events[e].samples_read;
     }
     summary.samples += s.samples;
     summary.samples_read += s.samples_read;

@@ -654,6 +654,10 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
   };
   const ProfileSummary& summary = profile.summary;
   line("#");
+  for (const auto& [column, value] : options.elided) {
+    fmt::format_to(std::back_inserter(out), "# {}: {}\n", column, value);
+  }
+  if (!options.elided.empty()) line("#");
   // LOST records count what the kernel could not write as it happened; LOST_SAMPLES records
   // (perf record writes one per event and CPU at the end, from PERF_FORMAT_LOST) count the
   // kernel's whole total, those included: adding the two counted most losses twice.
@@ -713,9 +717,16 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
   for (std::uint32_t event = 0; event < profile.events.size(); ++event) {
     ReportTable table = build_report_table(profile, event, options);
     if (table.samples == 0 && profile.events.size() > 1) continue;
-    fmt::format_to(std::back_inserter(out), "# Samples: {} of event '{}'\n",
-                   scaled_count(table.samples), profile.events[event].name);
-    fmt::format_to(std::back_inserter(out), "# Event count (approx.): {}\n", table.period);
+    // perf's counts of the event: every sample the filters hid included (perf's default
+    // --percentage absolute); --time and --cpu left out.
+    const ProfileEvent& counted = profile.events[event];
+    fmt::format_to(std::back_inserter(out), "# Samples: {} of event '{}'{}\n",
+                   scaled_count(std::max(counted.samples_read, table.samples)), counted.name,
+                   options.time_slices.empty()
+                       ? std::string()
+                       : fmt::format(" (time slices: {})", options.time_slices));
+    fmt::format_to(std::back_inserter(out), "# Event count (approx.): {}\n",
+                   std::max(counted.period_read, table.period));
     line("#");
 
     // Column widths: the widest of title and values.

@@ -95,6 +95,7 @@ ProfileView::ProfileView(Profile profile) : profile_(std::move(profile)) {
     wall.samples += profile_.events[i].samples;
     wall.period += profile_.events[i].period;
     wall.period_read += profile_.events[i].period_read;
+    wall.samples_read += profile_.events[i].samples_read;
     wall.has_callchains |= profile_.events[i].has_callchains;
   }
   wall_event_ = static_cast<std::uint32_t>(profile_.events.size());
@@ -389,7 +390,9 @@ Profile ProfileView::selected_profile(const ViewSelection& selection) const {
   selected.summary = profile_.summary;
   selected.sample_groups = profile_.sample_groups;
   for (ProfileSampleGroup& group : selected.sample_groups) group.samples = group.period = 0;
-  for (ProfileEvent& event : selected.events) event.samples = event.period = event.period_read = 0;
+  for (ProfileEvent& event : selected.events) {
+    event.samples = event.period = event.period_read = event.samples_read = 0;
+  }
   std::uint64_t samples = 0;
   for_each_selected(selection,
                     [&](const ProfileSampleGroup& group, std::uint64_t, std::uint64_t period) {
@@ -408,6 +411,7 @@ Profile ProfileView::selected_profile(const ViewSelection& selection) const {
     event.samples += group.samples;
     event.period += group.period;
     event.period_read += group.period;
+    event.samples_read += group.samples;
   }
   selected.summary.samples = selected.summary.samples_read = samples;
   return selected;

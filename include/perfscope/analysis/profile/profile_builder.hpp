@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/sample_selection.hpp"
 #include "perfscope/analysis/profile/profile.hpp"
 #include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "perfscope/core/parse_config.hpp"
@@ -27,6 +28,9 @@ struct ProfileFilter {
   std::optional<std::uint32_t> event;  // index into the recording's events
   // Samples taken in [from, to) ns; an off-CPU sample when any of its interval is.
   std::uint64_t from = 0, to = ~std::uint64_t{0};
+  // perf's --time ranges (both ends included), with the same rule for off-CPU intervals.
+  TimeRanges times;
+  std::vector<bool> cpus;  // perf's --cpu, by CPU number; empty: every CPU
 };
 
 struct ProfileOptions {

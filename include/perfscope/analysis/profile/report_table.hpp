@@ -51,6 +51,11 @@ struct ReportOptions {
   // a profile built with source lines (SymbolizerOptions::source_lines).
   bool source_lines_in_call_graph = false;
   bool order_by_samples = false;  // --sort sample: the most samples first, not the largest share
+  // perf's --time as given: the Samples line says " (time slices: TEXT)", as perf's does.
+  std::string time_slices;
+  // Columns perf leaves out because a filter keeps one value of theirs, said in the header
+  // instead ("# comm: sqlite3"): {"comm", "sqlite3"}.
+  std::vector<std::pair<std::string, std::string>> elided;
 };
 
 struct ReportRow {
