@@ -127,7 +127,8 @@ TEST(ReportCliTest, KnownSharesAndCallersFromFramePointers) {
   const std::string& out = result.out;
   EXPECT_NE(out.find("of event 'cpu-clock'"), std::string::npos) << out.substr(0, 600);
   EXPECT_NE(out.find("# Event count (approx.): "), std::string::npos);
-  EXPECT_NE(out.find("# Overhead  Samples  Command"), std::string::npos) << out.substr(0, 800);
+  // perf -n's layout: a Samples column twelve wide.
+  EXPECT_NE(out.find("# Overhead       Samples  Command"), std::string::npos) << out.substr(0, 800);
   auto shares = by_symbol(table_rows(out));
   EXPECT_NEAR(shares["[.] leaf_60"], 60.0, 5.0) << out.substr(0, 2000);
   EXPECT_NEAR(shares["[.] leaf_30"], 30.0, 5.0);
@@ -157,8 +158,12 @@ TEST(ReportCliTest, KnownSharesAndCallersFromFramePointers) {
   // Caller order with children: main holds everything, then the work_N branches by share.
   auto children = pt::run_perfscope({"report", "--stdio", "--sort", "sym", "-i", path});
   ASSERT_EQ(children.exit_status, 0) << children.err;
-  EXPECT_NE(children.out.find("# Children      Self  Samples  Symbol"), std::string::npos)
+  EXPECT_NE(children.out.find("# Children      Self       Samples  Symbol"), std::string::npos)
       << children.out.substr(0, 800);
+  // With --children the Samples column counts each row's own samples, as perf's: main has none.
+  EXPECT_TRUE(std::regex_search(children.out,
+                                std::regex(R"(\n +9[5-9]\.[0-9]+% +0\.00% +0  \[\.\] main\n)")))
+      << children.out.substr(0, 2000);
   auto inclusive = by_symbol(table_rows(children.out));
   EXPECT_GT(inclusive["[.] main"], 95.0) << children.out.substr(0, 2000);
   EXPECT_NEAR(inclusive["[.] work_60"], 60.0, 5.0);
@@ -487,11 +492,22 @@ TEST(ReportCliTest, ExportsAndFilters) {
   auto filtered = pt::run_perfscope(
       {"report", "--stdio", "--no-children", "--symbol", "leaf_10", "-g", "none", "-i", path});
   ASSERT_EQ(filtered.exit_status, 0) << filtered.err;
-  auto rows = table_rows(filtered.out);
-  ASSERT_EQ(rows.size(), 1u) << filtered.out;
-  EXPECT_EQ(rows[0].symbol, "[.] leaf_10");
+  // One symbol kept: perf leaves its column out and names it in the header.
+  EXPECT_NE(filtered.out.find("#\n# symbol: leaf_10\n#\n"), std::string::npos) << filtered.out;
+  std::smatch only_row;
+  ASSERT_TRUE(std::regex_search(
+      filtered.out, only_row,
+      std::regex(R"(\n +([0-9.]+)% +[0-9]+ +known_answer_fp +known_answer_fp *\n(#|$))")))
+      << filtered.out;
   // Shares of everything recorded, as perf's default (--percentage absolute) shows them.
-  EXPECT_NEAR(rows[0].percent, 10.0, 5.0);
+  EXPECT_NEAR(std::stod(only_row[1]), 10.0, 5.0);
+  // Two symbols: the column stays.
+  auto two = pt::run_perfscope({"report", "--stdio", "--no-children", "--symbols",
+                                "leaf_10,leaf_30", "-g", "none", "-i", path});
+  ASSERT_EQ(two.exit_status, 0) << two.err;
+  auto rows = table_rows(two.out);
+  ASSERT_EQ(rows.size(), 2u) << two.out;
+  EXPECT_EQ(rows[0].symbol, "[.] leaf_30");
   auto kernel = pt::run_perfscope({"report", "--stdio", "--no-children", "-g", "none", "--dso",
                                    "[kernel.kallsyms],known_answer_fp", "-i", path});
   ASSERT_EQ(kernel.exit_status, 0) << kernel.err;

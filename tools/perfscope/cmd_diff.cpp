@@ -220,8 +220,8 @@ int DiffCommand::run_profiles() {
       throw std::runtime_error(
           profile.summary.samples_read == 0
               ? fmt::format("'{}': the recording has no samples", path)
-              : fmt::format("'{}': none of its {} samples passed the filters (--comm, --pid, "
-                            "--tid, --dso, --symbol)",
+              : fmt::format("'{}': none of its {} samples passed the filters (--comms, --pid, "
+                            "--tid, --dsos, --symbols)",
                             path, profile.summary.samples_read));
     }
     return profile;

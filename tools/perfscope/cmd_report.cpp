@@ -201,8 +201,8 @@ int ReportCommand::run() {
     fmt::print(stderr, "perfscope: {}: the recording has no samples\n", o.input);
   } else if (profile.summary.samples == 0) {
     fmt::print(stderr,
-               "perfscope: {}: none of its {} samples passed the filters (--comm, --pid, --tid, "
-               "--dso, --symbol)\n",
+               "perfscope: {}: none of its {} samples passed the filters (--comms, --pid, --tid, "
+               "--dsos, --symbols, --cpu, --time)\n",
                o.input, profile.summary.samples_read);
   }
 

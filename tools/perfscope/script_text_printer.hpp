@@ -51,7 +51,8 @@ inline std::string_view digits(char (&storage)[24], std::uint64_t value, int bas
   auto result = std::to_chars(storage, storage + sizeof storage, value, base);
   return {storage, static_cast<std::size_t>(result.ptr - storage)};
 }
-inline char* put_number(char* at, std::uint64_t value, std::size_t width, bool right, int base = 10) {
+inline char* put_number(char* at, std::uint64_t value, std::size_t width, bool right,
+                        int base = 10) {
   char storage[24];
   return put_padded(at, digits(storage, value, base), width, right);
 }
@@ -265,10 +266,11 @@ class TextPrinter {
   }
   bool selected(std::uint16_t cpumode) {
     const ScriptSelection& selection = options_.selection;
-    if (!selection.times.empty() && (!sample_.has(sf::time) || !selection.times.contains(sample_.time)))
+    if (!selection.times.empty() &&
+        (!sample_.has(sf::time) || !selection.times.contains(sample_.time)))
       return false;
-    if (!selection.cpus.empty() &&
-        (!sample_.has(sf::cpu) || sample_.cpu >= selection.cpus.size() || !selection.cpus[sample_.cpu]))
+    if (!selection.cpus.empty() && (!sample_.has(sf::cpu) || sample_.cpu >= selection.cpus.size() ||
+                                    !selection.cpus[sample_.cpu]))
       return false;
     if (!listed(selection.pids, sample_.pid) || !listed(selection.tids, sample_.tid)) return false;
     if (!selection.comms.empty() &&

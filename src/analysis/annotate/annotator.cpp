@@ -504,8 +504,8 @@ std::optional<Annotation> annotate_profile(Profile& profile, const AnnotateOptio
   if (annotation.total_samples == 0) {
     throw AnnotateError(profile.summary.samples_read == 0
                             ? "the recording has no samples"
-                            : fmt::format("none of its {} samples passed the filters (--comm, "
-                                          "--pid, --tid, --dso)",
+                            : fmt::format("none of its {} samples passed the filters (--comms, "
+                                          "--pid, --tid, --dsos)",
                                           profile.summary.samples_read));
   }
 

@@ -49,7 +49,8 @@ std::uint64_t parse_perf_timestamp(std::string_view text) {
   text = trimmed(text);
   std::size_t dot = text.find('.');
   std::string_view seconds = text.substr(0, dot);
-  std::string_view fraction = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+  std::string_view fraction =
+      dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
   auto all_digits = [](std::string_view part) {
     return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
@@ -62,7 +63,8 @@ std::uint64_t parse_perf_timestamp(std::string_view text) {
   std::from_chars(seconds.data(), seconds.data() + seconds.size(), whole);
   std::uint64_t nanoseconds = 0;
   for (std::size_t i = 0; i < 9; ++i) {
-    nanoseconds = nanoseconds * 10 + (i < fraction.size() ? static_cast<std::uint64_t>(fraction[i] - '0') : 0);
+    nanoseconds = nanoseconds * 10 +
+                  (i < fraction.size() ? static_cast<std::uint64_t>(fraction[i] - '0') : 0);
   }
   return whole * 1000000000ULL + nanoseconds;
 }
@@ -87,14 +89,16 @@ TimeRanges TimeRanges::parse(std::string_view text,
     std::size_t from = 0;
     while (from <= whole.size()) {
       std::size_t comma = whole.find(',', from);
-      std::string_view item = trimmed(whole.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from));
+      std::string_view item = trimmed(whole.substr(
+          from, comma == std::string_view::npos ? std::string_view::npos : comma - from));
       from = comma == std::string_view::npos ? whole.size() + 1 : comma + 1;
       if (item.empty()) continue;
       if (std::size_t slash = item.find('/'); slash != std::string_view::npos) {
         double size = parse_percent(whole, item.substr(0, slash));
         std::string_view index_text = trimmed(item.substr(slash + 1));
         unsigned index = 0;
-        auto parsed = std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+        auto parsed =
+            std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
         if (parsed.ec != std::errc() || parsed.ptr != index_text.data() + index_text.size() ||
             index == 0 || size <= 0 || size * index > 100.0 + 1e-9) {
           throw std::invalid_argument(fmt::format(
@@ -127,8 +131,8 @@ TimeRanges TimeRanges::parse(std::string_view text,
     if (item.empty()) continue;
     std::size_t comma = item.find(',');
     if (comma == std::string_view::npos) {
-      throw std::invalid_argument(
-          fmt::format("--time {}: '{}' has no comma between START and STOP; {}", whole, item, forms));
+      throw std::invalid_argument(fmt::format(
+          "--time {}: '{}' has no comma between START and STOP; {}", whole, item, forms));
     }
     std::string_view start_text = item.substr(0, comma), stop_text = item.substr(comma + 1);
     try {
@@ -180,9 +184,8 @@ std::vector<std::uint32_t> parse_task_id_list(std::string_view option, std::stri
     std::uint32_t id = 0;
     auto parsed = std::from_chars(item.data(), item.data() + item.size(), id);
     if (parsed.ec != std::errc() || parsed.ptr != item.data() + item.size()) {
-      throw std::invalid_argument(
-          fmt::format("{} {}: '{}' is not a process or thread id (a whole number)", option, text,
-                      item));
+      throw std::invalid_argument(fmt::format(
+          "{} {}: '{}' is not a process or thread id (a whole number)", option, text, item));
     }
     ids.push_back(id);
   }

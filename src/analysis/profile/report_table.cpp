@@ -744,10 +744,10 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
     if (options.show_samples) {
       samples_column = titles.size();
       titles.emplace_back("Samples");
-      std::size_t width = 7;
+      // perf -n's width; the count is the row's own samples, with --children too (as perf's).
+      std::size_t width = 12;
       for (const auto& row : table.rows) {
-        width = std::max(width, fmt::formatted_size(
-                                    "{}", table.children ? row.total_samples : row.self_samples));
+        width = std::max(width, fmt::formatted_size("{}", row.self_samples));
       }
       widths.push_back(width);
     }
@@ -790,7 +790,7 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
           std::uint64_t period = (table.children && c == 0) ? row.total_period : row.self_period;
           text = fmt::format("{:.2f}%", table.percent(period));
         } else if (c == samples_column) {
-          text = fmt::format("{}", table.children ? row.total_samples : row.self_samples);
+          text = fmt::format("{}", row.self_samples);
         } else {
           text = row.keys[c - key_base];
         }

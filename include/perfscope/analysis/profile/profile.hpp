@@ -83,10 +83,10 @@ struct ProfileEvent {
   // Before the comm/pid/tid/dso/symbol filters: perf's percentages of a filtered report are
   // shares of everything the event recorded.
   std::uint64_t period_read = 0;
-  std::uint64_t samples_read = 0;  // the samples of period_read (perf's "Samples: N")
   // Off-CPU samples ("offcpu-time"): each one blocking interval, its period the blocked time in
   // nanoseconds, its stack where the thread blocked, its state why (ProfileSample::state).
   bool off_cpu = false;
+  std::uint64_t samples_read = 0;  // the samples of period_read (perf's "Samples: N")
 };
 
 struct ProfileSample {
