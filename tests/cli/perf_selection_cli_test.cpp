@@ -1,8 +1,8 @@
 // perf's sample selection on script and report (issue #44): --comms, --pid, --tid, --cpu,
 // --time (ranges and percentage slices), -S/--symbols and --dsos pick the same samples as perf
-// on the same file; script prints the same bytes (perf's compatibility aliases aside), report the same rows and shares (of the whole
-// event, --time and --cpu leaving samples out of the totals), the same columns left out for a
-// filter that keeps one value, and the same header lines.
+// on the same file; script prints the same bytes (perf's compatibility aliases aside), report the
+// same rows and shares (of the whole event, --time and --cpu leaving samples out of the totals),
+// the same columns left out for a filter that keeps one value, and the same header lines.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -24,7 +24,7 @@ const std::string perf_path = "/usr/bin/perf";
 struct Recording {
   std::string problem;  // why the tests skip
   std::string path, cpu_path;
-  std::string second_pid;  // the workload started second
+  std::string second_pid;   // the workload started second
   std::string middle_time;  // the time of the middle sample, as perf script prints it
 };
 
@@ -121,15 +121,15 @@ void expect_same_script(const std::string& file, const std::vector<std::string>&
   std::string joined = fmt::format("{}", fmt::join(selection, " "));
   EXPECT_NE(theirs.out.find("cpu-clock"), std::string::npos) << joined << ": nothing selected";
   EXPECT_TRUE(theirs.out == ours.out)
-      << joined << ": perf printed " << theirs.out.size() << " bytes, perfscope "
-      << ours.out.size() << "; from the first line that differs:\nperf:\n"
+      << joined << ": perf printed " << theirs.out.size() << " bytes, perfscope " << ours.out.size()
+      << "; from the first line that differs:\nperf:\n"
       << from_first_difference(theirs.out, ours.out) << "\nours:\n"
       << from_first_difference(ours.out, theirs.out);
 }
 
 void expect_same_report(const std::string& file, const std::vector<std::string>& selection) {
-  std::vector<std::string> words{"report", "--stdio", "-n",   "-i",   file,  "--no-children",
-                                 "-g",     "none",    "--sort", "comm,dso,sym"};
+  std::vector<std::string> words{"report",        "--stdio", "-n",   "-i",     file,
+                                 "--no-children", "-g",      "none", "--sort", "comm,dso,sym"};
   words.insert(words.end(), selection.begin(), selection.end());
   std::vector<std::string> perf{perf_path};
   perf.insert(perf.end(), words.begin(), words.end());
@@ -167,6 +167,26 @@ TEST(PerfSelection, ScriptPicksPerfsSamples) {
   for (const auto& selection : selections) expect_same_script(r.path, selection);
 }
 
+// perf script's --ns, --reltime, --deltatime, -G/--hide-call-graph and --max-stack, alone and
+// with a selection: the same bytes.
+TEST(PerfSelection, ScriptTimesAndCallChainsAsPerfs) {
+  SKIP_WITHOUT_RECORDING();
+  const Recording& r = recording();
+  const std::vector<std::vector<std::string>> options{
+      {"--ns"},
+      {"--reltime"},
+      {"--deltatime"},
+      {"--ns", "--reltime"},
+      {"-G"},
+      {"--hide-call-graph", "--comms", "sh"},
+      {"--max-stack", "2"},
+      {"--max-stack", "0"},
+      {"--ns", "--deltatime", "-G", "--time", "50%-100%"}};
+  for (const auto& words : options) expect_same_script(r.path, words);
+  auto both = pt::run_perfscope({"script", "-i", r.path, "--reltime", "--deltatime"});
+  EXPECT_EQ(both.exit_status, 129) << both.err;
+}
+
 TEST(PerfSelection, ReportKeepsPerfsRowsSharesAndColumns) {
   SKIP_WITHOUT_RECORDING();
   const Recording& r = recording();
@@ -187,7 +207,8 @@ TEST(PerfSelection, CpuListsPickPerfsSamples) {
   SKIP_WITHOUT_RECORDING();
   const Recording& r = recording();
   if (r.cpu_path.empty()) GTEST_SKIP() << "perf record -a is not allowed here";
-  for (const auto& selection : std::vector<std::vector<std::string>>{{"--cpu", "0"}, {"-C", "0-1"}}) {
+  for (const auto& selection :
+       std::vector<std::vector<std::string>>{{"--cpu", "0"}, {"-C", "0-1"}}) {
     expect_same_script(r.cpu_path, selection);
     expect_same_report(r.cpu_path, selection);
   }

@@ -127,6 +127,13 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
                    "Only samples whose ip is in these functions (comma-separated)");
   app_->add_option("--dsos", dsos_,
                    "Only samples whose ip is in these files (path or file name, comma-separated)");
+  app_->add_flag("-G,--hide-call-graph", hide_call_graph_,
+                 "Print the sampled ip alone, on the sample's line, not its call chain");
+  app_->add_option("--max-stack", max_stack_,
+                   "Print at most this many call-chain entries of each sample (default: all)");
+  app_->add_flag("--ns", nanoseconds_, "Times with nine decimals");
+  app_->add_flag("--reltime", relative_time_, "Times since the first record printed");
+  app_->add_flag("--deltatime", delta_time_, "Times since the previous record printed");
   add_inline_option(*app_, inline_frames_);
   add_threads_option(*app_, threads_);
   add_symbol_source_options(*app_, symbol_sources_);
@@ -165,6 +172,14 @@ int ScriptCommand::run() {
   text_options.raw_names = raw_names_;
   text_options.show_switch_events = show_switch_events_;
   text_options.selection = script_selection(reader);
+  text_options.hide_call_graph = hide_call_graph_;
+  text_options.max_stack = max_stack_;
+  text_options.nanoseconds = nanoseconds_;
+  text_options.relative_time = relative_time_;
+  text_options.delta_time = delta_time_;
+  if (relative_time_ && delta_time_) {
+    throw std::invalid_argument("--reltime and --deltatime exclude each other: give one");
+  }
   ScriptTracepoints tracepoints(reader);
   for (const auto& note : tracepoints.notes()) fmt::print(stderr, "perfscope: note: {}\n", note);
   if (json_) {
@@ -209,7 +224,9 @@ int ScriptCommand::run() {
     error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
     output.flush();
   } else {
-    std::size_t workers = ordered_ ? analysis_threads(threads_, reader) : 1;
+    // --reltime and --deltatime count from records other workers print: one printer then.
+    bool sequential_times = relative_time_ || delta_time_;
+    std::size_t workers = ordered_ && !sequential_times ? analysis_threads(threads_, reader) : 1;
     if (workers > 1) {
       std::vector<std::unique_ptr<TextPrinter>> printers;
       symbols.shared_kernel = make_shared_kernel_symbols();

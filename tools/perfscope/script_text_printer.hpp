@@ -116,6 +116,12 @@ struct ScriptSelection {
 struct ScriptTextOptions {
   bool raw_names = false;
   bool show_switch_events = false;
+  bool hide_call_graph = false;  // -G: the sampled ip alone, on the sample's line
+  // --max-stack: the call-chain entries printed (each with the calls inlined at it).
+  std::size_t max_stack = ~std::size_t{0};
+  bool nanoseconds = false;    // --ns: nine decimals
+  bool relative_time = false;  // --reltime: since the first printed record
+  bool delta_time = false;     // --deltatime: since the previous printed record
   ScriptSelection selection;
 };
 
@@ -164,7 +170,7 @@ class TextPrinter {
       ++undecodable_;
       return;
     }
-    bool chain = sample_.has(sf::callchain);
+    bool chain = sample_.has(sf::callchain) && !options_.hide_call_graph;
     auto cpumode =
         static_cast<std::uint16_t>(record.view.header.misc & abi::record_misc::cpumode_mask);
     if (!selected(cpumode)) return;
@@ -211,7 +217,8 @@ class TextPrinter {
     // perf script prints the branch stack after the sample's own ip (before its call chain).
     std::string branches =
         fields_.brstack && sample_.has(sf::branch_stack) ? brstack_text() : std::string();
-    bool dwarf = sample_.has(sf::regs_user) && sample_.has(sf::stack_user);
+    bool dwarf =
+        sample_.has(sf::regs_user) && sample_.has(sf::stack_user) && !options_.hide_call_graph;
     bool frames = fields_.ip || fields_.sym || fields_.dso;
     if ((chain || dwarf) && frames) {
       output_.commit(at);
@@ -221,6 +228,7 @@ class TextPrinter {
       output_.commit(at);
       resolver_.resolve_sample(sample_, cpumode, frames_,
                                reader_.events()[record.event].config.branch_sample_type);
+      keep_max_stack(dwarf);
       for (const StackFrame& frame : frames_) {
         // One call-chain entry: in a user file's mapping (and the vDSO's) the address within
         // the file, as the map gives it (ip - start + pgoff); kernel and anonymous memory as
@@ -385,16 +393,48 @@ class TextPrinter {
     return text;
   }
 
-  // "[001] " and "34791.372397: ", as the fields ask and the record has them.
+  // --max-stack N: the first N call-chain entries, each with the calls inlined at it (printed
+  // before it), as perf stops its walk of the chain. A DWARF-unwound stack is two walks in perf,
+  // the kernel's chain and the user stack's unwinding, each stopped at N.
+  void keep_max_stack(bool dwarf) {
+    if (options_.max_stack >= frames_.size()) return;
+    std::size_t kernel_entries = 0, user_entries = 0, kept = 0;
+    for (const StackFrame& frame : frames_) {
+      bool kernel = dwarf && frame.where->kernel;
+      std::size_t& entries = kernel || !dwarf ? kernel_entries : user_entries;
+      if (entries == options_.max_stack) continue;
+      if (!frame.inlined) ++entries;
+      frames_[kept++] = frame;
+    }
+    frames_.resize(kept);
+  }
+
+  // "[001] " and "34791.372397: ", as the fields ask and the record has them; --reltime and
+  // --deltatime count from the first and the previous record printed, as perf's.
   char* put_cpu_and_time(char* at, bool has_cpu, std::uint32_t cpu, bool has_time,
-                         std::uint64_t time) const {
+                         std::uint64_t time) {
     if (fields_.cpu && has_cpu) {
       *at++ = '[';
       at = put_zero_padded(at, cpu, 3);
       at = put(at, "] ");
     }
     if (fields_.time && has_time) {
-      at = put_time(at, time);
+      std::uint64_t shown = time;
+      if (options_.relative_time) {
+        if (first_time_ == 0) first_time_ = time;
+        shown = time - first_time_;
+      } else if (options_.delta_time) {
+        shown = previous_time_ != 0 ? time - previous_time_ : 0;
+        previous_time_ = time;
+      }
+      if (options_.nanoseconds) {
+        char seconds[24];
+        at = put_padded(at, digits(seconds, shown / 1000000000ULL), 5, true);
+        *at++ = '.';
+        at = put_zero_padded(at, shown % 1000000000ULL, 9);
+      } else {
+        at = put_time(at, shown);
+      }
       at = put(at, ": ");
     }
     return at;
@@ -522,7 +562,8 @@ class TextPrinter {
   std::vector<std::uint64_t> fixed_periods_;
   std::size_t name_width_ = 0;
   std::size_t undecodable_ = 0;
-  std::uint64_t task_epoch_ = 0;  // counts the non-sample records seen
+  std::uint64_t task_epoch_ = 0;                      // counts the non-sample records seen
+  std::uint64_t first_time_ = 0, previous_time_ = 0;  // --reltime, --deltatime
   std::array<TaskText, 1024> task_texts_;
   // By event (their fields differ), then by ResolvedAddress::id.
   std::vector<std::vector<std::string>> leaf_texts_, chain_texts_;
