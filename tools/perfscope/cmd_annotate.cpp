@@ -79,7 +79,7 @@ int AnnotateCommand::run() {
   options.profile.threads = threads_;
   if (!debug_root_.empty()) options.profile.symbols.debug_root = debug_root_;
   SymbolSources sources(symbol_sources_);  // archives stay unpacked until annotate is done
-  options.profile.symbols.lookup = sources.roots();
+  sources.apply(options.profile.symbols);
   options.profile.filter.comms = split_comma_list(comm_list_);
   options.profile.filter.pids = pids_;
   options.profile.filter.tids = tids_;

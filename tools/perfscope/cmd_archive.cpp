@@ -57,7 +57,7 @@ int ArchiveCommand::run() {
 
   SymbolSources sources(o.symbol_sources);
   ProfileOptions options;
-  options.symbols.lookup = sources.roots();
+  sources.apply(options.symbols);
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
   PerfDataReader reader = PerfDataReader::open(o.input);
   Profile profile = build_profile(reader, options);

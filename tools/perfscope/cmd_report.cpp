@@ -161,7 +161,7 @@ int ReportCommand::run() {
   }
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
   SymbolSources sources(o.symbol_sources);  // archives stay unpacked until the report is done
-  options.symbols.lookup = sources.roots();
+  sources.apply(options.symbols);
   options.filter.comms = comma_separated(o.comm_list);
   options.filter.pids = o.pids;
   options.filter.tids = o.tids;

@@ -165,7 +165,7 @@ int ScriptCommand::run() {
   symbols.parameter_lists = full_names_;
   symbols.inline_frames = inline_frames_wanted(inline_frames_, reader);
   SymbolSources sources(symbol_sources_);  // archives stay unpacked until the script is done
-  symbols.lookup = sources.roots();
+  sources.apply(symbols);
   ScriptFieldSpec spec(fields_);  // checked before the walk: a typo is an option error
   symbols.source_lines = spec.wants_srcline();
   ScriptTextOptions text_options;

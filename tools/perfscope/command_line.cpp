@@ -407,6 +407,14 @@ void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets) {
   app.add_option("--symfs", targets.symfs,
                  "Look for the recorded files under this directory (DIR/usr/lib/libc.so.6), as "
                  "perf's --symfs");
+  app.add_option("--kallsyms", targets.kallsyms,
+                 "Kernel symbols from this file (a copy of /proc/kallsyms), as perf's --kallsyms")
+      ->check(readable_file());
+  app.add_flag("--demangle{1},--no-demangle{-1}", targets.demangle,
+               "C++ and Rust names demangled (the default) or as the symbol table holds them");
+  app.add_flag("-f,--force", targets.force,
+               "Accepted for perf's scripts: perf refuses a recording another user owns unless "
+               "forced; perfscope reads any recording it can open");
 }
 
 void add_inline_option(CLI::App& app, int& choice) {
@@ -455,9 +463,20 @@ SymbolSources::SymbolSources(const SymbolSourceOptions& options) {
     }
     roots_.symfs = options.symfs;
   }
+  kallsyms_ = options.kallsyms;
+  demangle_ = options.demangle;
 }
 
 SymbolSources::~SymbolSources() = default;
+
+void SymbolSources::apply(SymbolizerOptions& symbols) const {
+  symbols.lookup = roots_;
+  if (!kallsyms_.empty()) {
+    symbols.kallsyms_path = kallsyms_;
+    symbols.kallsyms_path_chosen = true;
+  }
+  if (demangle_ != 0) symbols.demangle = demangle_ > 0;
+}
 
 std::string find_helper(std::string_view name, std::string_view what, std::string_view target) {
   char exe[PATH_MAX + 1] = {};

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "perfscope/analysis/symbols/symbol_file_locator.hpp"
+#include "perfscope/analysis/symbols/symbolizer.hpp"
 #include "subcommand_table.hpp"
 
 namespace perfscope {
@@ -98,6 +99,9 @@ void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets
 struct SymbolSourceOptions {
   std::vector<std::string> archives;
   std::string symfs;
+  std::string kallsyms;  // perf's --kallsyms FILE: kernel symbols from this file
+  int demangle = 0;      // perf's --demangle (> 0) and --no-demangle (< 0)
+  bool force = false;    // perf's -f/--force: perfscope refuses no file for its owner anyway
 };
 void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets);
 
@@ -121,10 +125,14 @@ class SymbolSources {
   SymbolSources(const SymbolSources&) = delete;
   SymbolSources& operator=(const SymbolSources&) = delete;
   const SymbolLookupRoots& roots() const noexcept { return roots_; }
+  // The lookup roots, --kallsyms and --demangle/--no-demangle into `symbols`.
+  void apply(SymbolizerOptions& symbols) const;
 
  private:
   std::vector<ExtractedSymbolArchive> extracted_;
   SymbolLookupRoots roots_;
+  std::string kallsyms_;
+  int demangle_ = 0;
 };
 
 }  // namespace perfscope::cli

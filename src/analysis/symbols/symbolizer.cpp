@@ -575,6 +575,14 @@ struct Symbolizer::State {
   }
 
   KernelSource kernel_source() const {
+    // A chosen kallsyms_path is read as it is: no build id, so no cached copy instead of it.
+    if (options.kallsyms_path_chosen) {
+      return KernelSource{options.kallsyms_path,
+                          options.build_id_cache_dir,
+                          {},
+                          {},
+                          options.kernel_reference_address};
+    }
     return KernelSource{options.kallsyms_path, options.build_id_cache_dir,
                         locator.kallsyms_candidates(options.kernel_build_id),
                         options.kernel_build_id, options.kernel_reference_address};

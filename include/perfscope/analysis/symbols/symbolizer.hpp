@@ -42,6 +42,8 @@ struct SymbolizerOptions {
   bool inline_frames = false;  // the inlined calls at each address (--inline)
   std::string debug_root = "/usr/lib/debug";
   std::string kallsyms_path = "/proc/kallsyms";
+  // The user named kallsyms_path (perf's --kallsyms): it is read, never a cached copy instead.
+  bool kallsyms_path_chosen = false;
   // The recording's kernel: its build id (the BUILD_ID entry of [kernel.kallsyms]) and the
   // address of its reference symbol _text (the pgoff of its kernel MMAP record). With the build
   // id, the copy of kallsyms saved at recording time in the build-id cache is preferred to
