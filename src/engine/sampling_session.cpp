@@ -492,7 +492,9 @@ std::size_t SamplingSession::poll(RecordConsumer& consumer, int timeout_ms) {
   if (count < 0 && count != -EINTR) {
     throw Error(-count, fmt::format("epoll_wait failed: {}", std::strerror(-count)));
   }
+  bool data = false;
   for (int i = 0; i < count; ++i) {
+    data = data || ready[i].token < buffers_.size();
     if (ready[i].token == command_token) {
       command_exited_ = true;
       poll_->remove(pidfd_);
@@ -507,6 +509,7 @@ std::size_t SamplingSession::poll(RecordConsumer& consumer, int timeout_ms) {
       buffer.fd = -1;
     }
   }
+  if (data) ++wakeups_;
   return drain_passes(consumer, 1);
 }
 

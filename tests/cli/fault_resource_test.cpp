@@ -192,6 +192,7 @@ TEST(OutputDeviceFull, RecordFailsClearlyAndEndsTheCommand) {
   EXPECT_THAT(result.err, HasSubstr("No space left on device"));
   EXPECT_THAT(result.err, HasSubstr("the disk is full"));
   EXPECT_THAT(result.err, Not(HasSubstr("[ perfscope record:")));
+  EXPECT_THAT(result.err, Not(HasSubstr("[ perf record:")));
   EXPECT_LT(seconds, 10.0) << "the recorder waited for its command after the error";
   // What did reach the disk is a readable (unfinished) recording or a clear refusal.
   try {
@@ -219,6 +220,7 @@ TEST(OutputDeviceFull, FullFromTheStart) {
   EXPECT_EQ(record.exit_status, 1) << record.err;
   EXPECT_THAT(record.err, HasSubstr("No space left on device"));
   EXPECT_THAT(record.err, Not(HasSubstr("[ perfscope record:")));
+  EXPECT_THAT(record.err, Not(HasSubstr("[ perf record:")));
 
   auto stat = pt::run_perfscope(
       {"stat", "-e", "task-clock", "-o", dir / "counts", "--", work_helper, "getpid", "1000"});

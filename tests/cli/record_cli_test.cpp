@@ -221,6 +221,23 @@ TEST(RecordCliTest, PerfReadsOurFilesAndAgrees) {
     auto samples = our_samples(path);
     EXPECT_GT(samples.size(), 50u);
     expect_same_samples(path);
+    // perf's two summary lines, which scripts written for perf read: the sample count is what
+    // perf finds in the file.
+    std::smatch summary;
+    ASSERT_TRUE(std::regex_search(
+        result.err, summary,
+        std::regex(
+            R"(\[ perf record: Woken up ([0-9]+) times to write data \]\n\[ perf record: Captured and wrote ([0-9]+\.[0-9]{3}) MB (\S+) \(([0-9]+) samples\) \]\n)")))
+        << result.err;
+    EXPECT_GE(std::stoul(summary[1]), 1u);
+    // The records' MiB, as perf's (its header and features after them are not counted).
+    EXPECT_GT(std::stod(summary[2]), 0.0);
+    EXPECT_LE(std::stod(summary[2]),
+              static_cast<double>(std::filesystem::file_size(path)) / (1024.0 * 1024.0));
+    EXPECT_EQ(summary[3], path);
+    auto perf_samples = pt::run_command({perf_path, "script", "-i", path, "-F", "time"});
+    EXPECT_EQ(std::to_string(std::count(perf_samples.out.begin(), perf_samples.out.end(), '\n')),
+              summary[4].str());
     auto comms = pt::run_command({perf_path, "script", "-i", path, "-F", "comm"});
     EXPECT_NE(comms.out.find("work_helper"), std::string::npos);
     std::filesystem::remove(path);

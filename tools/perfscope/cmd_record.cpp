@@ -609,6 +609,15 @@ int finish(Recording& recording) {
                left_out, left_out == 1 ? "" : "s");
   }
   if (!recording.options.quiet) {
+    // perf's two lines first, as perf prints them: scripts written for perf read them.
+    fmt::print(stderr, "[ perf record: Woken up {} times to write data ]\n", recorded.wakeups);
+    // As perf: the output "-" and no sample count in pipe mode, none either without samples.
+    fmt::print(stderr, "[ perf record: Captured and wrote {:.3f} MB {}{} ]\n",
+               static_cast<double>(writer.file_size()) / (1024.0 * 1024.0),
+               writer.pipe_mode() ? std::string("-") : recording.options.output,
+               writer.pipe_mode() || stats.samples == 0
+                   ? std::string()
+                   : fmt::format(" ({} samples)", stats.samples));
     print_samples_line(stats);
     fmt::print(stderr,
                "[ perfscope record: wrote {:.3f} MB to {}; recorder {:.3f} s wall, {:.3f} s CPU "

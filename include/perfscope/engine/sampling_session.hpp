@@ -146,6 +146,8 @@ class PERFSCOPE_EXPORT SamplingSession {
   void interrupt_poll() noexcept;
   // True once the launched command has exited (its records may still need a drain()).
   bool command_exited() const noexcept { return command_exited_; }
+  // The waits poll() ended because a buffer had data (perf record's "Woken up N times").
+  std::uint64_t wakeups() const noexcept { return wakeups_; }
 
   pid_t command_pid() const noexcept;
   int wait_for_command();
@@ -219,6 +221,7 @@ class PERFSCOPE_EXPORT SamplingSession {
   EventOpener opener_;  // the fallbacks taken (user space only, no PERF_FORMAT_LOST)
   int pidfd_ = -1;
   bool command_exited_ = false;
+  std::uint64_t wakeups_ = 0;
   bool opened_ = false;
   bool identified_ = false;  // IDENTIFIER is sampled: there are several events
   bool aux_event_ = false;   // the first event maps an AUX area

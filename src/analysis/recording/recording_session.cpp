@@ -162,6 +162,7 @@ RecordingStats RecordingSession::stats() const noexcept {
   }
   stats.unreported_lost = unreported_lost_;
   stats.kernel_samples_left_out = kernel_samples_left_out_;
+  stats.wakeups = sampling_.wakeups();
   stats.totals.samples -= std::min(stats.totals.samples, kernel_samples_left_out_);
   return stats;
 }

@@ -43,6 +43,7 @@ struct RecordingStats {
   BufferStats totals;                         // samples kept, LOST records and losses
   std::uint64_t unreported_lost = 0;          // in totals.lost: from the kernel's count at the stop
   std::uint64_t kernel_samples_left_out = 0;  // not in totals.samples (the user-only filter)
+  std::uint64_t wakeups = 0;  // waits that ended with data to write (perf's "Woken up N times")
 };
 
 class RecordingSession {
