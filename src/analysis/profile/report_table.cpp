@@ -18,38 +18,6 @@ using detail::FlatIndexMap;
 
 using detail::file_name_of;
 
-std::string_view sort_key_name(ReportSortKey key) {
-  switch (key) {
-    case ReportSortKey::comm: return "comm";
-    case ReportSortKey::pid: return "pid";
-    case ReportSortKey::tid: return "tid";
-    case ReportSortKey::dso: return "dso";
-    case ReportSortKey::sym: return "sym";
-    case ReportSortKey::cpu: return "cpu";
-    case ReportSortKey::srcline: return "srcline";
-    case ReportSortKey::state: return "state";
-    case ReportSortKey::srcfile: return "srcfile";
-    case ReportSortKey::parent: return "parent";
-  }
-  return "";
-}
-
-std::string_view column_title(ReportSortKey key) {
-  switch (key) {
-    case ReportSortKey::comm: return "Command";
-    case ReportSortKey::pid: return "Pid:Command";
-    case ReportSortKey::tid: return "Pid:Command";
-    case ReportSortKey::dso: return "Shared Object";
-    case ReportSortKey::sym: return "Symbol";
-    case ReportSortKey::cpu: return "CPU";
-    case ReportSortKey::srcline: return "Source:Line";
-    case ReportSortKey::state: return "State";
-    case ReportSortKey::srcfile: return "Source File";
-    case ReportSortKey::parent: return "Parent symbol";
-  }
-  return "";
-}
-
 // The samples of one event folded by everything a row key can depend on.
 struct SampleGroup {
   std::uint32_t stack = no_index, thread = 0, cpu = no_index;
@@ -512,63 +480,6 @@ std::string scaled_count(std::uint64_t count) {
 
 }  // namespace
 
-std::string_view report_sort_key_name(ReportSortKey key) noexcept { return sort_key_name(key); }
-std::string_view report_sort_key_title(ReportSortKey key) noexcept { return column_title(key); }
-
-namespace {
-
-// Calls `visit` with each comma-separated word of a --sort value.
-template <typename Visit>
-void for_each_sort_word(std::string_view text, Visit&& visit) {
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto comma = text.find(',', start);
-    visit(text.substr(start,
-                      comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-}
-
-bool is_order_word(std::string_view name) {
-  return name == "overhead" || name == "period" || name == "sample" || name == "overhead_children";
-}
-
-}  // namespace
-
-std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text) {
-  std::vector<ReportSortKey> keys;
-  for_each_sort_word(text, [&](std::string_view name) {
-    if (is_order_word(name)) return;
-    if (name == "symbol") name = "sym";
-    for (ReportSortKey key :
-         {ReportSortKey::comm, ReportSortKey::pid, ReportSortKey::tid, ReportSortKey::dso,
-          ReportSortKey::sym, ReportSortKey::cpu, ReportSortKey::srcline, ReportSortKey::state,
-          ReportSortKey::srcfile, ReportSortKey::parent}) {
-      if (name == sort_key_name(key)) {
-        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
-        return;
-      }
-    }
-    throw std::invalid_argument(
-        fmt::format("--sort: unknown key '{}'; the keys are comm,pid,tid,dso,sym (symbol),cpu,"
-                    "srcline,srcfile,parent,state, and overhead,period,sample to order the rows",
-                    name));
-  });
-  // Only ordering words: no key, so one row, the whole event, as perf shows it.
-  return keys;
-}
-
-bool report_orders_by_samples(std::string_view text) {
-  bool by_samples = false, decided = false;
-  for_each_sort_word(text, [&](std::string_view name) {
-    if (decided || !is_order_word(name)) return;
-    decided = true;
-    by_samples = name == "sample";
-  });
-  return by_samples;
-}
-
 ReportTable build_report_table(const Profile& profile, std::uint32_t event,
                                const ReportOptions& options) {
   ReportTable table;
@@ -753,7 +664,7 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
     }
     std::size_t key_base = titles.size();
     for (std::size_t k = 0; k < options.sort.size(); ++k) {
-      titles.emplace_back(column_title(options.sort[k]));
+      titles.emplace_back(report_sort_key_title(options.sort[k]));
       std::size_t width = titles.back().size();
       for (const auto& row : table.rows) width = std::max(width, row.keys[k].size());
       widths.push_back(width);
