@@ -40,7 +40,6 @@ std::string_view report_sort_key_title(ReportSortKey key) noexcept {
   return "";
 }
 
-
 namespace {
 
 // Calls `visit` with each comma-separated word of a --sort value.

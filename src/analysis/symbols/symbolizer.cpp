@@ -20,6 +20,7 @@
 #include "analysis/symbols/dwarf_source_lines.hpp"
 #include "analysis/symbols/elf_symbol_table.hpp"
 #include "analysis/symbols/jit_symbols.hpp"
+#include "analysis/symbols/kernel_symbol_loading.hpp"
 #include "analysis/symbols/kernel_symbols.hpp"
 #include "analysis/symbols/mini_debug_info.hpp"
 #include "analysis/symbols/short_function_name.hpp"
@@ -91,138 +92,13 @@ struct FileSymbols {
   }
 };
 
-// Where kernel symbols come from: SymbolizerOptions' kernel fields, copied for the loader thread.
-struct KernelSource {
-  std::string kallsyms_path;
-  std::string cache_dir;
-  std::vector<std::string> archived_copies;  // the lookup roots' copies, tried first
-  std::vector<std::uint8_t> build_id;
-  std::uint64_t reference_address = 0;
-};
-
-// What a kallsyms file gave: read once per symbolizer, or once for several (SharedKernelSymbols).
-struct LoadedKernel {
-  bool read = false;  // a kallsyms file could be read
-  KernelSymbols symbols;
-  std::string problem;
-  std::string note;  // a warning about the symbols used (of another boot or machine)
-};
-
-struct KernelState {
-  bool loaded = false;
-  std::shared_ptr<const LoadedKernel> data = std::make_shared<LoadedKernel>();
-  std::shared_ptr<SharedKernelSymbols> shared;
-  std::unordered_map<std::uint64_t, SymbolizedAddress> cache;
-  // prefetch_kernel's: it fills `data`, and nothing else touches it until it is joined.
-  std::thread loader;
-
-  KernelState() = default;
-  KernelState(const KernelState&) = delete;
-  KernelState& operator=(const KernelState&) = delete;
-  ~KernelState() {
-    if (loader.joinable()) loader.join();
-  }
-
-  void load(const KernelSource& source) noexcept;
-
-  static std::shared_ptr<const LoadedKernel> read(const KernelSource& source) noexcept {
-    auto kernel = std::make_shared<LoadedKernel>();
-    try {
-      if (read_cached_copy(source, *kernel)) return kernel;
-      read_symbols(source.kallsyms_path, *kernel);
-      std::uint64_t running = kernel->symbols.reference_address();
-      if (kernel->problem.empty() && source.reference_address != 0 && running != 0 &&
-          running != source.reference_address) {
-        kernel->note = fmt::format(
-            "kernel symbols may be wrong: the recording's kernel had _text at {:#x}, {} has it "
-            "at {:#x} (recorded on another boot or machine, and no copy of its kallsyms in the "
-            "build-id cache{})",
-            source.reference_address, source.kallsyms_path, running,
-            source.build_id.empty()
-                ? std::string()
-                : fmt::format(" at {}",
-                              kallsyms_cache_path(cache_dir_of(source), source.build_id)));
-      }
-    } catch (const std::bad_alloc&) {
-      kernel->symbols = KernelSymbols();
-      kernel->problem = "out of memory reading kernel symbols";
-    }
-    return kernel;
-  }
-
-  static std::string cache_dir_of(const KernelSource& source) {
-    return source.cache_dir.empty() ? default_build_id_cache_dir() : source.cache_dir;
-  }
-
-  // The copy of kallsyms that the recording saved, when its _text is where the recording's was.
-  static bool read_cached_copy(const KernelSource& source, LoadedKernel& kernel) {
-    if (source.build_id.empty()) return false;
-    std::vector<std::string> paths = source.archived_copies;
-    paths.push_back(kallsyms_cache_path(cache_dir_of(source), source.build_id));
-    for (const std::string& path : paths) {
-      sys::MemoryMap copy;
-      if (path.empty() || copy.map_file(path.c_str()) != 0) continue;
-      kernel.symbols.parse(std::string_view(static_cast<const char*>(copy.data()), copy.size()));
-      if (!kernel.symbols.addresses_hidden() && !kernel.symbols.empty() &&
-          (source.reference_address == 0 ||
-           kernel.symbols.reference_address() == source.reference_address)) {
-        kernel.read = true;
-        return true;
-      }
-      kernel.symbols = KernelSymbols();
-    }
-    return false;
-  }
-
-  static void read_symbols(const std::string& path, LoadedKernel& kernel) {
-    auto text = sys::read_text_file(path);
-    if (!text) {
-      kernel.problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
-      return;
-    }
-    kernel.read = true;
-    kernel.symbols.parse(*text);
-    if (kernel.symbols.addresses_hidden()) {
-      kernel.problem = fmt::format(
-          "kptr_restrict hides kernel addresses (every address in {} reads 0): run as root, "
-          "or allow them with sysctl kernel.kptr_restrict=0",
-          path);
-    } else if (kernel.symbols.empty()) {
-      kernel.problem = fmt::format("no kernel symbols in {}", path);
-    }
-  }
-};
+using detail::KernelSource;
+using detail::KernelState;
+using detail::LoadedKernel;
 
 std::optional<ElfImage> elf_of(std::span<const std::byte> bytes) {
   const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
   return ElfImage::from_bytes(std::vector<unsigned char>(begin, begin + bytes.size()));
-}
-
-}  // namespace
-
-class SharedKernelSymbols {
- public:
-  std::once_flag once;
-  std::shared_ptr<const LoadedKernel> loaded;
-};
-
-std::shared_ptr<SharedKernelSymbols> make_shared_kernel_symbols() {
-  return std::make_shared<SharedKernelSymbols>();
-}
-
-namespace {
-
-void KernelState::load(const KernelSource& source) noexcept {
-  if (!shared) {
-    data = read(source);
-    return;
-  }
-  try {
-    std::call_once(shared->once, [&] { shared->loaded = read(source); });
-    data = shared->loaded;
-  } catch (const std::system_error&) {
-    data = read(source);
-  }
 }
 
 }  // namespace
