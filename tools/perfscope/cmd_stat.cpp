@@ -131,6 +131,22 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_flag("--per-node", options_.per_node, "Counts per NUMA node (with -a or -C)");
   app_->add_flag("--per-thread", options_.per_thread,
                  "Counts per thread (with -p, -t or a command)");
+  app_->add_option("--interval-count", options_.interval_count,
+                   "With -I: stop after this many intervals")
+      ->check(CLI::PositiveNumber);
+  app_->add_option("--timeout", options_.timeout_ms,
+                   "Stop after this many milliseconds (the command is ended), and print the counts")
+      ->check(CLI::PositiveNumber);
+  app_->add_flag("--all-user", options_.all_user, "Count user space only, every event (as :u)");
+  app_->add_flag("--all-kernel", options_.all_kernel, "Count the kernel only, every event (as :k)");
+  app_->add_flag("-q,--quiet", options_.quiet, "Print no counts (the exit status remains)");
+  app_->add_flag("--append", options_.append, "With -o: append to the file");
+  app_->add_option("--log-fd", options_.log_fd,
+                   "Write the counts to this open file descriptor instead of stderr")
+      ->check(CLI::NonNegativeNumber);
+  app_->add_option("--pre", options_.pre, "Run this shell command before each run (with -r)");
+  app_->add_option("--post", options_.post, "Run this shell command after each run (with -r)");
+  app_->add_flag("--sync", options_.sync, "Call sync() before each run");
   app_->add_flag("-d,--detailed", options_.detailed,
                  "Add perf's detailed cache events (-dd and -ddd add more)");
   // Everything from the first non-option word (or after --) is the command, as with perf.
@@ -169,6 +185,21 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   std::string detailed = detailed_event_list(options.detailed);
   if (!detailed.empty()) event_list += "," + detailed;
   auto groups = parse_event_list(event_list);
+  if (options.all_user && options.all_kernel) {
+    throw std::invalid_argument("--all-user and --all-kernel exclude each other: give one");
+  }
+  for (auto& group : groups) {
+    for (auto& spec : group.events) {
+      if (options.all_user) spec.attr.count_user_only();
+      if (options.all_kernel) spec.attr.count_kernel_only();
+    }
+  }
+  if (options.interval_count > 0 && options.interval_ms <= 0) {
+    throw std::invalid_argument("--interval-count counts -I intervals: give -I MS too");
+  }
+  if (!options.output.empty() && options.log_fd >= 0) {
+    throw std::invalid_argument("-o and --log-fd exclude each other: give one");
+  }
   // Before counting, so that the warning is not lost after a long run's output.
   for (const std::string& warning : group_capacity_warnings(groups)) {
     fmt::print(stderr, "perfscope: warning: {}\n", warning);
@@ -178,12 +209,22 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> output_file(nullptr, &std::fclose);
   if (!options.output.empty()) {
     // 0600 like the recordings: counts name the commands and processes measured.
-    int fd = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = ::open(options.output.c_str(),
+                    O_WRONLY | O_CREAT | O_CLOEXEC | (options.append ? O_APPEND : O_TRUNC), 0600);
     if (fd >= 0) output_file.reset(::fdopen(fd, "w"));
     if (fd >= 0 && !output_file) ::close(fd);
     if (!output_file) {
       throw std::runtime_error(
           fmt::format("cannot write '{}': {}", options.output, std::strerror(errno)));
+    }
+    out = output_file.get();
+  } else if (options.log_fd >= 0) {
+    int fd = ::fcntl(options.log_fd, F_DUPFD_CLOEXEC, 3);
+    if (fd >= 0) output_file.reset(::fdopen(fd, "a"));
+    if (fd >= 0 && !output_file) ::close(fd);
+    if (!output_file) {
+      throw std::invalid_argument(fmt::format("--log-fd {}: not an open file descriptor ({})",
+                                              options.log_fd, std::strerror(errno)));
     }
     out = output_file.get();
   }
@@ -200,7 +241,18 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   result.runs = options.repeat;
   std::vector<RunningStatistics> per_event;
 
+  auto run_shell = [](const char* option, const std::string& shell_command) {
+    if (shell_command.empty()) return;
+    std::fflush(nullptr);
+    int status = std::system(shell_command.c_str());
+    if (status != 0) {
+      throw std::runtime_error(fmt::format("{} '{}' failed (status {}): the runs stop", option,
+                                           shell_command, sys::exit_status_from_wait(status)));
+    }
+  };
   for (int run = 0; run < options.repeat && (run == 0 || stop_signal.load() == 0); ++run) {
+    run_shell("--pre", options.pre);
+    if (options.sync) ::sync();
     CountingSession session(groups, target, counting);
     session.open();
     if (run == 0) {
@@ -249,7 +301,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     for (auto& count : previous) count.reading = Reading{};
     double previous_at = started;
     bool first_interval = true;
+    int intervals_printed = 0;
+    bool ended_early = false;  // --interval-count or --timeout reached
     auto print_interval = [&] {
+      ++intervals_printed;
       const auto& now_counts = session.read();
       double at = now_ns();
       std::vector<EventCount> delta = now_counts;
@@ -257,8 +312,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
         delta[i].reading = now_counts[i].reading.since(previous[i].reading);
         delta[i].scaled = scale_delta(delta[i].reading, now_counts[i].reading);
       }
-      print_stat_interval(out, format, (at - started) / 1e9, delta, at - previous_at,
-                          first_interval, separator);
+      if (!options.quiet) {
+        print_stat_interval(out, format, (at - started) / 1e9, delta, at - previous_at,
+                            first_interval, separator);
+      }
       first_interval = false;
       previous = now_counts;
       previous_at = at;
@@ -270,11 +327,19 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     // wait instead of pushing every later interval back.
     const double interval_ns = options.interval_ms * 1e6;
     double next_interval_at = started + interval_ns;
+    const double deadline = options.timeout_ms > 0 ? started + options.timeout_ms * 1e6 : 0;
     for (; can_watch;) {
       int timeout = -1;
-      if (options.interval_ms > 0) {
-        double left_ns = next_interval_at - now_ns();
-        timeout = left_ns <= 0 ? 0 : static_cast<int>(std::ceil(left_ns / 1e6));
+      auto wait_until = [&](double at) {
+        double left_ns = at - now_ns();
+        int ms = left_ns <= 0 ? 0 : static_cast<int>(std::ceil(left_ns / 1e6));
+        timeout = timeout < 0 ? ms : std::min(timeout, ms);
+      };
+      if (options.interval_ms > 0) wait_until(next_interval_at);
+      if (deadline > 0) wait_until(deadline);
+      if (deadline > 0 && now_ns() >= deadline) {
+        ended_early = true;
+        break;
       }
       if (ends_at_once(stop_signal.load(), target.has_command())) break;
       int ready =
@@ -287,13 +352,17 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
       }
       if (ready == 0 && options.interval_ms > 0 && now_ns() >= next_interval_at) {
         print_interval();
+        if (options.interval_count > 0 && intervals_printed >= options.interval_count) {
+          ended_early = true;
+          break;
+        }
         // After a stall of more than an interval, the next one ends at the schedule's next
         // point still ahead (the printed time says how long this one was).
         while (next_interval_at <= now_ns()) next_interval_at += interval_ns;
       }
     }
     if (watch_fd >= 0) sys::close_fd(watch_fd);
-    if (ends_at_once(stop_signal.load(), target.has_command())) {
+    if (ends_at_once(stop_signal.load(), target.has_command()) || ended_early) {
       session.stop();  // the command is ended when the session goes
     } else if (target.has_command()) {
       int status = session.wait_for_command();
@@ -307,7 +376,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     // The last, partial interval, read once the counters stopped: without it the intervals would
     // not add up to the totals (and JSON lines and CSV, which print no totals, would lose the end
     // of the run); read before the stop, the totals would hold what ran in between.
-    if (options.interval_ms > 0) print_interval();
+    if (options.interval_ms > 0 && !(options.interval_count > 0 && ended_early)) print_interval();
     double elapsed = now_ns() - started;
     result.counts = session.read();
     if (aggregator) {
@@ -325,14 +394,16 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
       }
     }
     result.runs = run + 1;
+    run_shell("--post", options.post);
   }
   if (result.runs > 1) {
     result.user_seconds /= result.runs;
     result.system_seconds /= result.runs;
   }
   result.per_event = std::move(per_event);
-  if (options.interval_ms == 0 || format == StatFormat::text)
+  if (!options.quiet && (options.interval_ms == 0 || format == StatFormat::text)) {
     print_stat(out, format, result, separator);
+  }
   // A full disk shows only now, when the buffered counts reach it: never exit 0 with them lost.
   if (output_file && (std::fflush(out) != 0 || std::ferror(out))) {
     throw std::runtime_error(

@@ -39,6 +39,16 @@ struct StatOptions {
   bool per_node = false;
   bool per_thread = false;
   int detailed = 0;
+  // perf stat's run control: --interval-count, --timeout, --all-user/--all-kernel, -q, --append,
+  // --log-fd, --pre/--post, --sync.
+  int interval_count = 0;
+  int timeout_ms = 0;
+  bool all_user = false, all_kernel = false;
+  bool quiet = false;
+  bool append = false;
+  int log_fd = -1;
+  std::string pre, post;
+  bool sync = false;
   std::vector<std::string> command;
 };
 

@@ -1,0 +1,128 @@
+// perf stat's run control (issue #44): --interval-count, --timeout, --all-user and --all-kernel,
+// -q, -o with --append, --log-fd, --pre, --post and --sync, with perf's meaning.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace pt = perfscope::testing;
+
+namespace {
+
+const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
+
+// The count of `event` in perf's CSV (-x,): "COUNT,UNIT,EVENT,...".
+long long csv_count(const std::string& text, const std::string& event) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields;
+    std::stringstream split(line);
+    for (std::string field; std::getline(split, field, ',');) fields.push_back(field);
+    if (fields.size() > 2 && fields[2] == event) return std::stoll(fields[0]);
+  }
+  return -1;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+// --interval-count N: N intervals, then the run ends (its command too) without a partial one.
+TEST(StatRunControl, IntervalCountStopsAfterThatManyIntervals) {
+  auto start = std::chrono::steady_clock::now();
+  auto result = pt::run_perfscope({"stat", "-I", "50", "--interval-count", "3", "-x", ",", "-e",
+                                   "task-clock", "--", "sleep", "5"});
+  pt::expect_no_crash(result);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_LT(seconds_since(start), 3.0) << "the command was not ended";
+  std::istringstream lines(result.err);
+  int intervals = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("task-clock") != std::string::npos) ++intervals;
+  }
+  EXPECT_EQ(intervals, 3) << result.err;
+  auto without_interval = pt::run_perfscope({"stat", "--interval-count", "3", "--", "true"});
+  EXPECT_EQ(without_interval.exit_status, 129) << without_interval.err;
+}
+
+// --timeout MS: the counts of that long, printed, and the command ended.
+TEST(StatRunControl, TimeoutEndsTheRunAndPrintsTheCounts) {
+  auto start = std::chrono::steady_clock::now();
+  auto result = pt::run_perfscope(
+      {"stat", "--timeout", "200", "-x", ",", "-e", "task-clock", "--", "sleep", "5"});
+  pt::expect_no_crash(result);
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  double took = seconds_since(start);
+  EXPECT_GE(took, 0.2);
+  EXPECT_LT(took, 3.0) << "the command was not ended";
+  EXPECT_NE(result.err.find("task-clock"), std::string::npos) << result.err;
+}
+
+// --all-user and --all-kernel: every event counts one mode. Faults on 2000 fresh pages that the
+// helper touches in user space are user-mode faults.
+TEST(StatRunControl, AllUserAndAllKernelCountOneModeOfEveryEvent) {
+  auto user = pt::run_perfscope(
+      {"stat", "--all-user", "-x", ",", "-e", "page-faults", "--", work_helper, "faults", "2000"});
+  auto kernel = pt::run_perfscope({"stat", "--all-kernel", "-x", ",", "-e", "page-faults", "--",
+                                   work_helper, "faults", "2000"});
+  ASSERT_EQ(user.exit_status, 0) << user.err;
+  ASSERT_EQ(kernel.exit_status, 0) << kernel.err;
+  EXPECT_GE(csv_count(user.err, "page-faults"), 2000) << user.err;
+  EXPECT_GE(csv_count(kernel.err, "page-faults"), 0) << kernel.err;
+  EXPECT_LT(csv_count(kernel.err, "page-faults"), 1000) << kernel.err;
+  auto both = pt::run_perfscope({"stat", "--all-user", "--all-kernel", "--", "true"});
+  EXPECT_EQ(both.exit_status, 129) << both.err;
+}
+
+// -q prints nothing; -o --append adds to the file; --log-fd writes to that descriptor.
+TEST(StatRunControl, QuietAppendAndLogFd) {
+  auto quiet = pt::run_perfscope({"stat", "-q", "-e", "task-clock", "--", "true"});
+  EXPECT_EQ(quiet.exit_status, 0);
+  EXPECT_EQ(quiet.err, "");
+  pt::TempDir dir;
+  std::string file = dir.path() + "/counts.csv";
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> words{"stat", "-o", file, "-x", ",", "-e", "task-clock"};
+    if (i == 1) words.push_back("--append");
+    words.insert(words.end(), {"--", "true"});
+    ASSERT_EQ(pt::run_perfscope(words).exit_status, 0);
+  }
+  std::ifstream written(file);
+  std::string text((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  std::size_t rows = 0;
+  for (std::size_t at = text.find("task-clock"); at != std::string::npos;
+       at = text.find("task-clock", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2u) << text;
+  // --log-fd 1: the counts on stdout, none on stderr.
+  auto logged =
+      pt::run_perfscope({"stat", "--log-fd", "1", "-x", ",", "-e", "task-clock", "--", "true"});
+  EXPECT_EQ(logged.exit_status, 0) << logged.err;
+  EXPECT_NE(logged.out.find("task-clock"), std::string::npos) << logged.out;
+  EXPECT_EQ(logged.err.find("task-clock"), std::string::npos) << logged.err;
+}
+
+// --pre and --post run around each of -r's runs, in order; a failing --pre stops the runs.
+TEST(StatRunControl, PreAndPostRunAroundEachRun) {
+  pt::TempDir dir;
+  std::string log = dir.path() + "/order";
+  auto result =
+      pt::run_perfscope({"stat", "-r", "2", "--sync", "--pre", "echo pre >> " + log, "--post",
+                         "echo post >> " + log, "-x", ",", "-e", "task-clock", "--", "true"});
+  EXPECT_EQ(result.exit_status, 0) << result.err;
+  std::ifstream order(log);
+  std::string text((std::istreambuf_iterator<char>(order)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "pre\npost\npre\npost\n");
+  auto failing = pt::run_perfscope({"stat", "--pre", "false", "--", "true"});
+  EXPECT_EQ(failing.exit_status, 1) << failing.err;
+  EXPECT_NE(failing.err.find("--pre 'false' failed"), std::string::npos) << failing.err;
+}
