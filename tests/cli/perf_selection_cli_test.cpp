@@ -265,7 +265,10 @@ TEST(PerfSelection, ReportKeepsPerfsRowsSharesAndColumns) {
       {"-S", "leaf_60"},
       {"--symbols", "leaf_60,leaf_30"},
       {"--time", "10%/3"},
-      {"--time", "0%-10%,30%-40%"}};
+      {"--time", "0%-10%,30%-40%"},
+      {"--percentage", "relative", "--symbols", "leaf_60,leaf_30"},
+      {"--percentage", "relative", "--comms", "known_answer_fp", "-S", "leaf_10"},
+      {"--percentage", "absolute", "--dsos", "known_answer_fp"}};
   for (const auto& selection : selections) expect_same_report(r.path, selection);
   // Not --pid and --tid: perf report applies them to merged rows (a row of two processes' samples
   // is kept or dropped whole, by the thread of its first sample); script, above, agrees with

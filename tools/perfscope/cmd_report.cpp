@@ -80,6 +80,10 @@ ReportCommand::ReportCommand(CLI::App& app) {
   add_sample_filter_options(*app_, {&options_.comm_list, &options_.pids, &options_.tids,
                                     &options_.dso_list, &options_.symbol_list, "-c", "-d", "-S"});
   app_->add_option("-C,--cpu", options_.cpu_list, "Only samples taken on these CPUs (0-3,8)");
+  app_->add_option("--percentage", options_.percentage,
+                   "Shares of a filtered report: 'absolute' (of everything recorded, the "
+                   "default) or 'relative' (of what the filters kept)")
+      ->check(CLI::IsMember({"relative", "absolute"}));
   app_->add_option("--time", options_.time,
                    "Only samples in these times: START,STOP in seconds (either open; several "
                    "separated by blanks), A%/N (the N-th slice of A %), A%-B%");
@@ -175,6 +179,7 @@ int ReportCommand::run() {
   PerfDataReader reader = PerfDataReader::open(o.input);
   options.filter.times = TimeRanges::parse(o.time, reader.features().sample_time);
   report.time_slices = o.time;
+  report.relative_percentages = o.percentage == "relative";
   // perf leaves out the column of a filter that keeps one value (perf_hpp's elide), and says
   // the value in the header: the rows are the same, one value of the column being left.
   auto elide = [&](ReportSortKey key, const std::vector<std::string>& kept, const char* column) {

@@ -523,7 +523,9 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
     table.period += folded.period;
     table.samples += folded.samples;
   }
-  if (event < profile.events.size()) table.percent_base = profile.events[event].period_read;
+  if (event < profile.events.size() && !options.relative_percentages) {
+    table.percent_base = profile.events[event].period_read;
+  }
   TableBuilder builder(profile, options, table);
   for (const SampleGroup& group : groups) builder.add(group);
 
@@ -631,13 +633,16 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
     // perf's counts of the event: every sample the filters hid included (perf's default
     // --percentage absolute); --time and --cpu left out.
     const ProfileEvent& counted = profile.events[event];
-    fmt::format_to(std::back_inserter(out), "# Samples: {} of event '{}'{}\n",
-                   scaled_count(std::max(counted.samples_read, table.samples)), counted.name,
-                   options.time_slices.empty()
-                       ? std::string()
-                       : fmt::format(" (time slices: {})", options.time_slices));
-    fmt::format_to(std::back_inserter(out), "# Event count (approx.): {}\n",
-                   std::max(counted.period_read, table.period));
+    fmt::format_to(
+        std::back_inserter(out), "# Samples: {} of event '{}'{}\n",
+        scaled_count(options.relative_percentages ? table.samples
+                                                  : std::max(counted.samples_read, table.samples)),
+        counted.name,
+        options.time_slices.empty() ? std::string()
+                                    : fmt::format(" (time slices: {})", options.time_slices));
+    fmt::format_to(
+        std::back_inserter(out), "# Event count (approx.): {}\n",
+        options.relative_percentages ? table.period : std::max(counted.period_read, table.period));
     line("#");
 
     // Column widths: the widest of title and values.

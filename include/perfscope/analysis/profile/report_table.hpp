@@ -56,6 +56,9 @@ struct ReportOptions {
   // Columns perf leaves out because a filter keeps one value of theirs, said in the header
   // instead ("# comm: sqlite3"): {"comm", "sqlite3"}.
   std::vector<std::pair<std::string, std::string>> elided;
+  // perf's --percentage relative: shares (and the header's counts) of what the filters kept,
+  // not of everything the event recorded (absolute, perf's default).
+  bool relative_percentages = false;
 };
 
 struct ReportRow {
