@@ -329,6 +329,23 @@ TEST(PerfSelection, KallsymsFromTheGivenFileAsPerfs) {
   EXPECT_NE(ours.out.find("renamed_"), std::string::npos) << ours.out.substr(0, 800);
 }
 
+// script --header: the header report --header prints, then the same records as without it;
+// --header-only: the header alone.
+TEST(PerfSelection, ScriptHeaderIsReportsHeaderThenTheRecords) {
+  SKIP_WITHOUT_RECORDING();
+  const Recording& r = recording();
+  auto header = pt::run_perfscope({"report", "-i", r.path, "--header-only"});
+  auto plain = pt::run_perfscope({"script", "-i", r.path});
+  auto with = pt::run_perfscope({"script", "-i", r.path, "--header"});
+  auto only = pt::run_perfscope({"script", "-i", r.path, "--header-only"});
+  ASSERT_EQ(header.exit_status, 0) << header.err;
+  ASSERT_EQ(with.exit_status, 0) << with.err;
+  ASSERT_EQ(only.exit_status, 0) << only.err;
+  EXPECT_NE(header.out.find("# cmdline : "), std::string::npos) << header.out;
+  EXPECT_EQ(with.out, header.out + plain.out);
+  EXPECT_EQ(only.out, header.out);
+}
+
 TEST(PerfSelection, BadTimesAreOptionErrorsThatShowPerfsForms) {
   SKIP_WITHOUT_RECORDING();
   for (const char* bad : {"abc", "10%/11", "5%-2%", "3,1", "1.1234567891,"}) {

@@ -26,6 +26,7 @@
 #include "perfscope/analysis/recording/off_cpu_state.hpp"
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "report_perf_options.hpp"
 #include "script_fields.hpp"
 #include "script_json.hpp"
 #include "script_output.hpp"
@@ -132,6 +133,8 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_->add_option("--max-stack", max_stack_,
                    "Print at most this many call-chain entries of each sample (default: all)");
   app_->add_flag("--ns", nanoseconds_, "Times with nine decimals");
+  app_->add_flag("--header", header_, "The file's header (host, events, features) first");
+  app_->add_flag("--header-only", header_only_, "Only the file's header");
   app_->add_flag("--reltime", relative_time_, "Times since the first record printed");
   app_->add_flag("--deltatime", delta_time_, "Times since the previous record printed");
   add_inline_option(*app_, inline_frames_);
@@ -159,6 +162,11 @@ script_text::ScriptSelection ScriptCommand::script_selection(const PerfDataReade
 int ScriptCommand::run() {
   PerfDataReader reader = PerfDataReader::open(input_);
   for (const auto& note : reader.notes()) fmt::print(stderr, "perfscope: {}: {}\n", input_, note);
+  if (header_ || header_only_) {
+    std::string header = render_file_header(reader, input_);
+    std::fwrite(header.data(), 1, header.size(), stdout);
+    if (header_only_) return 0;
+  }
   std::optional<PerfDataError> error;
   std::size_t undecodable = 0;
   SymbolizerOptions symbols;

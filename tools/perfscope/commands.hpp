@@ -173,6 +173,7 @@ class ScriptCommand {
   // perf's sample selection: --comms, --pid, --tid, --cpu, --time, --symbols, --dsos.
   std::string comms_, pids_, tids_, cpus_, time_, symbols_, dsos_;
   bool hide_call_graph_ = false, nanoseconds_ = false, relative_time_ = false, delta_time_ = false;
+  bool header_ = false, header_only_ = false;  // perf's --header, --header-only
   std::size_t max_stack_ = ~std::size_t{0};
   int inline_frames_ = 0;    // add_inline_option's choice
   std::size_t threads_ = 0;  // add_threads_option's
