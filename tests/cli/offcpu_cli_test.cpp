@@ -12,6 +12,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "perfscope/abi/sample_format.hpp"
@@ -304,8 +305,14 @@ TEST(OffCpuRecord, AttachedProcessThreadAndSystemWideTargets) {
     auto lines = pt::parse_folded(report.out);
     double slept = weight_of(lines, "[offcpu-time];offcpu_workload;", {";sleep_phase"});
     double waited = weight_of(lines, "[offcpu-time];offcpu_workload;", {";read_phase"});
-    EXPECT_NEAR(slept, phases[1], phases[1] * 0.03) << report.out.substr(0, 3000);
-    EXPECT_NEAR(waited, phases[2], phases[2] * 0.03) << report.out.substr(0, 3000);
+    // The workload times each phase with its own clock: that time holds the blocked interval
+    // and, on a busy machine, the wait for a CPU between the wake-up and the clock read, which is
+    // no blocked time (a loaded clean-clone run drew 239 ms blocked of a 250 ms phase). So the
+    // interval is at most the phase (and 3 % of timer slack), and at least nine tenths of it.
+    for (auto [blocked, phase] : {std::pair{slept, phases[1]}, std::pair{waited, phases[2]}}) {
+      EXPECT_LE(blocked, phase * 1.03) << report.out.substr(0, 3000);
+      EXPECT_GE(blocked, phase * 0.9) << report.out.substr(0, 3000);
+    }
   }
 }
 
