@@ -218,7 +218,10 @@ TEST_F(NodeJit, DwarfStacksReachTheJsCallerThroughJitCode) {
   remove_jit_files(callers.out, dir_.path());
   ASSERT_EQ(callers.exit_status, 0) << callers.err;
   EXPECT_GE(share_of(callers.out, hot_js), 60.0) << callers.out;
-  EXPECT_TRUE(std::regex_search(callers.out, std::regex(R"(\n\s+JS:[~^*+]?run .*sieve\.js)")))
+  // A line of the call graph of its own, or after the share of a branch ("--93.28%--JS:~run")
+  // where a few samples took another way.
+  EXPECT_TRUE(std::regex_search(callers.out,
+                                std::regex(R"(\n[\s|]*(--[0-9.]+%--)?JS:[~^*+]?run .*sieve\.js)")))
       << callers.out;
 }
 

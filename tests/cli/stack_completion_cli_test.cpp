@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -251,6 +252,48 @@ TEST(StackCompletion, LinuxPerfReadsTheUnwoundFileWithoutWarningsAboutIt) {
   auto script = pt::run_command({perf_path, "script", "-i", unwound, "-F", "ip,sym"});
   ASSERT_EQ(script.exit_status, 0) << script.err;
   EXPECT_NE(script.out.find("main"), std::string::npos);
+}
+
+// The call sites in main that a file's stacks pass through ("main+0x4c"), from `script`.
+std::set<std::string> call_sites_in_main(const std::vector<std::string>& script_command) {
+  auto script = script_command.front() == perf_path ? pt::run_command(script_command)
+                                                    : pt::run_perfscope(script_command);
+  EXPECT_EQ(script.exit_status, 0) << script.err;
+  std::set<std::string> sites;
+  std::istringstream lines(script.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto at = line.find(" main+0x");
+    if (at == std::string::npos) continue;
+    auto end = line.find(' ', at + 1);
+    sites.insert(line.substr(at + 1, end == std::string::npos ? end : end - at - 1));
+  }
+  return sites;
+}
+
+// A caller unwound while recording reads as the same frame of perf's own DWARF file: a return
+// address minus one (perf's libunwind's convention), in perfscope and in perf alike.
+TEST(StackCompletion, DwarfCallersReadTheSameWhicheverToolRecorded) {
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
+  pt::TempDir dir;
+  std::string ours = dir.path() + "/ours.data", perfs = dir.path() + "/perf.data";
+  auto recorded = pt::run_perfscope({"record", "-q", "--call-graph", "dwarf", "-e", "cpu-clock",
+                                     "-F", "1000", "-o", ours, "--", no_frame_pointers});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto perf_recorded =
+      pt::run_command({perf_path, "record", "-q", "--call-graph", "dwarf", "-e", "cpu-clock", "-F",
+                       "1000", "-o", perfs, "--", no_frame_pointers});
+  ASSERT_EQ(perf_recorded.exit_status, 0) << perf_recorded.err;
+  const std::vector<std::string> fields{"-F", "ip,sym,symoff"};
+  auto with = [&](std::vector<std::string> command) {
+    command.insert(command.end(), fields.begin(), fields.end());
+    return call_sites_in_main(command);
+  };
+  // main calls leaf_60, leaf_30 and leaf_10 from three sites.
+  auto perfs_sites = with({"script", "-i", perfs});
+  ASSERT_EQ(perfs_sites.size(), 3u) << ::testing::PrintToString(perfs_sites);
+  EXPECT_EQ(with({"script", "-i", ours}), perfs_sites);
+  EXPECT_EQ(with({perf_path, "script", "-i", ours}), perfs_sites);
+  EXPECT_EQ(with({perf_path, "script", "-i", perfs}), perfs_sites);
 }
 
 // The rows of `report --stdio --no-children`: symbol -> share.

@@ -67,6 +67,13 @@ void synthesize_lost(std::uint64_t id, std::uint64_t lost, std::size_t sample_id
   record.emit(sample_id_size, sink);
 }
 
+void synthesize_lost_samples(std::uint64_t lost, std::size_t sample_id_size,
+                             const RecordSink& sink) {
+  RecordBuilder record(RecordType::lost_samples, 0);
+  record.value<std::uint64_t>(lost);
+  record.emit(sample_id_size, sink);
+}
+
 bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink) {
   // _text is among the first symbols; the whole file is read only if it is not.
   auto kallsyms = sys::read_text_file_head("/proc/kallsyms", 1 << 20);

@@ -173,8 +173,9 @@ struct StackResolver::State {
       out.dso_address = mapping.file_offset(out.address.ip);
     } else if (name.starts_with("/memfd:")) {
       // A memfd's code (a sandbox's sealed copy of a binary, a runtime's double mapping): named
-      // by the mapping, "memfd:NAME (deleted)", as perf names it; no perf map is looked for.
-      out.dso = name.substr(1);
+      // by the mapping as perf names it, "/memfd:NAME (deleted)" (report's short name drops the
+      // slash); no perf map is looked for.
+      out.dso = name;
       out.dso_address = mapping.file_offset(address.ip);
     } else if (is_anonymous_mapping(name) && mapping.executable) {
       // JIT code: /tmp/perf-PID.map names it, if anything.
@@ -299,6 +300,13 @@ struct StackResolver::State {
           continue;
         }
         if (unwound_here && !is_kernel_cpumode(mode)) continue;
+        if (dwarf && mode == misc::user && !first_of_context) {
+          // A caller the recorder unwound by DWARF is its return address minus one already
+          // (perfscope's and simpleperf's recorders, as perf's libunwind gives callers): named
+          // and shown as it is, as perf does with the chain.
+          out.push_back({ip, mode, false, sample_entered_kernel, true});
+          continue;
+        }
         out.push_back({ip, mode, !first_of_context, mode == misc::user && sample_entered_kernel});
         first_of_context = false;
       }

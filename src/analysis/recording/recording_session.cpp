@@ -135,15 +135,24 @@ void RecordingSession::stop(RecordingSink& sink) {
   // dropped last: the kernel's own count says how much that was, and the recording says it too.
   std::uint64_t reported = sampling_.total_stats().lost;
   unreported_lost_ = 0;
-  if (auto kernel_lost = sampling_.kernel_lost(); kernel_lost && *kernel_lost > reported) {
+  kernel_lost_samples_ = 0;
+  auto kernel_lost = sampling_.kernel_lost();
+  if (!kernel_lost || *kernel_lost == 0) return;
+  const ParseConfig& config = sampling_.config(0);
+  auto write = [&](std::span<const std::byte> bytes) {
+    sink.record(record_view(bytes), 0, config);
+  };
+  if (*kernel_lost > reported) {
     unreported_lost_ = *kernel_lost - reported;
-    const ParseConfig& config = sampling_.config(0);
     auto ids = sampling_.event_ids(0);
-    synthesize_lost(
-        ids.empty() ? 0 : ids.front(), unreported_lost_, config.sample_id_size(),
-        [&](std::span<const std::byte> bytes) { sink.record(record_view(bytes), 0, config); });
-    sink.end_round();
+    synthesize_lost(ids.empty() ? 0 : ids.front(), unreported_lost_, config.sample_id_size(),
+                    write);
   }
+  // The kernel's whole count, as perf record writes it at its end: perf report's "Total Lost
+  // Samples" of this file is then the count this recorder reported, not 0.
+  kernel_lost_samples_ = *kernel_lost;
+  synthesize_lost_samples(kernel_lost_samples_, config.sample_id_size(), write);
+  sink.end_round();
 }
 
 bool RecordingSession::terminate_command() noexcept {
@@ -161,6 +170,7 @@ RecordingStats RecordingSession::stats() const noexcept {
     stats.totals.lost += unreported_lost_;
   }
   stats.unreported_lost = unreported_lost_;
+  stats.totals.lost_samples += kernel_lost_samples_;
   stats.kernel_samples_left_out = kernel_samples_left_out_;
   stats.wakeups = sampling_.wakeups();
   stats.totals.samples -= std::min(stats.totals.samples, kernel_samples_left_out_);

@@ -133,7 +133,10 @@ struct StackCompleter::State {
       }
       chain.push_back(cc::user);
       chain.push_back(unwound[0]);
-      for (std::size_t i = 1; i < result.frames; ++i) chain.push_back(unwound[i] + 1);
+      // Callers as the unwinder gives them, return addresses minus one, as perf's libunwind
+      // gives the callers of its DWARF files: perf and perfscope name and show each frame of
+      // this file as they do the same frame of perf's (a call that ends a function stays in it).
+      chain.insert(chain.end(), unwound.begin() + 1, unwound.begin() + result.frames);
       if (result.complete) ++statistics.reached_start;
       return true;
     }

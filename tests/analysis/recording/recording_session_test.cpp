@@ -65,7 +65,8 @@ TEST(RecordingSessionTest, PerThreadBuffersOf256ThreadsLoseNothingUnreported) {
   options.data_pages = 1;   // 4 KiB: about 100 samples, so that some are dropped
   options.time_ordered = false;
   std::string path = pt::temp_path("recording_256");
-  std::uint64_t samples = 0, lost = 0;
+  std::uint64_t samples = 0, lost = 0, lost_samples = 0;
+  bool kernel_counts_losses = false;  // PERF_FORMAT_LOST: Linux 6.0 and newer
   std::set<pid_t> worker_tids(tids.begin(), tids.end());
   std::uint64_t foreign_samples = 0;
   RecordingStats stats;
@@ -82,6 +83,7 @@ TEST(RecordingSessionTest, PerThreadBuffersOf256ThreadsLoseNothingUnreported) {
     go.store(true);
     while (finished.load() < thread_count) session.poll(sink, 10);
     session.stop(sink);
+    kernel_counts_losses = session.sampling().kernel_lost().has_value();
     writer.finish(PerfDataFeatures{});
     stats = session.stats();
   } catch (...) {
@@ -107,6 +109,10 @@ TEST(RecordingSessionTest, PerThreadBuffersOf256ThreadsLoseNothingUnreported) {
       std::uint64_t count = 0;  // header, id, lost
       std::memcpy(&count, record.view.bytes.data() + 16, sizeof count);
       lost += count;
+    } else if (type == abi::RecordType::lost_samples) {
+      std::uint64_t count = 0;  // header, lost
+      std::memcpy(&count, record.view.bytes.data() + 8, sizeof count);
+      lost_samples += count;
     }
   });
   EXPECT_FALSE(error) << error->what();
@@ -118,6 +124,13 @@ TEST(RecordingSessionTest, PerThreadBuffersOf256ThreadsLoseNothingUnreported) {
   EXPECT_EQ(foreign_samples, 0u);
   EXPECT_EQ(samples, stats.totals.samples);
   EXPECT_EQ(lost, stats.totals.lost);
+  // The kernel's whole count is in the file as perf record writes it (one LOST_SAMPLES record
+  // at the end: perf report's "Total Lost Samples"), and equals the LOST records' sum.
+  EXPECT_EQ(lost_samples, stats.totals.lost_samples);
+  if (kernel_counts_losses) {
+    EXPECT_GT(lost_samples, 0u);
+    EXPECT_EQ(lost_samples, lost);
+  }
   EXPECT_LE(samples, hits);
   // Every hit is a sample or a counted loss. The losses may also count records other than
   // samples (a thread's EXIT record, at most a few per thread).

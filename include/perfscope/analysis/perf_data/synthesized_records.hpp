@@ -31,5 +31,9 @@ std::size_t synthesize_all_processes(std::size_t sample_id_size, const RecordSin
 // every loss.
 void synthesize_lost(std::uint64_t id, std::uint64_t lost, std::size_t sample_id_size,
                      const RecordSink& sink);
+// A PERF_RECORD_LOST_SAMPLES of the kernel's whole count of samples it could not write
+// (PERF_FORMAT_LOST), as perf record writes at its end: perf report's "Total Lost Samples".
+void synthesize_lost_samples(std::uint64_t lost, std::size_t sample_id_size,
+                             const RecordSink& sink);
 
 }  // namespace perfscope

@@ -93,6 +93,7 @@ class RecordingSession {
   std::vector<bool> user_only_;  // per event: its samples in kernel code are left out
   bool kernel_addresses_visible_ = true;
   std::uint64_t unreported_lost_ = 0;
+  std::uint64_t kernel_lost_samples_ = 0;  // written as a LOST_SAMPLES record at the stop
   std::uint64_t kernel_samples_left_out_ = 0;
 };
 
