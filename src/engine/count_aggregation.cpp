@@ -168,6 +168,13 @@ CountAggregator::CountAggregator(Aggregation mode, const CountingSession& sessio
       pid_t tid = units[u].pid;
       if (tid == 0) tid = ::gettid();
       std::string comm = thread_name(tid);
+      // A launched command is still the recorder's copy here, before its exec: it will be
+      // called as the kernel names it then, the file's base name in 15 bytes.
+      const auto& argv = session.target().argv();
+      if (session.target().kind() == Target::Kind::command && !argv.empty()) {
+        std::string_view file = argv.front();
+        comm = std::string(file.substr(file.rfind('/') + 1).substr(0, 15));
+      }
       AggregateCounts row{fmt::format("{}-{}", comm.empty() ? "?" : comm, tid), 1, -1, tid, blank};
       unit_to_row_[u] = shapes_.size();
       shapes_.push_back(std::move(row));

@@ -114,9 +114,25 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_->add_flag("--raw-names", raw_names_,
                  "Print comms, files and symbols as recorded, control bytes and all (by default "
                  "they are escaped: \\x1b, \\xff)");
-  app_->add_flag("--show-switch-events", show_switch_events_,
-                 "Also print the context-switch records (record --switch-events, --off-cpu), as "
-                 "perf script --show-switch-events");
+  app_->add_flag("--show-task-events", side_band_.task,
+                 "Also print the task records (COMM, FORK, EXIT), as perf script does");
+  app_->add_flag("--show-mmap-events", side_band_.mmap,
+                 "Also print the mapping records (MMAP, MMAP2)");
+  app_->add_flag("--show-switch-events", side_band_.switches,
+                 "Also print the context-switch records (record --switch-events, --off-cpu)");
+  app_->add_flag("--show-lost-events", side_band_.lost,
+                 "Also print the LOST records (what the kernel could not write)");
+  app_->add_flag("--show-namespace-events", side_band_.namespaces,
+                 "Also print the NAMESPACES records (record --namespaces)");
+  app_->add_flag("--show-cgroup-events", side_band_.cgroup,
+                 "Also print the CGROUP records (record --all-cgroups)");
+  app_->add_flag("--show-bpf-events", side_band_.bpf,
+                 "Also print the KSYMBOL and BPF_EVENT records (BPF programs loaded)");
+  app_->add_flag("--show-text-poke-events", side_band_.text_poke,
+                 "Also print the TEXT_POKE records (kernel text changed) and KSYMBOL");
+  app_->add_flag("--show-round-events", side_band_.rounds,
+                 "Also print the FINISHED_ROUND records; every record then comes in file order, "
+                 "as perf script prints them then");
   app_->add_option("-c,--comms", comms_, "Only samples of these commands (comma-separated)");
   app_->add_option("--pid", pids_, "Only samples of these processes (comma-separated)");
   app_->add_option("--tid", tids_, "Only samples of these threads (comma-separated)");
@@ -178,7 +194,9 @@ int ScriptCommand::run() {
   symbols.source_lines = spec.wants_srcline();
   ScriptTextOptions text_options;
   text_options.raw_names = raw_names_;
-  text_options.show_switch_events = show_switch_events_;
+  text_options.side_band = side_band_;
+  // perf script reads in file order when it shows the rounds that order its reading.
+  if (side_band_.rounds) ordered_ = false;
   text_options.selection = script_selection(reader);
   text_options.hide_call_graph = hide_call_graph_;
   text_options.max_stack = max_stack_;

@@ -113,7 +113,10 @@ StatCommand::StatCommand(CLI::App& app) {
       ->check(CLI::Range(1, 3600 * 1000));
   app_->add_option("-r,--repeat", options_.repeat, "Run the command N times: mean and stddev")
       ->check(CLI::Range(1, 100000));
-  app_->add_flag("-j,--json", options_.json, "JSON output (one document; JSON lines with -I)");
+  app_->add_flag("--json", options_.json,
+                 "perfscope's JSON: one document (JSON lines with -I), every reading and run");
+  app_->add_flag("-j,--json-output", options_.perf_json,
+                 "perf stat -j's JSON lines: one object an event (and an interval, an aggregate)");
   app_->add_flag(
       "--csv", options_.csv,
       "CSV output with perfscope's columns and a header row (-x SEP sets its separator)");
@@ -165,13 +168,14 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   options.command.insert(options.command.end(), command.begin(), command.end());
   const bool perf_csv = !options.field_separator.empty() && !options.csv;
   std::string separator = options.field_separator.empty() ? "," : options.field_separator;
-  if (options.json && (options.csv || perf_csv)) {
-    throw std::invalid_argument("choose --json or CSV, not both");
+  if (int(options.json) + int(options.perf_json) + int(options.csv || perf_csv) > 1) {
+    throw std::invalid_argument("choose one of --json, -j/--json-output and CSV (--csv, -x)");
   }
-  StatFormat format = options.json  ? StatFormat::json
-                      : perf_csv    ? StatFormat::perf_csv
-                      : options.csv ? StatFormat::csv
-                                    : StatFormat::text;
+  StatFormat format = options.json        ? StatFormat::json
+                      : options.perf_json ? StatFormat::perf_json
+                      : perf_csv          ? StatFormat::perf_csv
+                      : options.csv       ? StatFormat::csv
+                                          : StatFormat::text;
   Target target = target_from_options(options, "stat");
   Aggregation aggregation = aggregation_from(options);
   if (aggregation != Aggregation::global && (options.interval_ms > 0 || options.repeat > 1)) {

@@ -9,6 +9,7 @@
 
 #include "cmd_push.hpp"
 #include "command_line.hpp"
+#include "script_side_band.hpp"
 
 namespace perfscope {
 class PerfDataReader;
@@ -26,6 +27,7 @@ struct StatOptions {
   int interval_ms = 0;
   int repeat = 1;
   bool json = false;
+  bool perf_json = false;  // -j/--json-output: perf's JSON lines
   bool csv = false;
   std::string field_separator;  // -x SEP: CSV with this separator
   std::string output;
@@ -169,7 +171,7 @@ class ScriptCommand {
   bool ordered_ = true;
   bool full_names_ = false;
   bool raw_names_ = false;
-  bool show_switch_events_ = false;
+  SideBandSelection side_band_;  // --show-*-events
   // perf's sample selection: --comms, --pid, --tid, --cpu, --time, --symbols, --dsos.
   std::string comms_, pids_, tids_, cpus_, time_, symbols_, dsos_;
   bool hide_call_graph_ = false, nanoseconds_ = false, relative_time_ = false, delta_time_ = false;

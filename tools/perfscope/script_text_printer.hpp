@@ -20,6 +20,7 @@
 #include "perfscope/core/safe_text.hpp"
 #include "script_fields.hpp"
 #include "script_output.hpp"
+#include "script_side_band.hpp"
 #include "script_tracepoints.hpp"
 
 namespace perfscope::cli {
@@ -115,7 +116,7 @@ struct ScriptSelection {
 // How script prints, beyond the fields.
 struct ScriptTextOptions {
   bool raw_names = false;
-  bool show_switch_events = false;
+  SideBandSelection side_band;   // --show-*-events
   bool hide_call_graph = false;  // -G: the sampled ip alone, on the sample's line
   // --max-stack: the call-chain entries printed (each with the calls inlined at it).
   std::size_t max_stack = ~std::size_t{0};
@@ -133,8 +134,7 @@ class TextPrinter {
       : reader_(reader),
         resolver_(resolver_options(symbols)),
         tracepoints_(tracepoints),
-        options_(options),
-        show_switch_events_(options.show_switch_events) {
+        options_(options) {
     const bool raw_names = options.raw_names;
     add_recorded_build_ids(resolver_, reader);
     frames_.reserve(256);
@@ -157,10 +157,15 @@ class TextPrinter {
   // chunks and follows the tasks and mappings of the others').
   void print(const PerfDataRecord& record, bool owned = true) {
     const auto& event = reader_.events()[record.event];
-    if (record.view.header.type != static_cast<std::uint32_t>(abi::RecordType::sample)) {
-      if (show_switch_events_ && owned) print_switch(record);
+    const std::uint32_t type = record.view.header.type;
+    if (type != static_cast<std::uint32_t>(abi::RecordType::sample)) {
+      const bool shown = owned && options_.side_band.shows(type);
+      // perf prints a task's exit before it ends the task, every other record after it applied.
+      const bool exit = type == static_cast<std::uint32_t>(abi::RecordType::exit);
+      if (shown && exit) print_side_band(record);
       resolver_.observe(record.view, event.config);
       ++task_epoch_;
+      if (shown && !exit) print_side_band(record);
       return;
     }
     fields_ = per_event_[record.event];
@@ -320,24 +325,28 @@ class TextPrinter {
       comm = unknown;
     }
     std::string safe_comm = safe_name(comm);
-    comm = safe_comm;
-    entry.text.resize(comm.size() + 64);
+    entry.text.resize(safe_comm.size() + 64);
     char* start = entry.text.data();
-    char* at = start;
+    char* at = put_task(start, safe_comm, sample_.pid, sample_.tid, chain);
+    entry.text.resize(static_cast<std::size_t>(at - start));
+    return entry.text;
+  }
+  // perf's comm, pid and tid columns; room for comm.size() + 64 bytes.
+  char* put_task(char* at, std::string_view comm, std::uint32_t pid, std::uint32_t tid,
+                 bool chain) const {
     if (fields_.comm) {
       at = put_padded(at, comm, chain ? 0 : 16, true);
       *at++ = ' ';
     }
     if (fields_.pid) {
-      at = put_task_id(at, sample_.pid, 5, true);
+      at = put_task_id(at, pid, 5, true);
       *at++ = fields_.tid ? '/' : ' ';
     }
     if (fields_.tid) {
-      at = put_task_id(at, sample_.tid, 5, !fields_.pid);
+      at = put_task_id(at, tid, 5, !fields_.pid);
       *at++ = ' ';
     }
-    entry.text.resize(static_cast<std::size_t>(at - start));
-    return entry.text;
+    return at;
   }
 
   // "ffffffff81d35179 get_random_u64+0xd9 ([kernel.kallsyms])": perf script's ip, sym and dso
@@ -440,39 +449,66 @@ class TextPrinter {
     return at;
   }
 
-  // --show-switch-events: a context switch as perf script prints it, after the columns of its
-  // event's samples ("sleep 26458 34791.372397: PERF_RECORD_SWITCH OUT        ").
-  void print_switch(const PerfDataRecord& record) {
-    const auto type = record.view.header.type;
-    const bool cpu_wide = type == static_cast<std::uint32_t>(abi::RecordType::switch_cpu_wide);
-    if (type != static_cast<std::uint32_t>(abi::RecordType::switch_) && !cpu_wide) return;
-    SampleId id;
-    if (!decode_sample_id(record.view, reader_.events()[record.event].config, id)) return;
+  // --show-*-events: a side-band record as perf script prints it, after the columns of its
+  // event ("              sh 13291 37077.889932: PERF_RECORD_FORK(13293:13293):(13291:13291)").
+  void print_side_band(const PerfDataRecord& record) {
+    if (record.view.header.type ==
+        static_cast<std::uint32_t>(abi::UserRecordType::finished_round)) {
+      output_.append("PERF_RECORD_FINISHED_ROUND\n");
+      return;
+    }
+    const auto& event = reader_.events()[record.event];
+    DecodeError error;
+    if (!decode_record(record.view, event.config, side_band_, error)) {
+      ++undecodable_side_band_;
+      return;
+    }
+    SampleId id = std::visit(
+        [](const auto& decoded) {
+          if constexpr (requires { decoded.sample_id; }) {
+            return decoded.sample_id;
+          } else {
+            return SampleId{};
+          }
+        },
+        side_band_);
+    const SideBandTask task = side_band_task(side_band_);
+    if (!event.config.sample_id_all) {
+      // perf's own stand-ins where the record carries no sample_id: the task it is about, at
+      // time 0 (a fork's or exit's own time) on CPU 0.
+      id.fields = sf::tid | sf::time | sf::cpu;
+      id.pid = task.pid;
+      id.tid = task.tid;
+      id.cpu = 0;
+      const auto* change = std::get_if<TaskRecord>(&side_band_);
+      id.time = change ? change->time : 0;
+    }
+    const ScriptSelection& selection = options_.selection;
+    if (!selection.cpus.empty() && id.has(sf::cpu) &&
+        (id.cpu >= selection.cpus.size() || !selection.cpus[id.cpu])) {
+      return;
+    }
     fields_ = per_event_[record.event];
     event_ = record.event;
-    sample_.pid = id.pid;
-    sample_.tid = id.tid;
-    std::string_view task = task_columns(false);
-    char* at = output_.reserve(task.size() + 160);
-    at = put(at, task);
+    std::uint32_t comm_tid = task.of_record ? task.tid : id.tid;
+    std::string comm = std::string(resolver_.maps().comm_of(comm_tid));
+    if (comm.empty()) comm = fmt::format(":{}", static_cast<std::int32_t>(comm_tid));
+    comm = safe_name(comm);
+    const bool chain =
+        fields_.ip && (event.attr.sample_type & sf::callchain) != 0 && !options_.hide_call_graph;
+    char* at = output_.reserve(comm.size() + 160);
+    at = put_task(at, comm, id.pid, id.tid, chain);
     at = put_cpu_and_time(at, id.has(sf::cpu), id.cpu, id.has(sf::time), id.time);
-    const bool out = (record.view.header.misc & abi::record_misc::switch_out) != 0;
-    const bool preempt = (record.view.header.misc & abi::record_misc::switch_out_preempt) != 0;
-    std::string text =
-        fmt::format("{} {}", cpu_wide ? "PERF_RECORD_SWITCH_CPU_WIDE" : "PERF_RECORD_SWITCH",
-                    !out      ? "IN         "
-                    : preempt ? "OUT preempt"
-                              : "OUT        ");
-    if (cpu_wide) {
-      std::uint32_t words[2] = {0, 0};  // next_prev_pid, next_prev_tid
-      auto payload = record.view.bytes.subspan(sizeof(abi::RecordHeader));
-      if (payload.size() >= sizeof words) std::memcpy(words, payload.data(), sizeof words);
-      text += fmt::format("  {} pid/tid: {:5}/{:<5}", out ? "next" : "prev",
-                          static_cast<std::int32_t>(words[0]), static_cast<std::int32_t>(words[1]));
-    }
-    at = put(at, text);
-    *at++ = '\n';
     output_.commit(at);
+    SideBandNames names;
+    names.name = [&](std::string_view name) { return safe_name(name); };
+    names.kernel_symbol = [&](std::uint64_t address) {
+      const ResolvedAddress& where =
+          resolver_.resolve(id.pid, {address, abi::record_misc::kernel, false});
+      if (where.symbol.symbol.empty()) return std::string();
+      return fmt::format("{}+{:#x}", safe_name(where.symbol.symbol), where.symbol.offset);
+    };
+    output_.append(side_band_text(side_band_, record.view.header, names));
   }
 
   // perf script's addr field: the data address, then with sym its symbol and with dso its file
@@ -554,7 +590,6 @@ class TextPrinter {
   StackResolver resolver_;
   const ScriptTracepoints& tracepoints_;
   const ScriptTextOptions& options_;
-  bool show_switch_events_ = false;
   std::vector<StackFrame> frames_;
   SampleRecord sample_;
   Output output_;
@@ -562,6 +597,8 @@ class TextPrinter {
   std::vector<std::uint64_t> fixed_periods_;
   std::size_t name_width_ = 0;
   std::size_t undecodable_ = 0;
+  Record side_band_;
+  std::size_t undecodable_side_band_ = 0;
   std::uint64_t task_epoch_ = 0;                      // counts the non-sample records seen
   std::uint64_t first_time_ = 0, previous_time_ = 0;  // --reltime, --deltatime
   std::array<TaskText, 1024> task_texts_;

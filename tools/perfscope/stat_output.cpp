@@ -187,6 +187,71 @@ std::string perf_csv_row(const std::vector<EventCount>& counts, std::size_t i, d
   return line;
 }
 
+// One line of perf stat -j: as -x's fields, named, the value with six decimals, the metric
+// always there (0 where there is none). `prefix` is what goes first (the interval,
+// the aggregate), with its trailing ", ".
+std::string perf_json_row(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
+                          const RunningStatistics* statistics, std::string_view prefix) {
+  const EventCount& count = counts[i];
+  const bool counted = count.supported && count.scaled.status != CountStatus::not_counted &&
+                       count.reading.running != 0;
+  std::string value =
+      !count.supported ? "<not supported>"
+      : !counted       ? "<not counted>"
+                       : fmt::format("{:f}", display_value(count, statistics ? statistics->mean()
+                                                                             : count.scaled.value));
+  auto quoted = [](std::string_view text) {
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  std::string line =
+      fmt::format("{{{}\"counter-value\" : {}, \"unit\" : {}, \"event\" : {}, ", prefix,
+                  quoted(value), quoted(display_unit(count)), quoted(count.name));
+  if (statistics) {
+    line += fmt::format("\"variance\" : {:.2f}, ", statistics->relative_error_percent());
+  }
+  auto metric = counted ? derived_metric(counts, i, elapsed_ns) : std::nullopt;
+  line += fmt::format(
+      "\"event-runtime\" : {}, \"pcnt-running\" : {:.2f}, \"metric-value\" : {:f}, "
+      "\"metric-unit\" : {}}}",
+      counted ? count.reading.running : 0, counted ? 100.0 * count.scaled.fraction_running : 100.0,
+      metric ? metric->value : 0.0,
+      // perf prints a C null pointer for a counted event with no metric: "(null)", which the
+      // scripts that read perf's lines have seen ever since.
+      quoted(metric    ? metric->unit
+             : counted ? "(null)"
+                       : ""));
+  return line;
+}
+
+// perf -j's key of an aggregate's line: "cpu" : "0", "thread" : "sleep-1234", or the core, die,
+// socket or node with the number of CPUs summed.
+std::string perf_json_prefix(Aggregation mode, const AggregateCounts& row) {
+  auto quoted = [](std::string_view text) {
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  switch (mode) {
+    case Aggregation::cpu: {
+      std::string_view label = row.label;
+      if (label.starts_with("CPU")) label.remove_prefix(3);
+      return fmt::format("\"cpu\" : {}, ", quoted(label));
+    }
+    case Aggregation::thread: return fmt::format("\"thread\" : {}, ", quoted(row.label));
+    case Aggregation::core:
+    case Aggregation::die:
+    case Aggregation::socket:
+    case Aggregation::node: {
+      std::string_view key = mode == Aggregation::core     ? "core"
+                             : mode == Aggregation::die    ? "die"
+                             : mode == Aggregation::socket ? "socket"
+                                                           : "node";
+      return fmt::format("\"{}\" : {}, \"aggregate-number\" : {}, ", key, quoted(row.label),
+                         row.units);
+    }
+    case Aggregation::global: break;
+  }
+  return {};
+}
+
 // perf's prefix of an aggregate's line: the label and, for cores, dies, sockets and nodes, the
 // number of CPUs summed (widths as perf 6 prints them).
 std::string text_prefix(Aggregation mode, const AggregateCounts& row) {
@@ -303,6 +368,20 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
     }
     return;
   }
+  if (format == StatFormat::perf_json) {
+    if (result.aggregation != Aggregation::global) {
+      for_each_aggregate_line(result, [&](const AggregateCounts& row, std::size_t i) {
+        fmt::print(out, "{}\n",
+                   perf_json_row(row.counts, i, elapsed_ns, nullptr,
+                                 perf_json_prefix(result.aggregation, row)));
+      });
+      return;
+    }
+    for (std::size_t i = 0; i < result.counts.size(); ++i) {
+      fmt::print(out, "{}\n", perf_json_row(result.counts, i, elapsed_ns, statistics_of(i), ""));
+    }
+    return;
+  }
   if (format == StatFormat::perf_csv) {
     // perf's prefix for an aggregate: its label, and the CPUs summed where that is a column.
     const bool units = has_units_column(result.aggregation);
@@ -355,6 +434,11 @@ void print_stat_interval(std::FILE* out, StatFormat format, double seconds,
     }
     line["events"] = std::move(events);
     fmt::print(out, "{}\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else if (format == StatFormat::perf_json) {
+    std::string prefix = fmt::format("\"interval\" : {:.9f}, ", seconds);
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      fmt::print(out, "{}\n", perf_json_row(counts, i, interval_ns, nullptr, prefix));
+    }
   } else if (format == StatFormat::perf_csv) {
     for (std::size_t i = 0; i < counts.size(); ++i) {
       fmt::print(out, "{:16.9f}{}{}\n", seconds, separator,

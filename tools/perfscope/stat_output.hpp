@@ -16,7 +16,8 @@ namespace perfscope::cli {
 // csv: perfscope's columns with a header row (--csv); perf_csv: perf stat -x's layout, no header
 // (value, unit, event, [variance,] run time, percentage running, metric value, metric unit), for
 // the scripts written against perf.
-enum class StatFormat { text, json, csv, perf_csv };
+// perf_json: perf stat -j's lines, one JSON object an event (and an aggregate, an interval).
+enum class StatFormat { text, json, csv, perf_csv, perf_json };
 
 struct StatResult {
   std::string target;                        // "'sleep 1'", "system wide", ...

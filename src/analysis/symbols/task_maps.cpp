@@ -174,8 +174,9 @@ void TaskMaps::observe(const RecordView& view, const ParseConfig& config) {
     }
     comms_[comm->tid] = std::string(comm->comm);
   } else if (auto* task = std::get_if<TaskRecord>(&record)) {
-    auto parent = comms_.find(task->ptid);
-    if (parent != comms_.end()) comms_[task->tid] = parent->second;
+    // A child is called as its parent until its own COMM (the idle task's children: swapper).
+    std::string_view parent = comm_of(task->ptid);
+    if (!parent.empty()) comms_[task->tid] = std::string(parent);
     if (task->pid != task->ppid) {
       auto maps = processes_.find(task->ppid);
       if (maps != processes_.end()) processes_[task->pid] = maps->second;
