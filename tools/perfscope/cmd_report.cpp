@@ -25,6 +25,7 @@
 #include "perfscope/sys/kernel_files.hpp"
 #include "report_html.hpp"
 #include "report_perf_options.hpp"
+#include "report_statistics.hpp"
 #include "subcommand_table.hpp"
 
 namespace perfscope::cli {
@@ -177,6 +178,13 @@ int ReportCommand::run() {
   options.keep_sample_times = html;  // the viewer's time ranges (ProfileView)
 
   PerfDataReader reader = PerfDataReader::open(o.input);
+  if (o.record_statistics || o.tasks) {
+    auto error = o.record_statistics ? print_record_statistics(reader, stdout)
+                                     : print_task_tree(reader, stdout);
+    std::fflush(stdout);
+    if (error) print_partial_data_warning(reader, *error);
+    return 0;
+  }
   options.filter.times = TimeRanges::parse(o.time, reader.features().sample_time);
   report.time_slices = o.time;
   report.relative_percentages = o.percentage == "relative";

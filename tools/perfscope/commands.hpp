@@ -191,8 +191,10 @@ struct ReportCommandOptions {
   std::string comm_list;
   std::vector<std::uint32_t> pids, tids;
   std::string dso_list, symbol_list;
-  std::string cpu_list, time;  // perf's --cpu and --time
-  std::string percentage;      // perf's --percentage: relative or absolute
+  std::string cpu_list, time;      // perf's --cpu and --time
+  std::string percentage;          // perf's --percentage: relative or absolute
+  bool record_statistics = false;  // --stats: each record type's count, no profile
+  bool tasks = false;              // --tasks: the tree of tasks, no profile
   bool stdio = false;
   bool srcline = false;
   int inline_frames = 0;    // > 0: --inline, < 0: --no-inline, 0: with DWARF call chains, as perf

@@ -42,6 +42,10 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
                "Only the rows: no \"#\" header lines and no notes or warnings on stderr");
   app.add_flag("-G,--inverted", options.inverted,
                "Caller-based call graph, as perf -G (-g caller)");
+  app.add_flag("--stats", options.record_statistics,
+               "Only each record type's count in the file and each event's samples, as perf");
+  app.add_flag("--tasks", options.tasks,
+               "Only the recording's tasks (pid, tid, parent, comm), children under parents");
   app.add_flag("--header", options.header, "The file's header (host, events, features) first");
   app.add_flag("--header-only", options.header_only, "Only the file's header");
   app.add_option("--max-stack", options.max_stack,

@@ -640,7 +640,8 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held, bo
   std::vector<std::byte> realigned;
   std::optional<perf_data::ZstdRecordStream> zstd;
   std::uint64_t last_compressed = 0;
-  auto deliver = [&](std::span<const std::byte> bytes, std::uint64_t offset, bool stable) {
+  auto deliver = [&](std::span<const std::byte> bytes, std::uint64_t offset, bool stable,
+                     bool decompressed) {
     std::memcpy(&record.view.header, bytes.data(), abi::record_header_size);
     if (!samples &&
         record.view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
@@ -654,6 +655,7 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held, bo
     }
     record.view.bytes = bytes;
     record.offset = offset;
+    record.decompressed = decompressed;
     record.event = event_of(record.view);
     record.time = time_of(record.view, record.event);
     visit(record, stable);
@@ -714,12 +716,12 @@ std::optional<PerfDataError> PerfDataReader::walk(Visit&& visit, Held&& held, bo
       if (!zstd) zstd.emplace();
       last_compressed = offset;
       auto failure = zstd->feed(
-          payload, [&](std::span<const std::byte> bytes) { deliver(bytes, offset, false); });
+          payload, [&](std::span<const std::byte> bytes) { deliver(bytes, offset, false, true); });
       if (failure) return PerfDataError(offset, *failure);
     } else {
       // What follows a record outside its size (AUXTRACE's trace data, pipe-mode tracing data).
       record.trailing = bytes_.subspan(offset + view.header.size, next - offset - view.header.size);
-      deliver(view.bytes, offset, true);
+      deliver(view.bytes, offset, true, false);
       record.trailing = {};
     }
     offset = next;

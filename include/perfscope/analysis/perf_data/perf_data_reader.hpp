@@ -144,8 +144,9 @@ struct PerfDataRecord {
   RecordView view;  // valid during the visit only
   // Of its header in the file; of the COMPRESSED record that carried it for a decompressed one.
   std::uint64_t offset = 0;
-  std::size_t event = 0;   // index into events() of the event that wrote it
-  std::uint64_t time = 0;  // its timestamp; 0 for records without one
+  bool decompressed = false;  // carried by a COMPRESSED record (at `offset`)
+  std::size_t event = 0;      // index into events() of the event that wrote it
+  std::uint64_t time = 0;     // its timestamp; 0 for records without one
   // Bytes that follow the record in the file but are not counted in its size: the trace data of
   // an AUXTRACE record, the tracing data of a pipe-mode HEADER_TRACING_DATA. Valid during the
   // visit only; empty for other records.
