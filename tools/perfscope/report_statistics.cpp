@@ -121,29 +121,12 @@ class TaskTable {
     return tasks_.at(tid);
   }
 
-  void observe(const Record& record) {
-    if (const auto* comm = std::get_if<CommRecord>(&record)) {
-      Task& task =
-          find_or_add(static_cast<std::int32_t>(comm->pid), static_cast<std::int32_t>(comm->tid));
-      task.comm = std::string(comm->comm);
-      task.comm_set = true;
-    } else if (const auto* mmap = std::get_if<MmapRecord>(&record)) {
-      if (static_cast<std::int32_t>(mmap->pid) != -1) {
-        find_or_add(static_cast<std::int32_t>(mmap->pid), static_cast<std::int32_t>(mmap->tid));
-      }
-    } else if (const auto* mmap2 = std::get_if<Mmap2Record>(&record)) {
-      if (static_cast<std::int32_t>(mmap2->pid) != -1) {
-        find_or_add(static_cast<std::int32_t>(mmap2->pid), static_cast<std::int32_t>(mmap2->tid));
-      }
-    } else if (const auto* spaces = std::get_if<NamespacesRecord>(&record)) {
-      find_or_add(static_cast<std::int32_t>(spaces->pid), static_cast<std::int32_t>(spaces->tid));
-    } else if (const auto* start = std::get_if<ItraceStartRecord>(&record)) {
-      find_or_add(static_cast<std::int32_t>(start->pid), static_cast<std::int32_t>(start->tid));
-    } else if (const auto* sample = std::get_if<SampleRecord>(&record)) {
-      if (sample->has(abi::sample_format::tid)) {
-        find_or_add(static_cast<std::int32_t>(sample->pid), static_cast<std::int32_t>(sample->tid));
-      }
-    }
+  // perf report --tasks reads COMM, FORK and EXIT records alone: samples and maps make no task.
+  void comm(const CommRecord& comm) {
+    Task& task =
+        find_or_add(static_cast<std::int32_t>(comm.pid), static_cast<std::int32_t>(comm.tid));
+    task.comm = std::string(comm.comm);
+    task.comm_set = true;
   }
 
   // machine__process_fork_event: a task id seen again is a new task; a parent of another
@@ -217,15 +200,18 @@ std::optional<PerfDataError> print_task_tree(const PerfDataReader& reader, std::
   Record decoded;
   auto error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
     const std::uint32_t type = record.view.header.type;
-    if (type >= 64) return;
+    if (type != static_cast<std::uint32_t>(abi::RecordType::fork) &&
+        type != static_cast<std::uint32_t>(abi::RecordType::comm)) {
+      return;
+    }
     DecodeError decode_error;
     if (!decode_record(record.view, reader.events()[record.event].config, decoded, decode_error)) {
       return;
     }
     if (type == static_cast<std::uint32_t>(abi::RecordType::fork)) {
       tasks.fork(std::get<TaskRecord>(decoded));
-    } else if (type != static_cast<std::uint32_t>(abi::RecordType::exit)) {
-      tasks.observe(decoded);
+    } else if (type == static_cast<std::uint32_t>(abi::RecordType::comm)) {
+      tasks.comm(std::get<CommRecord>(decoded));
     }
   });
   auto tree = tasks.render();

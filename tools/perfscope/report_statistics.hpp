@@ -13,8 +13,9 @@ namespace perfscope::cli {
 // samples, in perf's layout. Returns the walk's error, if the file was cut short.
 std::optional<PerfDataError> print_record_statistics(const PerfDataReader& reader, std::FILE* out);
 
-// perf report --tasks: every task the recording knows, children under their parent, as perf
-// lists them (its threads' hash order, the idle task "swapper" first).
+// perf report --tasks: every task a COMM or FORK record names (perf reads no other record there),
+// children under their parent, as perf lists them (its thread table's order, the idle task
+// "swapper" first).
 std::optional<PerfDataError> print_task_tree(const PerfDataReader& reader, std::FILE* out);
 
 }  // namespace perfscope::cli
