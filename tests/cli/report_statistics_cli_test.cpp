@@ -33,13 +33,7 @@ class ReportStatisticsTest : public ::testing::Test {
     }
     bool to_stdout = std::find(options.begin(), options.end(), "-") != options.end();
     if (!to_stdout) command.insert(command.begin() + 2, {"-o", file});
-    pt::CommandResult result;
-    if (recorder == "perf") {
-      command.insert(command.begin(), perf_path);
-      result = pt::run_command(command);
-    } else {
-      result = pt::run_perfscope(command);
-    }
+    auto result = pt::run_perf_or_perfscope(recorder, command);
     EXPECT_EQ(result.exit_status, 0) << result.err;
     if (to_stdout) std::ofstream(file, std::ios::binary) << result.out;
     return file;

@@ -70,9 +70,7 @@ class SideBandTest : public ::testing::Test {
     for (const char* word : {"--", "/bin/sh", "-c", "ls / >/dev/null; sleep 0.01"}) {
       command.push_back(word);
     }
-    auto result = recorder == "perf"
-                      ? (command.insert(command.begin(), perf_path), pt::run_command(command))
-                      : pt::run_perfscope(command);
+    auto result = pt::run_perf_or_perfscope(recorder, command);
     EXPECT_EQ(result.exit_status, 0) << result.err;
     return file;
   }
@@ -110,9 +108,7 @@ TEST_F(SideBandTest, LostRecordsAsPerfPrintsThem) {
                                      "-c",     "1",     "-m", "1",
                                      "-o",     file,    "--", work_helper,
                                      "getpid", "300000"};
-    auto result = recorder == "perf"
-                      ? (command.insert(command.begin(), perf_path), pt::run_command(command))
-                      : pt::run_perfscope(command);
+    auto result = pt::run_perf_or_perfscope(recorder, command);
     ASSERT_EQ(result.exit_status, 0) << result.err;
     auto ours = pt::run_perfscope({"script", "-i", file, "--show-lost-events"});
     EXPECT_NE(ours.out.find("PERF_RECORD_LOST lost "), std::string::npos) << recorder;

@@ -254,20 +254,37 @@ TEST(StackCompletion, LinuxPerfReadsTheUnwoundFileWithoutWarningsAboutIt) {
   EXPECT_NE(script.out.find("main"), std::string::npos);
 }
 
-// The call sites in main that a file's stacks pass through ("main+0x4c"), from `script`.
-std::set<std::string> call_sites_in_main(const std::vector<std::string>& script_command) {
+// The call sites in main a file's stacks pass through ("main+0x4c"), from `script`, with the
+// number of frames at each.
+std::map<std::string, int> call_sites_in_main(const std::vector<std::string>& script_command) {
   auto script = script_command.front() == perf_path ? pt::run_command(script_command)
                                                     : pt::run_perfscope(script_command);
   EXPECT_EQ(script.exit_status, 0) << script.err;
-  std::set<std::string> sites;
+  std::map<std::string, int> counts;
   std::istringstream lines(script.out);
   for (std::string line; std::getline(lines, line);) {
     auto at = line.find(" main+0x");
     if (at == std::string::npos) continue;
     auto end = line.find(' ', at + 1);
-    sites.insert(line.substr(at + 1, end == std::string::npos ? end : end - at - 1));
+    ++counts[line.substr(at + 1, end == std::string::npos ? end : end - at - 1)];
   }
-  return sites;
+  return counts;
+}
+
+// Each site one reading has at least 5 % of its frames at is a site of the other: the same
+// addresses, never one byte apart (main's rarer calls, a clock read, come and go by run).
+void expect_same_sites(const std::map<std::string, int>& ours,
+                       const std::map<std::string, int>& theirs, const std::string& what) {
+  using Sites = const std::map<std::string, int>*;
+  for (auto [from, to] : {std::pair<Sites, Sites>{&ours, &theirs}, {&theirs, &ours}}) {
+    int total = 0;
+    for (const auto& [site, count] : *from) total += count;
+    for (const auto& [site, count] : *from) {
+      if (count * 20 < total) continue;
+      EXPECT_TRUE(to->contains(site))
+          << what << ": " << site << " (" << ::testing::PrintToString(*to) << ")";
+    }
+  }
 }
 
 // A caller unwound while recording reads as the same frame of perf's own DWARF file: a return
@@ -288,12 +305,12 @@ TEST(StackCompletion, DwarfCallersReadTheSameWhicheverToolRecorded) {
     command.insert(command.end(), fields.begin(), fields.end());
     return call_sites_in_main(command);
   };
-  // main calls leaf_60, leaf_30 and leaf_10 from three sites.
+  // main's calls of leaf_60, leaf_30 and leaf_10 at least.
   auto perfs_sites = with({"script", "-i", perfs});
-  ASSERT_EQ(perfs_sites.size(), 3u) << ::testing::PrintToString(perfs_sites);
-  EXPECT_EQ(with({"script", "-i", ours}), perfs_sites);
-  EXPECT_EQ(with({perf_path, "script", "-i", ours}), perfs_sites);
-  EXPECT_EQ(with({perf_path, "script", "-i", perfs}), perfs_sites);
+  ASSERT_GE(perfs_sites.size(), 3u) << ::testing::PrintToString(perfs_sites);
+  expect_same_sites(with({"script", "-i", ours}), perfs_sites, "perfscope on perfscope's file");
+  expect_same_sites(with({perf_path, "script", "-i", ours}), perfs_sites, "perf on perfscope's");
+  expect_same_sites(with({perf_path, "script", "-i", perfs}), perfs_sites, "perf on perf's");
 }
 
 // The rows of `report --stdio --no-children`: symbol -> share.

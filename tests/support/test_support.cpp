@@ -187,6 +187,14 @@ CommandResult run_perfscope(const std::vector<std::string>& arguments) {
   return run_command(argv);
 }
 
+CommandResult run_perf_or_perfscope(const std::string& tool,
+                                    const std::vector<std::string>& arguments) {
+  if (tool != "perf") return run_perfscope(arguments);
+  std::vector<std::string> argv{"/usr/bin/perf"};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return run_command(argv);
+}
+
 CommandResult run_perfscope_in(const std::string& directory,
                                const std::vector<std::string>& arguments) {
   std::vector<std::string> argv{PERFSCOPE_CLI_PATH};

@@ -51,6 +51,10 @@ CommandResult run_command_in(const std::string& directory, const std::vector<std
 CommandResult run_perfscope(const std::vector<std::string>& arguments);
 CommandResult run_perfscope_in(const std::string& directory,
                                const std::vector<std::string>& arguments);
+// The same arguments to Linux perf (/usr/bin/perf) when `tool` is "perf", else to perfscope: for
+// the tests that compare the two on each other's recordings.
+CommandResult run_perf_or_perfscope(const std::string& tool,
+                                    const std::vector<std::string>& arguments);
 // Fails the test on what a crash or a sanitizer report leaves: death by a signal, ASan/UBSan
 // reports, an uncaught exception.
 // `ended_by` names the status a run interrupted on purpose ends with (130 after SIGINT, as perf

@@ -658,8 +658,8 @@ int finish(Recording& recording) {
 
 RecordCommand::RecordCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "record");
-  app_->add_option("-e,--event", options_.events,
-                   "Events to sample (default: cycles, or cpu-clock without a hardware PMU)");
+  add_event_list_option(*app_, options_.events,
+                        "Events to sample (default: cycles, or cpu-clock without a hardware PMU)");
   auto* frequency = app_->add_option_function<std::string>(
       "-F,--freq", [this](const std::string& text) { options_.frequency = parse_frequency(text); },
       "Samples per second (default 4000; max: kernel.perf_event_max_sample_rate)");

@@ -92,8 +92,8 @@ double now_ns() {
 
 StatCommand::StatCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "stat");
-  app_->add_option("-e,--event", options_.events,
-                   "Events: comma list, {a,b} groups, :u/:k modifiers (default: perf's set)")
+  add_event_list_option(*app_, options_.events,
+                        "Events: comma list, {a,b} groups, :u/:k modifiers (default: perf's set)")
       ->type_name("LIST")
       ->check([](const std::string& list) -> std::string {
         // perf refuses an empty list too ("event syntax error"), rather than counting its set.

@@ -255,8 +255,8 @@ MachineCheck top_check(const MachineReport& report) {
 
 TopCommand::TopCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "top");
-  app_->add_option("-e,--event", options_.events,
-                   "Event to sample (default: cycles, or cpu-clock without a hardware PMU)");
+  add_event_list_option(*app_, options_.events,
+                        "Event to sample (default: cycles, or cpu-clock without a hardware PMU)");
   auto* frequency = app_->add_option_function<std::string>(
       "-F,--freq", [this](const std::string& text) { options_.frequency = parse_frequency(text); },
       "Samples per second (default 4000; max: kernel.perf_event_max_sample_rate)");

@@ -492,4 +492,21 @@ std::string find_helper(std::string_view name, std::string_view what, std::strin
       name, what, self.empty() ? std::string("the perfscope binary") : self, target));
 }
 
+CLI::Option* add_event_list_option(CLI::App& app, std::string& events,
+                                   const std::string& description) {
+  return app
+      .add_option_function<std::vector<std::string>>(
+          "-e,--event",
+          [&events](const std::vector<std::string>& lists) {
+            events.clear();
+            for (const std::string& list : lists) {
+              if (!events.empty()) events += ',';
+              events += list;
+            }
+          },
+          description)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 }  // namespace perfscope::cli

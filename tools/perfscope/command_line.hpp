@@ -109,6 +109,11 @@ void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets);
 // asks for them, < 0 refuses them, 0 takes perf's default: on for recordings with DWARF call
 // chains (a sampled user stack), off otherwise.
 void add_inline_option(CLI::App& app, int& choice);
+
+// -e/--event as perf takes it: given several times, the lists add up ("-e a -e b" is "a,b"), each
+// -e taking one value (a command after it stays the command).
+CLI::Option* add_event_list_option(CLI::App& app, std::string& events,
+                                   const std::string& description);
 bool inline_frames_wanted(int choice, const PerfDataReader& reader);
 
 // --threads N of the commands that analyse a recording (report, script, diff, archive, view):

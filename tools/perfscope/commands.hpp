@@ -92,6 +92,44 @@ class ListCommand {
   bool no_probe_ = false;
 };
 
+// perf's inspection commands: evlist (a recording's events), buildid-list (its files' build
+// ids), kallsyms (where kernel symbols are).
+class EvlistCommand {
+ public:
+  explicit EvlistCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  std::string input_ = "perf.data";
+  bool frequency_ = false, attributes_ = false, groups_ = false, trace_fields_ = false;
+  bool force_ = false;
+};
+
+class BuildidListCommand {
+ public:
+  explicit BuildidListCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  std::string input_ = "perf.data";
+  bool with_hits_ = false, kernel_ = false, force_ = false;
+};
+
+class KallsymsCommand {
+ public:
+  explicit KallsymsCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  std::vector<std::string> names_;
+};
+
 struct RecordOptions {
   std::string events;
   std::uint64_t frequency = 0;

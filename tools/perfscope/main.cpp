@@ -114,6 +114,9 @@ int run_cli(int argc, char** argv) {
   Chosen<perfscope::cli::SchedCommand> sched;
   Chosen<perfscope::cli::PushCommand> push;
   Chosen<perfscope::cli::ViewCommand> view;
+  Chosen<perfscope::cli::EvlistCommand> evlist;
+  Chosen<perfscope::cli::BuildidListCommand> buildid_list;
+  Chosen<perfscope::cli::KallsymsCommand> kallsyms;
   if (chosen.empty()) {
     for (const auto& entry : perfscope::cli::subcommand_table()) {
       perfscope::cli::add_subcommand_named(app, entry.name);
@@ -159,6 +162,12 @@ int run_cli(int argc, char** argv) {
     push.command.emplace(app);
   } else if (chosen == "view") {
     view.command.emplace(app);
+  } else if (chosen == "evlist") {
+    evlist.command.emplace(app);
+  } else if (chosen == "buildid-list") {
+    buildid_list.command.emplace(app);
+  } else if (chosen == "kallsyms") {
+    kallsyms.command.emplace(app);
   }
   // -v after the subcommand too, as perf takes it (`perfscope record -v`). What it shows beyond
   // an error's detail (the attr of an event that failed to open) is said only where events open.
@@ -216,6 +225,9 @@ int run_cli(int argc, char** argv) {
     if (sched.selected()) return sched.command->run(std::move(command));
     if (push.selected()) return push.command->run();
     if (view.selected()) return view.command->run();
+    if (evlist.selected()) return evlist.command->run();
+    if (buildid_list.selected()) return buildid_list.command->run();
+    if (kallsyms.selected()) return kallsyms.command->run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.with_caret()));
     return perfscope::cli::usage_error_status;  // an -e value is an option error, as in perf

@@ -27,6 +27,10 @@ class ScriptTracepoints {
   // Every field but the common ones by name: numbers as numbers, strings as strings, arrays and
   // dynamic data as hex.
   nlohmann::json fields(std::size_t event, std::span<const std::byte> payload) const;
+  // The format of event `event`, null when it is no tracepoint or its format is unknown.
+  const TracepointFormat* format(std::size_t event) const noexcept {
+    return decodes(event) ? formats_[event] : nullptr;
+  }
   // What could not be decoded from the recording itself, one sentence each.
   const std::vector<std::string>& notes() const noexcept { return notes_; }
 

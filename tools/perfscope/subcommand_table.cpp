@@ -31,6 +31,10 @@ constexpr std::array subcommands{
     SubcommandEntry{"sched",
                     "Scheduler analysis: per-switch history, wake-up latency, thread states", true},
     SubcommandEntry{"push", "Send a profile to Pyroscope or Parca"},
+    SubcommandEntry{"evlist", "List the events of a perf.data file (perf evlist)"},
+    SubcommandEntry{"buildid-list",
+                    "List the build ids of a recording's files (perf buildid-list)"},
+    SubcommandEntry{"kallsyms", "Say where kernel symbols are (perf kallsyms)"},
 };
 
 }  // namespace

@@ -121,6 +121,16 @@ std::vector<std::byte> encode_feature(unsigned bit, const PerfDataFeatures& feat
     case Feature::total_mem:
       if (features.total_mem_kb) out.u64(*features.total_mem_kb);
       break;
+    case Feature::group_desc:
+      if (!features.groups.empty()) {
+        out.u32(static_cast<std::uint32_t>(features.groups.size()));
+        for (const EventGroupDesc& group : features.groups) {
+          out.string(group.name);
+          out.u32(group.leader);
+          out.u32(group.members);
+        }
+      }
+      break;
     case Feature::clockid:
       if (features.clockid_res_ns) out.u64(*features.clockid_res_ns);
       break;
@@ -281,6 +291,18 @@ void decode_feature(unsigned bit, std::span<const std::byte> file, std::uint64_t
       break;
     }
     case Feature::cmdline: features.cmdline = in.string_list(); break;
+    case Feature::group_desc: {
+      std::uint32_t count = in.u32();
+      for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+        EventGroupDesc group;
+        group.name = in.string();
+        group.leader = in.u32();
+        group.members = in.u32();
+        if (in.ok()) features.groups.push_back(std::move(group));
+      }
+      if (!in.ok()) fail("truncated group");
+      break;
+    }
     case Feature::event_desc: {
       std::uint32_t count = in.u32();
       std::uint32_t attr_size = in.u32();

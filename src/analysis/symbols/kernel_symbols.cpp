@@ -141,6 +141,23 @@ void KernelSymbols::parse(std::string_view text) {
   entries_.shrink_to_fit();
 }
 
+bool KernelSymbols::find_by_name(std::string_view name, Hit& hit) const noexcept {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& entry = entries_[i];
+    if (std::string_view(names_.data() + entry.name_offset, entry.name_size) != name) continue;
+    auto after = std::upper_bound(
+        entries_.begin() + static_cast<std::ptrdiff_t>(i), entries_.end(), entry.start,
+        [](std::uint64_t value, const Entry& e) { return value < e.start; });
+    hit.name = name;
+    hit.dso = dsos_[entry.dso];
+    hit.start = entry.start;
+    hit.end = after != entries_.end() ? after->start : entry.start;
+    hit.binding = entry.binding;
+    return true;
+  }
+  return false;
+}
+
 bool KernelSymbols::find(std::uint64_t address, Hit& hit) const noexcept {
   auto after =
       std::upper_bound(entries_.begin(), entries_.end(), address,

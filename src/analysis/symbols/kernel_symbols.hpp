@@ -35,6 +35,8 @@ class KernelSymbols {
   };
   // The text symbol covering `address`; found is false when none does.
   bool find(std::uint64_t address, Hit& hit) const noexcept;
+  // The first symbol called `name` (any type but absolute), with its end as find gives it.
+  bool find_by_name(std::string_view name, Hit& hit) const noexcept;
 
  private:
   struct Entry {

@@ -116,6 +116,13 @@ struct EmbeddedFile {
   std::vector<std::byte> bytes;
 };
 
+// GROUP_DESC: an event group of `members` events from the leader's index in the file's events.
+struct EventGroupDesc {
+  std::string name;  // "" unless the group was named ("{...}:name" style)
+  std::uint32_t leader = 0;
+  std::uint32_t members = 0;
+};
+
 struct PerfDataFeatures {
   std::optional<std::string> hostname, osrelease, version, arch, cpudesc, cpuid;
   std::optional<std::uint32_t> nr_cpus_available, nr_cpus_online;
@@ -124,6 +131,7 @@ struct PerfDataFeatures {
   std::optional<CpuTopology> cpu_topology;
   std::optional<std::uint64_t> clockid_res_ns;
   std::vector<BuildIdEntry> build_ids;
+  std::vector<EventGroupDesc> groups;  // GROUP_DESC: the groups of more than one event
   std::optional<std::vector<std::byte>> tracing_data;  // the raw TRACING_DATA section
   std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
   std::optional<CompressionInfo> compression;
