@@ -74,6 +74,13 @@ TEST_F(ReportStatisticsTest, RecordCountsAsPerfs) {
   std::string compressed = record("perf", {"-z"});
   EXPECT_NE(expect_as_perfs(compressed, "--stats").find("      COMPRESSED events: "),
             std::string::npos);
+  // --no-skip-empty: every type perf 6.1 names, counted or not.
+  std::string every_type =
+      pt::run_command({perf_path, "report", "-i", compressed, "--stats", "--no-skip-empty"}).out;
+  EXPECT_EQ(pt::run_perfscope({"report", "-i", compressed, "--stats", "--no-skip-empty"}).out,
+            every_type);
+  EXPECT_NE(every_type.find("        THROTTLE events:          0  ( 0.0%)\n"), std::string::npos)
+      << every_type;
   std::string piped = record("perf", {"-o", "-"});
   EXPECT_NE(expect_as_perfs(piped, "--stats").find("         FEATURE events: "), std::string::npos);
 }

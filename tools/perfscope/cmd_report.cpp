@@ -179,7 +179,7 @@ int ReportCommand::run() {
 
   PerfDataReader reader = PerfDataReader::open(o.input);
   if (o.record_statistics || o.tasks) {
-    auto error = o.record_statistics ? print_record_statistics(reader, stdout)
+    auto error = o.record_statistics ? print_record_statistics(reader, stdout, o.skip_empty)
                                      : print_task_tree(reader, stdout);
     std::fflush(stdout);
     if (error) print_partial_data_warning(reader, *error);

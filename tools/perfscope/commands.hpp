@@ -232,6 +232,7 @@ struct ReportCommandOptions {
   std::string cpu_list, time;      // perf's --cpu and --time
   std::string percentage;          // perf's --percentage: relative or absolute
   bool record_statistics = false;  // --stats: each record type's count, no profile
+  bool skip_empty = true;          // --no-skip-empty: --stats lists the types with no record
   bool tasks = false;              // --tasks: the tree of tasks, no profile
   bool stdio = false;
   bool srcline = false;

@@ -44,6 +44,8 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
                "Caller-based call graph, as perf -G (-g caller)");
   app.add_flag("--stats", options.record_statistics,
                "Only each record type's count in the file and each event's samples, as perf");
+  app.add_flag("--skip-empty,!--no-skip-empty", options.skip_empty,
+               "--stats leaves out the record types and events with no record (the default)");
   app.add_flag("--tasks", options.tasks,
                "Only the recording's tasks (pid, tid, parent, comm), children under parents");
   app.add_flag("--header", options.header, "The file's header (host, events, features) first");

@@ -33,7 +33,8 @@ std::string_view perf_record_name(std::uint32_t type) {
 
 }  // namespace
 
-std::optional<PerfDataError> print_record_statistics(const PerfDataReader& reader, std::FILE* out) {
+std::optional<PerfDataError> print_record_statistics(const PerfDataReader& reader, std::FILE* out,
+                                                     bool skip_empty) {
   std::map<std::uint32_t, std::uint64_t> by_type;
   std::uint64_t total = 0;
   std::vector<std::uint64_t> samples(reader.events().size()), lost_samples(samples.size());
@@ -67,6 +68,11 @@ std::optional<PerfDataError> print_record_statistics(const PerfDataReader& reade
       out, "\nAggregated stats:{}\n",
       aux ? " (excludes AUX area (e.g. instruction trace) decoded / synthesized events)" : "");
   fmt::print(out, "{:>16} events: {:>10}\n", "TOTAL", total);
+  if (!skip_empty) {
+    // Every type perf 6.1 names: the kernel's up to AUX_OUTPUT_HW_ID, perf's own after.
+    for (std::uint32_t type = 1; type <= 21; ++type) by_type.try_emplace(type, 0);
+    for (std::uint32_t type = 64; type <= 82; ++type) by_type.try_emplace(type, 0);
+  }
   for (const auto& [type, n] : by_type) {
     std::string_view name = perf_record_name(type);
     if (name.empty()) continue;
@@ -74,7 +80,7 @@ std::optional<PerfDataError> print_record_statistics(const PerfDataReader& reade
                100.0 * static_cast<double>(n) / static_cast<double>(total));
   }
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    if (samples[i] == 0 && lost_samples[i] == 0) continue;  // perf's --skip-empty, its default
+    if (skip_empty && samples[i] == 0 && lost_samples[i] == 0) continue;
     fmt::print(out, "{} stats:\n", reader.events()[i].name);
     if (samples[i] != 0) fmt::print(out, "{:>16} events: {:>10}\n", "SAMPLE", samples[i]);
     if (lost_samples[i] != 0) {

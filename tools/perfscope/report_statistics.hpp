@@ -10,8 +10,10 @@
 namespace perfscope::cli {
 
 // perf report --stats: each record type's count in the file, then each event's samples and lost
-// samples, in perf's layout. Returns the walk's error, if the file was cut short.
-std::optional<PerfDataError> print_record_statistics(const PerfDataReader& reader, std::FILE* out);
+// samples, in perf's layout; `skip_empty` false (--no-skip-empty) lists the types and events
+// with no record too. Returns the walk's error, if the file was cut short.
+std::optional<PerfDataError> print_record_statistics(const PerfDataReader& reader, std::FILE* out,
+                                                     bool skip_empty = true);
 
 // perf report --tasks: every task a COMM or FORK record names (perf reads no other record there),
 // children under their parent, as perf lists them (its thread table's order, the idle task
