@@ -704,7 +704,7 @@ TEST(StatCli, SystemWideBoundedByACommand) {
   SKIP_UNLESS_ROOT();
   auto result = pt::run_perfscope({"stat", "-a", "-e", "task-clock", "--", "sleep", "0.1"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
-  EXPECT_TRUE(contains(result.err, "Performance counter stats for system wide")) << result.err;
+  EXPECT_TRUE(contains(result.err, "Performance counter stats for 'system wide'")) << result.err;
 
   auto json_result =
       pt::run_perfscope({"stat", "-a", "--json", "-e", "task-clock", "--", "sleep", "0.1"});

@@ -2,9 +2,11 @@
 // -q, -o with --append, --log-fd, --pre, --post and --sync, with perf's meaning.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -125,4 +127,48 @@ TEST(StatRunControl, PreAndPostRunAroundEachRun) {
   auto failing = pt::run_perfscope({"stat", "--pre", "false", "--", "true"});
   EXPECT_EQ(failing.exit_status, 1) << failing.err;
   EXPECT_NE(failing.err.find("--pre 'false' failed"), std::string::npos) << failing.err;
+}
+
+namespace {
+
+// A text report with its numbers as N and runs of blanks as one: what must equal perf's.
+std::string layout_of(const std::string& text) {
+  static const std::regex number(R"([0-9]+(\.[0-9]+)?)");
+  static const std::regex blanks(R"( +)");
+  static const std::regex trailing(R"( +\n)");
+  // An event's noise is left out when it is 0 (counts equal in every run): its presence depends
+  // on the runs, not on the layout.
+  static const std::regex event_noise(R"(( # [^\n(]*) \( \+- N% \))");
+  std::string shape = std::regex_replace(text, number, "N");
+  shape = std::regex_replace(shape, blanks, " ");
+  shape = std::regex_replace(shape, event_noise, "$1");
+  return std::regex_replace(shape, trailing, "\n");
+}
+
+}  // namespace
+
+// perf's text layout for --null, -r (the mean +- its error, noise after each event's metric, no
+// user and system time), -g and CPU-wide targets: the same lines as perf's, numbers aside.
+TEST(StatRunControl, NullRunsRepeatsAndGroupsInPerfsLayout) {
+  if (::access("/usr/bin/perf", X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
+  const std::vector<std::vector<std::string>> runs{
+      {"--null", "--", "sleep", "0.02"},
+      {"-n", "-r", "3", "--", "sleep", "0.01"},
+      {"-r", "3", "-e", "task-clock,page-faults", "--", work_helper, "getpid", "1000"},
+      {"-g", "-e", "task-clock,page-faults", "--", work_helper, "getpid", "10"},
+      {"-a", "-e", "task-clock", "--", "sleep", "0.01"},
+      {"-C", "0", "-e", "task-clock", "--", "sleep", "0.01"},
+  };
+  for (const auto& arguments : runs) {
+    std::vector<std::string> command{"stat"};
+    command.insert(command.end(), arguments.begin(), arguments.end());
+    auto perf = pt::run_perf_or_perfscope("perf", command);
+    auto ours = pt::run_perfscope(command);
+    if (perf.exit_status != 0) continue;  // -a and -C need root at paranoid 2
+    ASSERT_EQ(ours.exit_status, 0) << ours.err;
+    EXPECT_EQ(layout_of(ours.err), layout_of(perf.err))
+        << ::testing::PrintToString(arguments) << "\nperf:\n"
+        << perf.err << "perfscope:\n"
+        << ours.err;
+  }
 }

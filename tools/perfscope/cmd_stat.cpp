@@ -106,6 +106,10 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_option("-t,--tid", options_.tid, "Count one thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Count every process on every CPU");
   app_->add_option("-C,--cpu", options_.cpu_list, "Count on these CPUs only (e.g. 0-3,8)");
+  app_->add_flag("-n,--null", options_.null_run,
+                 "Count nothing: the command's elapsed time alone (perf's null run)");
+  app_->add_flag("-g,--group", options_.group,
+                 "The events in one group, counted together (as {EVENTS})");
   app_->add_option("-G,--cgroup", options_.cgroup,
                    "Count the processes of this cgroup v2 (path under the cgroup2 mount)");
   app_->add_option("-I,--interval-print", options_.interval_ms,
@@ -188,7 +192,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   std::string event_list(options.events.empty() ? default_events : options.events);
   std::string detailed = detailed_event_list(options.detailed);
   if (!detailed.empty()) event_list += "," + detailed;
+  // -g: one group of every event, as perf's --group makes the list a group.
+  if (options.group && !options.null_run) event_list = "{" + event_list + "}";
   auto groups = parse_event_list(event_list);
+  if (options.null_run) groups.clear();
   if (options.all_user && options.all_kernel) {
     throw std::invalid_argument("--all-user and --all-kernel exclude each other: give one");
   }
@@ -240,6 +247,13 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
 
   StatResult result;
   result.target = target.describe();
+  // perf quotes a CPU-wide target ('system wide', 'CPU(s) 0-3'); a cgroup is counted system
+  // wide there (perf stat -a -G).
+  if (target.kind() == Target::Kind::cgroup) {
+    result.header_target = "'system wide'";
+  } else if (target.kind() == Target::Kind::cpus) {
+    result.header_target = "'" + result.target + "'";
+  }
   result.command = options.command;
   result.command_is_target = target.kind() == Target::Kind::command;
   result.runs = options.repeat;

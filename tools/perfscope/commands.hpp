@@ -28,6 +28,8 @@ struct StatOptions {
   int repeat = 1;
   bool json = false;
   bool perf_json = false;  // -j/--json-output: perf's JSON lines
+  bool null_run = false;   // -n/--null: time the command, count nothing
+  bool group = false;      // -g/--group: the events in one group
   bool csv = false;
   std::string field_separator;  // -x SEP: CSV with this separator
   std::string output;

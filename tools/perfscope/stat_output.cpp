@@ -73,13 +73,14 @@ std::string text_line(const std::vector<EventCount>& counts, std::size_t i, doub
       fmt::format("{:>18} {:<4} {:<32}", format_value(count, display_value(count, value)),
                   display_unit(count), name);
   auto metric = derived_metric(counts, i, elapsed_ns);
+  // perf's metric column is 35 wide; the noise of -r follows it, and is left out when it is 0.
   if (metric) {
-    line += fmt::format(" # {:>8.3f} {:<22}", metric->value, metric->unit);
+    line += fmt::format(" # {:>8.3f} {:<23}", metric->value, metric->unit);
   } else if (statistics || count.scaled.status == CountStatus::multiplexed) {
-    line += fmt::format(" {:33}", "");
+    line += fmt::format(" {:34}", "");
   }
-  if (statistics && statistics->count() > 1) {
-    line += fmt::format(" ( +- {:5.2f}% )", statistics->relative_error_percent());
+  if (statistics && statistics->count() > 1 && statistics->relative_error_percent() != 0) {
+    line += fmt::format("  ( +-{:6.2f}% )", statistics->relative_error_percent());
   }
   if (count.scaled.status == CountStatus::multiplexed) {
     line += fmt::format("  ({:.2f}%{})", 100.0 * count.scaled.fraction_running,
@@ -399,7 +400,8 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
     }
     return;
   }
-  fmt::print(out, "\n Performance counter stats for {}{}:\n\n", result.target,
+  fmt::print(out, "\n Performance counter stats for {}{}:\n\n",
+             result.header_target.empty() ? result.target : result.header_target,
              result.runs > 1 ? fmt::format(" ({} runs)", result.runs) : "");
   if (result.aggregation != Aggregation::global) {
     for_each_aggregate_line(result, [&](const AggregateCounts& row, std::size_t i) {
@@ -411,13 +413,28 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
       fmt::print(out, "{}\n", text_line(result.counts, i, elapsed_ns, statistics_of(i)));
     }
   }
-  fmt::print(out, "\n{:>18.9f} seconds time elapsed", elapsed_ns / 1e9);
+  // A blank line after the counts; none printed (a null run), none twice.
+  if (!result.counts.empty()) fmt::print(out, "\n");
   if (result.runs > 1) {
-    fmt::print(out, "  ( +- {:.2f}% )", result.elapsed_ns.relative_error_percent());
+    // perf's: the mean, +- its standard error, to two digits more than the error's first one.
+    const RunningStatistics& elapsed = result.elapsed_ns;
+    double error_seconds = elapsed.stddev() / std::sqrt(static_cast<double>(elapsed.count())) / 1e9;
+    int digits = error_seconds > 1 || error_seconds <= 0
+                     ? 2
+                     : static_cast<int>(std::lround(std::ceil(-std::log10(error_seconds)))) + 2;
+    fmt::print(out, " {:>17.{}f} +- {:.{}f} seconds time elapsed", elapsed.mean() / 1e9, digits,
+               error_seconds, digits);
+    if (elapsed.relative_error_percent() != 0) {
+      fmt::print(out, "  ( +-{:6.2f}% )", elapsed.relative_error_percent());
+    }
+  } else {
+    fmt::print(out, "{:>18.9f} seconds time elapsed", elapsed_ns / 1e9);
   }
   fmt::print(out, "\n\n");
-  if (result.command_is_target) {
-    fmt::print(out, "{:>18.9f} seconds user\n{:>18.9f} seconds sys\n\n", result.user_seconds,
+  // perf prints the command's user and system time for one run only.
+  if (result.command_is_target && result.runs == 1) {
+    // perf ends these with two blank lines.
+    fmt::print(out, "{:>18.9f} seconds user\n{:>18.9f} seconds sys\n\n\n", result.user_seconds,
                result.system_seconds);
   }
 }

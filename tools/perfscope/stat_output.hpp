@@ -21,6 +21,7 @@ enum class StatFormat { text, json, csv, perf_csv, perf_json };
 
 struct StatResult {
   std::string target;                        // "'sleep 1'", "system wide", ...
+  std::string header_target;                 // as perf's header says it: "'system wide'", ...
   std::vector<std::string> command;          // empty without a command
   std::vector<EventCount> counts;            // of the last run (or the only one)
   std::vector<RunningStatistics> per_event;  // scaled values over runs
