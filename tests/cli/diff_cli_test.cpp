@@ -346,3 +346,34 @@ TEST(DiffCliTest, BadInput) {
 }
 
 }  // namespace
+
+// perf diff's symbol sources: --kallsyms names the kernel from the given file (a copy with the
+// hottest kernel function renamed names it so in both recordings), -f and --symfs are taken.
+TEST(DiffCliTest, SymbolSourcesAsPerfDiffs) {
+  pt::TempDir dir;
+  std::string base = dir.path() + "/base.data", current = dir.path() + "/new.data";
+  for (const auto& file : {base, current}) {
+    auto recorded =
+        pt::run_perfscope({"record", "-q", "-o", file, "--", work_helper, "getpid", "300000"});
+    ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  }
+  auto plain = pt::run_perfscope({"diff", base, current});
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+  auto syscall_row = plain.out.find("[k] __x64_sys_getpid");
+  if (syscall_row == std::string::npos) GTEST_SKIP() << "no kernel samples here:\n" << plain.out;
+  std::ifstream kallsyms("/proc/kallsyms");
+  std::string copy;
+  for (std::string line; std::getline(kallsyms, line);) {
+    if (line.ends_with(" __x64_sys_getpid")) line.replace(line.size() - 16, 16, "renamed_getpid");
+    copy += line + "\n";
+  }
+  std::string copy_path = dir.path() + "/kallsyms";
+  std::ofstream(copy_path) << copy;
+  auto renamed = pt::run_perfscope({"diff", "-f", "--kallsyms", copy_path, base, current});
+  ASSERT_EQ(renamed.exit_status, 0) << renamed.err;
+  EXPECT_NE(renamed.out.find("[k] renamed_getpid"), std::string::npos) << renamed.out;
+  EXPECT_EQ(renamed.out.find("__x64_sys_getpid"), std::string::npos) << renamed.out;
+  auto symfs = pt::run_perfscope({"diff", "--symfs", "/", base, current});
+  EXPECT_EQ(symfs.exit_status, 0) << symfs.err;
+  EXPECT_NE(symfs.out.find("[k] __x64_sys_getpid"), std::string::npos) << symfs.out;
+}

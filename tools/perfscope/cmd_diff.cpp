@@ -104,6 +104,7 @@ DiffCommand::DiffCommand(CLI::App& app) {
                  "Print comms, files and symbols as recorded, control bytes and all (by default "
                  "the text table escapes them: \\x1b, \\xff)");
   add_threads_option(*app_, options_.threads);
+  add_symbol_source_options(*app_, options_.symbol_sources);
   app_->add_option("--debug-root", options_.debug_root,
                    "Where separate debug files are (default /usr/lib/debug)");
   app_->add_option("--format", options_.format,
@@ -200,6 +201,9 @@ int DiffCommand::run_profiles() {
     if (key == ReportSortKey::srcline) options.symbols.source_lines = true;
   }
   if (!o.debug_root.empty()) options.symbols.debug_root = o.debug_root;
+  // Both recordings are named from the same sources (archives stay unpacked until the end).
+  SymbolSources sources(o.symbol_sources);
+  sources.apply(options.symbols);
   options.filter.comms = split_comma_list(o.comm_list);
   options.filter.pids = o.pids;
   options.filter.tids = o.tids;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
+
 namespace perfscope::cli {
 
 struct DiffCommandOptions {
@@ -24,7 +26,8 @@ struct DiffCommandOptions {
   std::string output;
   std::vector<std::string> fail_if;
   double resolve_percent = 1.0;
-  std::size_t threads = 0;  // add_threads_option's
+  std::size_t threads = 0;             // add_threads_option's
+  SymbolSourceOptions symbol_sources;  // --symfs, --kallsyms, --archive, --demangle, -f
 };
 
 class DiffCommand {
