@@ -111,7 +111,7 @@ std::string attr_details(const abi::PerfEventAttr& attr) {
   number("{ sample_period, sample_freq }", attr.sample_period_or_freq);
   if (attr.sample_type != 0) field("sample_type", sample_type_text(attr.sample_type));
   if (attr.read_format != 0) field("read_format", read_format_text(attr.read_format));
-  static constexpr std::array<NamedBit, 20> first_flags{{
+  static constexpr std::array<NamedBit, 15> first_flags{{
       {flag::disabled, "disabled"},
       {flag::inherit, "inherit"},
       {flag::pinned, "pinned"},
@@ -129,7 +129,6 @@ std::string attr_details(const abi::PerfEventAttr& attr) {
       {flag::watermark, "watermark"},
   }};
   for (const NamedBit& named : first_flags) {
-    if (named.name.empty()) break;
     if (attr.flags & named.bit) field(named.name, "1");
   }
   number("precise_ip", (attr.flags & flag::precise_ip_mask) >> flag::precise_ip_shift);

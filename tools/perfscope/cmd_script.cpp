@@ -184,7 +184,7 @@ int ScriptCommand::run() {
     if (header_only_) return 0;
   }
   std::optional<PerfDataError> error;
-  std::size_t undecodable = 0;
+  std::size_t undecodable = 0, undecodable_side_band = 0;
   SymbolizerOptions symbols;
   symbols.parameter_lists = full_names_;
   symbols.inline_frames = inline_frames_wanted(inline_frames_, reader);
@@ -273,19 +273,28 @@ int ScriptCommand::run() {
           [&](std::size_t worker, std::uint64_t chunk) {
             writer.write(chunk, printers[worker]->take_output());
           });
-      for (const auto& printer : printers) undecodable += printer->undecodable();
+      for (const auto& printer : printers) {
+        undecodable += printer->undecodable();
+        undecodable_side_band += printer->undecodable_side_band();
+      }
     } else {
       TextPrinter printer(reader, spec, symbols, tracepoints, text_options);
       auto visit = [&](const PerfDataRecord& record) { printer.print(record); };
       error = ordered_ ? reader.for_each_record_ordered(visit) : reader.for_each_record(visit);
       printer.finish();
       undecodable = printer.undecodable();
+      undecodable_side_band = printer.undecodable_side_band();
     }
   }
   std::fflush(stdout);
   if (undecodable != 0) {
     fmt::print(stderr, "perfscope: {} samples could not be decoded and were left out\n",
                undecodable);
+  }
+  if (undecodable_side_band != 0) {
+    fmt::print(stderr,
+               "perfscope: {} side-band records could not be decoded and were not printed\n",
+               undecodable_side_band);
   }
   if (error) print_partial_data_warning(reader, *error);
   return 0;

@@ -269,6 +269,8 @@ class TextPrinter {
 
   void finish() { output_.flush(); }
   std::size_t undecodable() const { return undecodable_; }
+  // Side-band records --show-*-events asked for that could not be decoded (left unprinted).
+  std::size_t undecodable_side_band() const { return undecodable_side_band_; }
   void collect_output() { output_.collect(); }
   std::vector<char> take_output() { return output_.take(); }
 
