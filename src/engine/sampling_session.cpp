@@ -385,9 +385,12 @@ std::size_t SamplingSession::drain_passes(RecordConsumer& consumer, std::size_t 
   std::size_t delivered = 0;
   for (bool more = true; more && passes != 0; --passes) {
     more = false;
+    fullest_fill_ = 0;
     for (auto& buffer : buffers_) {
       if (buffer.ring.begin_batch()) {
         more = true;
+        fullest_fill_ = std::max(fullest_fill_, static_cast<double>(buffer.ring.unread_bytes()) /
+                                                    static_cast<double>(buffer.ring.data_size()));
         load_next(buffer);
       } else {
         buffer.has_record = false;

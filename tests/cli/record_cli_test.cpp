@@ -258,7 +258,10 @@ TEST(RecordCliTest, WeReadPerfRecordFilesAndAgreeWithPerfScript) {
   }
   for (const auto& arguments : cases) {
     std::string path = temp_path("perf");
-    std::vector<std::string> command{perf_path, "record", "-q", "-o", path};
+    // perf's 500 ms for reading every process's maps runs out on a loaded machine (the suite
+    // running beside it), and perf script then warns of threads it could not resolve.
+    std::vector<std::string> command{perf_path, "record", "-q", "--proc-map-timeout",
+                                     "10000",   "-o",     path};
     command.insert(command.end(), arguments.begin(), arguments.end());
     auto result = pt::run_command(command);
     ASSERT_EQ(result.exit_status, 0) << result.err;

@@ -14,6 +14,7 @@
 
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/unwinding/stack_completion.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -113,6 +114,27 @@ TEST(StackCompletion, FramePointerGapsGetTheCallerOfAFramelessLeafBack) {
   // The -g file's samples are barely larger for the frame they hold (per sample: the two runs
   // take different numbers of samples on a loaded machine).
   EXPECT_LT(average_sample_bytes(filled), 1.2 * average_sample_bytes(plain));
+}
+
+// Above perf's default rate -g's copies shrink (4 MiB a second per CPU: 192 bytes at 20 kHz), so
+// that they do not fill the buffers faster than they are read; a leaf's caller is still in them.
+TEST(StackCompletion, FasterSamplingTakesSmallerCopiesThatStillHoldTheLeafsCaller) {
+  EXPECT_EQ(perfscope::frame_pointer_gap_stack_bytes(0), 1024u);
+  EXPECT_EQ(perfscope::frame_pointer_gap_stack_bytes(4000), 1024u);
+  EXPECT_EQ(perfscope::frame_pointer_gap_stack_bytes(8000), 512u);
+  EXPECT_EQ(perfscope::frame_pointer_gap_stack_bytes(50000), 64u);
+  EXPECT_EQ(perfscope::frame_pointer_gap_stack_bytes(200000), 64u);
+  pt::TempDir dir;
+  std::string file = dir.path() + "/g.data";
+  auto recorded = pt::run_perfscope({"record", "-g", "-e", "cpu-clock", "-F", "20000", "-o", file,
+                                     "--", workload, "leaves", "400"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  EXPECT_NE(recorded.err.find(" frames; 192-byte stack copies) ]"), std::string::npos)
+      << recorded.err;
+  auto lines = folded_report(file);
+  double in_strlen = weight_of(lines, {"strlen"});
+  ASSERT_GT(in_strlen, 20) << recorded.err;
+  EXPECT_GE(weight_of(lines, {";scan_part;", "strlen"}), 0.95 * in_strlen) << "of " << in_strlen;
 }
 
 // Off-CPU waits in system-call wrappers: -g names sleep_part and pipe_part, in the shares the

@@ -91,6 +91,18 @@ CallGraph parse_call_graph(const std::string& text) {
   return graph;
 }
 
+// Samples a second per CPU an event asks for: its frequency, or for a clock's period in
+// nanoseconds, the rate that makes; 0 where the rate is the workload's (a count of events).
+std::uint64_t samples_per_second(const EventAttr& attr) {
+  const abi::PerfEventAttr& raw = attr.raw();
+  if (raw.sample_period_or_freq == 0) return 0;
+  if (attr.has(flag::freq)) return raw.sample_period_or_freq;
+  bool clock = raw.type == static_cast<std::uint32_t>(abi::EventType::software) &&
+               (raw.config == static_cast<std::uint64_t>(abi::SoftwareEvent::cpu_clock) ||
+                raw.config == static_cast<std::uint64_t>(abi::SoftwareEvent::task_clock));
+  return clock ? 1'000'000'000 / raw.sample_period_or_freq : 0;
+}
+
 void configure_sampling(EventSpec& spec, const RecordOptions& options, const CallGraph& graph) {
   EventAttr& attr = spec.attr;
   bool tracepoint = attr.type() == static_cast<std::uint32_t>(abi::EventType::tracepoint);
@@ -121,7 +133,7 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
     if (graph.fill_gaps && spec.call_graph.empty()) {
       sample_type |= sf::regs_user | sf::stack_user;
       attr.set_sample_regs_user(abi::dwarf_unwind_register_mask());
-      attr.set_sample_stack_user(frame_pointer_gap_stack_bytes);
+      attr.set_sample_stack_user(frame_pointer_gap_stack_bytes(samples_per_second(attr)));
     }
   } else if (event_graph.mode == "dwarf") {
     sample_type |= sf::callchain | sf::regs_user | sf::stack_user;
@@ -521,14 +533,10 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     recording->writer->end_init();
     recording->writer->end_round();
   }
-  // DWARF stacks are unwound beside the drain from here on. Not with --push, whose intervals are
-  // closed on this thread from what reached them, nor for -g's gaps: a few CFI steps cost less
-  // than handing each round to another thread (bench/stack_completion_benchmark.sh: 0.21 s of
-  // recorder CPU with the worker, 0.16-0.17 s without, for 80k samples).
-  if (recording->completion && !recording->push &&
-      recording->completion->mode() == StackCompletion::unwind_dwarf) {
-    recording->completion->start_worker();
-  }
+  // Stacks are completed beside the drain from here on, so that the buffers are read as fast as
+  // the kernel fills them (-g's copies fill them several times as fast as perf's chains alone).
+  // Not with --push, whose intervals are closed on this thread from what reached them.
+  if (recording->completion && !recording->push) recording->completion->start_worker();
   return recording;
 }
 

@@ -60,17 +60,31 @@ void print_stack_summary(const StackCompletionSink& completion) {
   } else {
     fmt::print(stderr,
                "[ perfscope record: stacks: frame pointers; callers the walk skipped recovered "
-               "in {} of {} samples ({} frames) ]\n",
-               stacks.gaps_filled, stacks.samples, stacks.frames_inserted);
+               "in {} of {} samples ({} frames; {}-byte stack copies) ]\n",
+               stacks.gaps_filled, stacks.samples, stacks.frames_inserted, stacks.stack_copy_bytes);
   }
   if (completion.passed_behind() != 0) {
+    std::uint64_t shed = completion.shed(), backlog = completion.passed_behind() - shed;
+    std::string why;
+    if (shed != 0) {
+      why = fmt::format(
+          "{} while the buffers filled faster than they were read (stacks are "
+          "left for later so that no record is lost)",
+          shed);
+    }
+    if (backlog != 0) {
+      why +=
+          fmt::format("{}{} while the unwinding was {} MB behind the buffers",
+                      why.empty() ? "" : ", ", backlog, StackCompletionSink::backlog_bound >> 20);
+    }
     fmt::print(stderr,
-               "perfscope: note: {} samples were written without completing their stacks: the "
-               "unwinding fell {} MB behind the buffers{}\n",
-               completion.passed_behind(), StackCompletionSink::backlog_bound >> 20,
+               "perfscope: note: {} samples were written without completing their stacks: {}; "
+               "{}\n",
+               completion.passed_behind(), why,
                completion.mode() == StackCompletion::unwind_dwarf
-                   ? " (they kept their stack copies; report unwinds them)"
-                   : "");
+                   ? "they kept their stack copies, and report unwinds them"
+                   : "they have the kernel's frame-pointer chains, as perf record -g writes "
+                     "them (a lower -F leaves time to recover the callers those skip)");
   }
 }
 

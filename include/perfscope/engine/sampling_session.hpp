@@ -148,6 +148,10 @@ class PERFSCOPE_EXPORT SamplingSession {
   bool command_exited() const noexcept { return command_exited_; }
   // The waits poll() ended because a buffer had data (perf record's "Woken up N times").
   std::uint64_t wakeups() const noexcept { return wakeups_; }
+  // How full the fullest buffer was when the last pass began to read it (0 to 1): a reader
+  // woken at the watermark finds a quarter; more says it was late, and the kernel drops what
+  // finds no room.
+  double fullest_fill() const noexcept { return fullest_fill_; }
 
   pid_t command_pid() const noexcept;
   int wait_for_command();
@@ -222,6 +226,7 @@ class PERFSCOPE_EXPORT SamplingSession {
   int pidfd_ = -1;
   bool command_exited_ = false;
   std::uint64_t wakeups_ = 0;
+  double fullest_fill_ = 0;
   bool opened_ = false;
   bool identified_ = false;  // IDENTIFIER is sampled: there are several events
   bool aux_event_ = false;   // the first event maps an AUX area

@@ -120,6 +120,7 @@ std::size_t RecordingSession::poll(RecordingSink& sink, int timeout_ms, int max_
     std::size_t count = sampling_.poll(filter, round == 0 ? timeout_ms : 0);
     if (count == 0) break;
     delivered += count;
+    sink.buffers_filled(sampling_.fullest_fill());
     sink.end_round();
     if (sampling_.command_exited()) break;
     if (sampling_.total_stats().bytes - bytes_before < streaming_bytes) break;

@@ -1,5 +1,7 @@
 #include "perfscope/analysis/recording/stack_completion_sink.hpp"
 
+#include <pthread.h>
+
 #include "perfscope/abi/record_type.hpp"
 
 namespace perfscope {
@@ -18,11 +20,14 @@ const ParseConfig& StackCompletionSink::output_config(const ParseConfig& config)
 }
 
 void StackCompletionSink::pass_on(const RecordView& view, std::size_t event,
-                                  const ParseConfig& config, bool complete) {
+                                  const ParseConfig& config, bool complete, bool shed) {
   if (view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample)) {
     bool done = complete ? completer_.complete(view, config, completed_)
                          : completer_.strip(view, config, completed_);
-    if (!complete) ++passed_behind_;
+    if (!complete) {
+      ++passed_behind_;
+      if (shed) ++shed_;
+    }
     if (done) {
       downstream_.record(record_view(completed_), event, output_config(config));
       return;
@@ -36,7 +41,7 @@ void StackCompletionSink::pass_on(const RecordView& view, std::size_t event,
 void StackCompletionSink::record(const RecordView& view, std::size_t event,
                                  const ParseConfig& config) {
   if (!worker_.joinable()) {
-    pass_on(view, event, config, true);
+    pass_on(view, event, config, !shedding_, shedding_);
     return;
   }
   Batch& batch = filling_;
@@ -44,11 +49,18 @@ void StackCompletionSink::record(const RecordView& view, std::size_t event,
   batch.bytes.insert(batch.bytes.end(), view.bytes.begin(), view.bytes.end());
 }
 
+void StackCompletionSink::buffers_filled(double fullest) {
+  // On the drain's thread, for the round it read last (handed over at its end_round).
+  if (fullest >= shed_fill) shedding_ = true;
+  if (fullest < shed_until) shedding_ = false;
+}
+
 void StackCompletionSink::end_round() {
   if (!worker_.joinable()) {
     downstream_.end_round();
     return;
   }
+  filling_.shed = shedding_;
   std::lock_guard lock(mutex_);
   queued_bytes_ += filling_.bytes.size();
   queue_.push_back(std::move(filling_));
@@ -76,12 +88,16 @@ void StackCompletionSink::aux_data(const SessionAuxData& data) {
 void StackCompletionSink::start_worker() {
   if (worker_.joinable()) return;
   stopping_ = false;
-  worker_ = std::thread([this] { work(); });
+  worker_ = std::thread([this] {
+    // Named for top and perf, which show where a recorder's CPU goes by thread.
+    ::pthread_setname_np(::pthread_self(), "perfscope-stack");
+    work();
+  });
 }
 
 void StackCompletionSink::finish() {
   if (!worker_.joinable()) return;
-  end_round();
+  if (!filling_.entries.empty()) end_round();  // an empty one would be an empty round in the file
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -107,14 +123,17 @@ void StackCompletionSink::work() {
     for (const Entry& entry : batch.entries) {
       RecordView view =
           record_view(std::span<const std::byte>(batch.bytes.data() + entry.offset, entry.size));
-      pass_on(view, entry.event, *entry.config, !behind);
+      pass_on(view, entry.event, *entry.config, !behind && !batch.shed, batch.shed);
     }
     downstream_.end_round();
     batch.bytes.clear();
     batch.entries.clear();
+    batch.shed = false;
     std::lock_guard lock(mutex_);
     busy_ = false;
-    if (spare_.size() < 4) spare_.push_back(std::move(batch));
+    // Kept for the drain to refill: memory it would otherwise fault in afresh, page by page, on
+    // every round (a tenth of its time at 50 kHz).
+    if (spare_.size() < max_spare_batches) spare_.push_back(std::move(batch));
     drained_.notify_all();
   }
 }

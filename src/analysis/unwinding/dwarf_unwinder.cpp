@@ -308,6 +308,7 @@ struct Walk {
   std::size_t frames = 0;
   unsigned sp_register = 0;
   std::uint64_t last_pc = 0, last_sp = 0;
+  std::uint64_t stop_at_caller = 0;
   bool truncated = false;
 };
 
@@ -335,6 +336,7 @@ int on_frame(Dwfl_Frame* frame, void* arg) {
   walk.ips[walk.frames++] = pc;
   walk.last_pc = pc;
   walk.last_sp = have_sp ? sp : 0;
+  if (!activation && walk.stop_at_caller != 0 && pc == walk.stop_at_caller) return DWARF_CB_ABORT;
   return DWARF_CB_OK;
 }
 
@@ -348,13 +350,14 @@ enum class CachedWalkEnd : std::uint8_t {
 
 // Walks the sample's x86-64 stack with the cached CFI rules alone: a file's rows, or for JIT code
 // (`jit_table_at(pc)`, null outside it) the rows of its jitdump's unwinding information. A frame
-// that needs more than the rules hold (no rule, an unreadable return address, a register they do
-// not track) hands the sample to libdwfl, so the frames are libdwfl's but where JIT code's own
-// CFI was read: libdwfl can only guess those by frame pointers, wrong in a prologue or epilogue.
+// that needs more than the rules hold (no rule, a register they do not track) hands the sample to
+// libdwfl, so the frames are libdwfl's but where JIT code's own CFI was read: libdwfl can only
+// guess those by frame pointers, wrong in a prologue or epilogue. A return address past the end
+// of the copy ends the walk as it ends libdwfl's.
 template <typename JitTableAt>
 CachedWalkEnd walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64_t> ips,
-                                   JitTableAt&& jit_table_at, UnwindResult& result,
-                                   bool& truncated) {
+                                   std::uint64_t stop_at_caller, JitTableAt&& jit_table_at,
+                                   UnwindResult& result, bool& truncated) {
   const InitialRegisters& registers = process.sample.registers;
   std::uint64_t pc = registers.pc, sp = registers.sp;
   std::uint64_t frame_pointer = registers.dwarf[x86_64_dwarf::rbp];
@@ -393,6 +396,7 @@ CachedWalkEnd walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64
     ips[frames++] = frame_pc;
     last_pc = frame_pc;
     last_sp = sp;
+    if (!activation && stop_at_caller != 0 && frame_pc == stop_at_caller) break;
     if (rule->kind == CachedFrameRule::Kind::outermost) {
       result.complete = true;
       break;
@@ -415,10 +419,17 @@ CachedWalkEnd walk_by_cached_rules(ProcessUnwind& process, std::span<std::uint64
     }
     std::uint64_t return_address = 0;
     if (!read_process_word(process, cfa + static_cast<std::uint64_t>(rule->return_address_offset),
-                           return_address) ||
-        return_address == 0) {
-      --frames;
-      return stop(frame_pc);
+                           return_address)) {
+      // Past the end of the copy: libdwfl, reading through the same words, would report this
+      // frame and end the walk there (its caller's pc undefined), so the walk ends here too,
+      // incomplete. Nearly every walk of a short copy (-g's) ends this way: handing these to
+      // libdwfl walked each such sample twice.
+      break;
+    }
+    if (return_address == 0) {
+      // libdwfl takes a zero return address for the end of the stack (a thread's start).
+      result.complete = true;
+      break;
     }
     if (rule->frame_pointer == CachedFrameRule::Saved::at_cfa) {
       frame_pointer_known = read_process_word(
@@ -635,8 +646,8 @@ DwarfUnwinder::~DwarfUnwinder() {
 
 const UnwindStatistics& DwarfUnwinder::statistics() const noexcept { return state_->statistics; }
 
-UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
-                                   std::span<std::uint64_t> ips) noexcept {
+UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample, std::span<std::uint64_t> ips,
+                                   std::uint64_t stop_at_caller) noexcept {
   UnwindResult result;
   UnwindStatistics& statistics = state_->statistics;
   if (!sample.has(abi::sample_format::regs_user) || sample.regs_user.abi == 0) {
@@ -669,14 +680,15 @@ UnwindResult DwarfUnwinder::unwind(const SampleRecord& sample,
     walk.sample = &context;
     walk.ips = ips;
     walk.sp_register = context.registers.sp_dwarf_number;
+    walk.stop_at_caller = stop_at_caller;
     bool truncated = false;
     context.resume.active = false;
     CachedWalkEnd cached = CachedWalkEnd::needs_libdwfl;
     if (process->dwfl && arch == UnwindArch::x86_64 &&
         state_->method == UnwindMethod::cached_rules) {
       cached = walk_by_cached_rules(
-          *process, ips, [&](std::uint64_t pc) { return state_->jit_table_at(sample, pc); }, result,
-          truncated);
+          *process, ips, stop_at_caller,
+          [&](std::uint64_t pc) { return state_->jit_table_at(sample, pc); }, result, truncated);
     }
     if (cached == CachedWalkEnd::done) {
       ++statistics.by_cached_rules;

@@ -27,11 +27,6 @@ constexpr std::size_t max_unwound_frames = 1024;
 constexpr std::size_t gap_walk_frames = 16;
 
 using record_bytes::load_u64;
-using record_bytes::put_u64;
-
-void put_range(std::vector<std::byte>& out, const std::byte* begin, const std::byte* end) {
-  record_bytes::put_bytes(out, begin, static_cast<std::size_t>(end - begin));
-}
 
 // Where the fields that change lie in a sample's bytes: the call chain (its nr word to its
 // end) and the user registers and stack copy (their ABI word to the stack's dyn_size).
@@ -111,13 +106,9 @@ struct StackCompleter::State {
   // Builds the completed chain into `chain`; false to keep the sample as it is.
   bool complete_chain() noexcept {
     chain.clear();
-    // Filling gaps needs the frames up to the walk's first caller, a few steps in: the walk
-    // stops there rather than at the end of the copy.
-    std::span<std::uint64_t> room(unwound);
-    if (mode == StackCompletion::fill_frame_pointer_gaps) room = room.first(gap_walk_frames);
-    UnwindResult result = unwinder.unwind(sample, room);
     std::span<const std::uint64_t> original = sample.callchain;
     if (mode == StackCompletion::unwind_dwarf) {
+      UnwindResult result = unwinder.unwind(sample, unwound);
       if (result.frames == 0 || result.no_module) return false;
       // Its user pc in no recorded mapping: the walk would stop short here but not in a report
       // that has seen the whole recording. The copies stay.
@@ -150,6 +141,11 @@ struct StackCompleter::State {
     auto pc_at = user_at + 1;
     chain.assign(original.begin(), pc_at + 1);
     std::span<const std::uint64_t> walked(pc_at + 1, original.end());
+    // Filling gaps needs the frames up to the walk's first caller, a few steps in: the CFI walk
+    // ends there rather than at the end of the copy.
+    std::uint64_t first_caller = walked.empty() || walked.front() == 0 ? 0 : walked.front() - 1;
+    UnwindResult result =
+        unwinder.unwind(sample, std::span(unwound).first(gap_walk_frames), first_caller);
     std::size_t inserted = 0;
     if (result.frames > 1 && !result.no_module && unwound[0] == *pc_at) {
       if (walked.empty()) {
@@ -233,6 +229,8 @@ bool StackCompleter::rewrite(const RecordView& view, const ParseConfig& config,
   SampleLayout layout;
   if (!locate_fields(view, config, state.sample, layout)) return false;
   ++state.statistics.samples;
+  state.statistics.stack_copy_bytes =
+      std::max<std::uint64_t>(state.statistics.stack_copy_bytes, state.sample.stack_user.size());
   bool dwarf = state.mode == StackCompletion::unwind_dwarf;
   if (state.sample.regs_user.abi == 0) {
     ++state.statistics.without_user_registers;
@@ -251,22 +249,33 @@ bool StackCompleter::rewrite(const RecordView& view, const ParseConfig& config,
       return false;
     }
     const std::byte* base = view.bytes.data();
-    out.clear();
-    out.reserve(view.header.size + state.chain.size() * sizeof(std::uint64_t));
-    put_range(out, base, base + layout.callchain_begin);
-    put_u64(out, state.chain.size());
-    for (std::uint64_t ip : state.chain) put_u64(out, ip);
-    put_range(out, base + layout.callchain_end, base + layout.copies_begin);
-    if (dwarf) {
-      put_u64(out, 0);  // registers ABI none
-      put_u64(out, 0);  // stack size 0, and so no dyn_size
-    }
-    put_range(out, base + layout.copies_end, base + view.header.size);
-    if (out.size() > 0xffff) {
+    std::size_t chain_bytes = (state.chain.size() + 1) * sizeof(std::uint64_t);
+    std::size_t total =
+        layout.callchain_begin + chain_bytes + (layout.copies_begin - layout.callchain_end) +
+        (dwarf ? 2 * sizeof(std::uint64_t) : 0) + (view.header.size - layout.copies_end);
+    if (total > 0xffff) {
       // A record's size is 16 bits: a chain this long cannot be written whole.
       ++state.statistics.kept;
       return false;
     }
+    // Sized once, without clearing: the bytes are all overwritten, and a buffer that held a
+    // sample as large zero-fills nothing.
+    out.resize(total);
+    std::byte* at = out.data();
+    auto copy = [&](const void* from, std::size_t size) {
+      std::memcpy(at, from, size);
+      at += size;
+    };
+    auto word = [&](std::uint64_t value) { copy(&value, sizeof value); };
+    copy(base, layout.callchain_begin);
+    word(state.chain.size());
+    copy(state.chain.data(), state.chain.size() * sizeof(std::uint64_t));
+    copy(base + layout.callchain_end, layout.copies_begin - layout.callchain_end);
+    if (dwarf) {
+      word(0);  // registers ABI none
+      word(0);  // stack size 0, and so no dyn_size
+    }
+    copy(base + layout.copies_end, view.header.size - layout.copies_end);
     abi::RecordHeader header = view.header;
     header.size = static_cast<std::uint16_t>(out.size());
     std::memcpy(out.data(), &header, sizeof header);

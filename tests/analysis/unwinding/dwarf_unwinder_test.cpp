@@ -641,6 +641,24 @@ TEST(DwarfUnwinder, SystemCallsThroughThePltWalkAsLibdwflDoes) {
   std::filesystem::remove(data);
 }
 
+// A copy too short for the whole stack (-g's 1 KiB, a user's `dwarf,128`): nearly every walk ends
+// where the copy does, and the rules end it there as libdwfl does, without libdwfl walking the
+// sample again (which cost the recorder five times the CPU of the walk itself).
+TEST(DwarfUnwinder, ShortStackCopiesEndWhereLibdwflEndsThemWithoutIt) {
+  std::string data = temp_path("short.data");
+  auto result = pt::run_perfscope({"record", "--call-graph", "dwarf,128", "--keep-stacks", "-e",
+                                   "cpu-clock", "-F", "2000", "-o", data, "--", unwind_target});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  FileUnwinding unwinding = unwind_file(data);
+  ASSERT_GE(unwinding.statistics.samples, 200u);
+  expect_same_as_libdwfl(data, unwinding);
+  // 128 bytes hold leaf_fn, middle_fn and outer_fn but not libc's start frames.
+  EXPECT_LT(unwinding.statistics.complete * 2, unwinding.statistics.samples);
+  EXPECT_GE(unwinding.statistics.by_cached_rules * 100, unwinding.statistics.samples * 95)
+      << unwinding.statistics.by_cached_rules << " of " << unwinding.statistics.samples;
+  std::filesystem::remove(data);
+}
+
 TEST(DwarfUnwinder, PerfRecordingUnwindsAsPerfDoes) {
   if (!perf_available()) GTEST_SKIP() << perf_path << " is not installed";
   std::string data = temp_path("perf.data");

@@ -33,6 +33,9 @@ class RecordingSink {
   // Every buffer has been read once since the last call: records after this one are later than
   // those before the previous call (perf's FINISHED_ROUND rule).
   virtual void end_round() {}
+  // Before end_round: how full the fullest buffer was when this round began to read it
+  // (SamplingSession::fullest_fill). A sink whose work can wait sheds it when the reader is late.
+  virtual void buffers_filled(double /*fullest*/) {}
   // AUX data of one buffer (an AUX-tracing event's trace), after that buffer's records of the
   // same pass; the bytes are valid during the call only.
   virtual void aux_data(const SessionAuxData&) {}

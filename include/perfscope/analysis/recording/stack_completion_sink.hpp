@@ -35,6 +35,7 @@ class StackCompletionSink final : public RecordingSink {
 
   void record(const RecordView& view, std::size_t event, const ParseConfig& config) override;
   void end_round() override;
+  void buffers_filled(double fullest) override;
   void aux_data(const SessionAuxData& data) override;
 
   // From here on records are completed on a worker thread (see above); before, on the caller's.
@@ -46,11 +47,21 @@ class StackCompletionSink final : public RecordingSink {
   // Read after finish() (or without a worker).
   const StackCompletionStatistics& statistics() const noexcept { return completer_.statistics(); }
   StackCompletion mode() const noexcept { return completer_.mode(); }
-  // Samples passed on without unwinding because the worker had fallen behind.
+  // Samples passed on without unwinding because the worker had fallen behind, or the reader of
+  // the buffers had (shed_fill).
   std::uint64_t passed_behind() const noexcept { return passed_behind_; }
+  // Of those, the samples of rounds shed because the buffers had filled.
+  std::uint64_t shed() const noexcept { return shed_; }
 
   // The bytes of waiting batches past which the oldest go on without unwinding.
   static constexpr std::size_t backlog_bound = 256u << 20;
+  // Emptied batches kept for reuse.
+  static constexpr std::size_t max_spare_batches = 16;
+  // A buffer this full when its round began to be read (a reader woken at the watermark finds a
+  // quarter): the reader is losing the race with the kernel, whose buffers drop what finds no
+  // room. Rounds are then passed on without unwinding, which costs a tenth as much, until a
+  // round finds every buffer under shed_until: records kept whole beat stacks completed.
+  static constexpr double shed_fill = 0.5, shed_until = 0.3;
 
  private:
   struct Entry {
@@ -61,12 +72,14 @@ class StackCompletionSink final : public RecordingSink {
   struct Batch {
     std::vector<std::byte> bytes;
     std::vector<Entry> entries;
+    bool shed = false;  // passed on without unwinding: the reader was late
   };
 
   const ParseConfig& output_config(const ParseConfig& config);
   // One record, on whichever thread completes: `complete` false passes samples on unwound only
-  // as far as the mode needs (frame-pointer mode: without their copies).
-  void pass_on(const RecordView& view, std::size_t event, const ParseConfig& config, bool complete);
+  // as far as the mode needs (frame-pointer mode: without their copies); `shed` says why.
+  void pass_on(const RecordView& view, std::size_t event, const ParseConfig& config, bool complete,
+               bool shed = false);
   void work();
 
   RecordingSink& downstream_;
@@ -75,7 +88,8 @@ class StackCompletionSink final : public RecordingSink {
   std::vector<std::byte> completed_;
   // The layout of the completed samples of each event's layout (a recording has a few).
   std::vector<std::pair<const ParseConfig*, ParseConfig>> output_configs_;
-  std::uint64_t passed_behind_ = 0;
+  std::uint64_t passed_behind_ = 0, shed_ = 0;
+  bool shedding_ = false;  // the drain's: the rounds being read go on without unwinding
 
   // The worker: batches handed over, in order.
   std::thread worker_;

@@ -75,7 +75,11 @@ class DwarfUnwinder {
 
   // Unwinds the user stack of `sample` (needs PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER;
   // x86-64 and arm64 register sets) into `ips`, caller after callee. Never throws.
-  UnwindResult unwind(const SampleRecord& sample, std::span<std::uint64_t> ips) noexcept;
+  // `stop_at_caller` (non-zero): the walk ends after a caller frame at that pc (a return address
+  // minus one), incomplete: one who knows the stack from there (a frame-pointer walk) needs no
+  // more of it.
+  UnwindResult unwind(const SampleRecord& sample, std::span<std::uint64_t> ips,
+                      std::uint64_t stop_at_caller = 0) noexcept;
 
   const UnwindStatistics& statistics() const noexcept;
 

@@ -38,6 +38,7 @@ struct StackCompletionStatistics {
   std::uint64_t gaps_filled = 0;    // fill_frame_pointer_gaps: samples that got a caller back
   std::uint64_t frames_inserted = 0;
   std::uint64_t without_user_registers = 0;  // a kernel thread's, or user regs not captured
+  std::uint64_t stack_copy_bytes = 0;        // the largest stack copy a sample came with
 };
 
 class StackCompleter {
@@ -79,8 +80,19 @@ class StackCompleter {
   std::unique_ptr<State> state_;
 };
 
-// The registers and stack bytes `-g` asks the kernel for, besides the frame-pointer chain, so
-// that the callers the chain skips can be recovered (fill_frame_pointer_gaps).
-inline constexpr std::uint32_t frame_pointer_gap_stack_bytes = 1024;
+// The stack bytes `-g` asks the kernel for, besides the frame-pointer chain and the user
+// registers, so that the callers the chain skips can be recovered (fill_frame_pointer_gaps), at
+// `samples_per_second` per CPU (0: not known). 1 KiB up to perf's default 4 kHz: enough to walk
+// code without frame pointers several callers deep. Above, less, so that the copies stay within
+// 4 MiB a second per CPU: every byte of them crosses the ring buffer and the drain, and at
+// 50 kHz whole KiB copies cost the recorder a third of the samples (the kernel dropping what
+// was not read in time) where perf's -g loses none. Never under 64 bytes: a leaf's return
+// address and its caller's.
+constexpr std::uint32_t frame_pointer_gap_stack_bytes(std::uint64_t samples_per_second) noexcept {
+  constexpr std::uint64_t full = 1024, least = 64, bytes_per_second = 4u << 20;
+  if (samples_per_second <= bytes_per_second / full) return full;
+  std::uint64_t bytes = bytes_per_second / samples_per_second / least * least;
+  return static_cast<std::uint32_t>(bytes < least ? least : bytes);
+}
 
 }  // namespace perfscope
