@@ -50,7 +50,10 @@ void StackCompletionSink::record(const RecordView& view, std::size_t event,
 }
 
 void StackCompletionSink::buffers_filled(double fullest) {
-  // On the drain's thread, for the round it read last (handed over at its end_round).
+  // On the drain's thread, for the round it read last (handed over at its end_round). Only
+  // -g's work is shed: a DWARF sample left unwound keeps its 8 KiB copy, and writing those costs
+  // the drain more than unwinding them (20 kHz: a 2 GB file, and more lost than without).
+  if (completer_.mode() != StackCompletion::fill_frame_pointer_gaps) return;
   if (fullest >= shed_fill) shedding_ = true;
   if (fullest < shed_until) shedding_ = false;
 }

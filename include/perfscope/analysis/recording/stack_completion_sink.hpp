@@ -59,8 +59,8 @@ class StackCompletionSink final : public RecordingSink {
   static constexpr std::size_t max_spare_batches = 16;
   // A buffer this full when its round began to be read (a reader woken at the watermark finds a
   // quarter): the reader is losing the race with the kernel, whose buffers drop what finds no
-  // room. Rounds are then passed on without unwinding, which costs a tenth as much, until a
-  // round finds every buffer under shed_until: records kept whole beat stacks completed.
+  // room. -g's rounds are then passed on without unwinding, which costs a tenth as much, until
+  // a round finds every buffer under shed_until: records kept whole beat stacks completed.
   static constexpr double shed_fill = 0.5, shed_until = 0.3;
 
  private:
