@@ -132,6 +132,31 @@ class KallsymsCommand {
   std::vector<std::string> names_;
 };
 
+// perf's build report: `version --build-options` and `check feature NAME[,NAME]`.
+class VersionCommand {
+ public:
+  explicit VersionCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  bool build_options_ = false;
+};
+
+class CheckCommand {
+ public:
+  explicit CheckCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  CLI::App* feature_;
+  std::vector<std::string> feature_lists_;
+  bool quiet_ = false;
+};
+
 struct RecordOptions {
   std::string events;
   std::uint64_t frequency = 0;

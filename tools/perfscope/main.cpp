@@ -22,6 +22,7 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "help_formatter.hpp"
+#include "perf_commands_elsewhere.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #ifdef PERFSCOPE_HAVE_LIBPFM
@@ -48,11 +49,11 @@ std::string chosen_subcommand(const std::vector<std::string>& words) {
 }
 
 // perf's spellings: `perfscope help [COMMAND]` is `perfscope [COMMAND] --help`, and `perfscope
-// version` is `perfscope --version`.
+// version` alone is `perfscope --version`.
 void rewrite_help_and_version(std::vector<std::string>& words) {
   auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
   if (first == words.end()) return;
-  if (*first == "version") {
+  if (*first == "version" && first + 1 == words.end()) {
     *first = "--version";
   } else if (*first == "help") {
     auto next = first + 1;
@@ -117,7 +118,17 @@ int run_cli(int argc, char** argv) {
   Chosen<perfscope::cli::EvlistCommand> evlist;
   Chosen<perfscope::cli::BuildidListCommand> buildid_list;
   Chosen<perfscope::cli::KallsymsCommand> kallsyms;
+  Chosen<perfscope::cli::VersionCommand> version;
+  Chosen<perfscope::cli::CheckCommand> check;
   if (chosen.empty()) {
+    // A perf command perfscope does not have: what perf does there and what perfscope offers.
+    auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
+    if (first != words.end()) {
+      if (auto answer = perfscope::cli::perf_command_elsewhere(*first)) {
+        fmt::print(stderr, "perfscope: {}.\n", *answer);
+        return 1;
+      }
+    }
     for (const auto& entry : perfscope::cli::subcommand_table()) {
       perfscope::cli::add_subcommand_named(app, entry.name);
     }
@@ -168,6 +179,10 @@ int run_cli(int argc, char** argv) {
     buildid_list.command.emplace(app);
   } else if (chosen == "kallsyms") {
     kallsyms.command.emplace(app);
+  } else if (chosen == "version") {
+    version.command.emplace(app);
+  } else if (chosen == "check") {
+    check.command.emplace(app);
   }
   // -v after the subcommand too, as perf takes it (`perfscope record -v`). What it shows beyond
   // an error's detail (the attr of an event that failed to open) is said only where events open.
@@ -228,6 +243,8 @@ int run_cli(int argc, char** argv) {
     if (evlist.selected()) return evlist.command->run();
     if (buildid_list.selected()) return buildid_list.command->run();
     if (kallsyms.selected()) return kallsyms.command->run();
+    if (version.selected()) return version.command->run();
+    if (check.selected()) return check.command->run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.with_caret()));
     return perfscope::cli::usage_error_status;  // an -e value is an option error, as in perf

@@ -35,6 +35,8 @@ constexpr std::array subcommands{
     SubcommandEntry{"buildid-list",
                     "List the build ids of a recording's files (perf buildid-list)"},
     SubcommandEntry{"kallsyms", "Say where kernel symbols are (perf kallsyms)"},
+    SubcommandEntry{"version", "The version, and with --build-options what this build has"},
+    SubcommandEntry{"check", "Whether this build has a feature (perf check feature NAME)"},
 };
 
 }  // namespace
