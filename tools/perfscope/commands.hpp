@@ -132,6 +132,22 @@ class KallsymsCommand {
   std::vector<std::string> names_;
 };
 
+// perf data convert --to-json: a recording's samples as perf's JSON (--to-ctf refused: no
+// babeltrace).
+class DataCommand {
+ public:
+  explicit DataCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  CLI::App* convert_;
+  std::string input_ = "perf.data";
+  std::string to_json_, to_ctf_, time_;
+  bool force_ = false, all_ = false, time_of_day_ = false;
+};
+
 // perf's build report: `version --build-options` and `check feature NAME[,NAME]`.
 class VersionCommand {
  public:

@@ -120,6 +120,7 @@ int run_cli(int argc, char** argv) {
   Chosen<perfscope::cli::KallsymsCommand> kallsyms;
   Chosen<perfscope::cli::VersionCommand> version;
   Chosen<perfscope::cli::CheckCommand> check;
+  Chosen<perfscope::cli::DataCommand> data;
   if (chosen.empty()) {
     // A perf command perfscope does not have: what perf does there and what perfscope offers.
     auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
@@ -183,6 +184,8 @@ int run_cli(int argc, char** argv) {
     version.command.emplace(app);
   } else if (chosen == "check") {
     check.command.emplace(app);
+  } else if (chosen == "data") {
+    data.command.emplace(app);
   }
   // -v after the subcommand too, as perf takes it (`perfscope record -v`). What it shows beyond
   // an error's detail (the attr of an event that failed to open) is said only where events open.
@@ -245,6 +248,7 @@ int run_cli(int argc, char** argv) {
     if (kallsyms.selected()) return kallsyms.command->run();
     if (version.selected()) return version.command->run();
     if (check.selected()) return check.command->run();
+    if (data.selected()) return data.command->run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.with_caret()));
     return perfscope::cli::usage_error_status;  // an -e value is an option error, as in perf

@@ -7,7 +7,7 @@ namespace perfscope::cli {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 16> answers{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 15> answers{{
     {"bench",
      "perf bench runs perf's micro-benchmarks of the kernel (sched, syscall, mem, futex), which "
      "measure the machine, not a program; perfscope has none: run perf bench"},
@@ -58,9 +58,6 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 16> answers{
     {"timechart",
      "perf timechart draws an SVG of CPUs and tasks over time; perfscope view has a timeline "
      "in the browser, and sched timehist prints every switch"},
-    {"data",
-     "perf data converts a perf.data file (to JSON or CTF); perfscope has no data command yet: "
-     "script --json prints every record as JSON"},
 }};
 
 }  // namespace

@@ -27,6 +27,11 @@ class ScriptTracepoints {
   // Every field but the common ones by name: numbers as numbers, strings as strings, arrays and
   // dynamic data as hex.
   nlohmann::json fields(std::size_t event, std::span<const std::byte> payload) const;
+  // Every field but the common ones as libtraceevent prints it (data convert --to-json's).
+  std::vector<std::pair<std::string, std::string>> printed_fields(
+      std::size_t event, std::span<const std::byte> payload) const {
+    return catalog_.print_fields(*formats_[event], payload);
+  }
   // The format of event `event`, null when it is no tracepoint or its format is unknown.
   const TracepointFormat* format(std::size_t event) const noexcept {
     return decodes(event) ? formats_[event] : nullptr;

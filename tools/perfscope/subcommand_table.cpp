@@ -36,6 +36,7 @@ constexpr std::array subcommands{
                     "List the build ids of a recording's files (perf buildid-list)"},
     SubcommandEntry{"kallsyms", "Say where kernel symbols are (perf kallsyms)"},
     SubcommandEntry{"version", "The version, and with --build-options what this build has"},
+    SubcommandEntry{"data", "Convert a recording: data convert --to-json (perf's JSON layout)"},
     SubcommandEntry{"check", "Whether this build has a feature (perf check feature NAME)"},
 };
 

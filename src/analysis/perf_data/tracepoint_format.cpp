@@ -192,4 +192,37 @@ std::string TracepointCatalog::print(const TracepointFormat& format,
   return text;
 }
 
+std::vector<std::pair<std::string, std::string>> TracepointCatalog::print_fields(
+    const TracepointFormat& format, std::span<const std::byte> payload) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!tep_ || !format.event_) return out;
+  for (tep_format_field* field = format.event_->format.fields; field != nullptr;
+       field = field->next) {
+    // A field the payload ends before (or whose __data_loc points past its end) prints nothing
+    // rather than reading past it.
+    std::size_t end =
+        static_cast<std::size_t>(field->offset) + static_cast<std::size_t>(field->size);
+    bool inside = end <= payload.size();
+    if (inside && (field->flags & TEP_FIELD_IS_DYNAMIC) != 0 && field->size == 4) {
+      std::uint32_t location = 0;
+      std::memcpy(&location, payload.data() + field->offset, sizeof location);
+      std::size_t start = location & 0xffffu;
+      if ((field->flags & TEP_FIELD_IS_RELATIVE) != 0) start += end;
+      inside = start + (location >> 16) <= payload.size();
+    }
+    if (!inside) {
+      out.emplace_back(field->name, std::string());
+      continue;
+    }
+    trace_seq sequence;
+    trace_seq_init(&sequence);
+    tep_print_field(&sequence, const_cast<std::byte*>(payload.data()), field);
+    trace_seq_terminate(&sequence);
+    out.emplace_back(field->name,
+                     std::string(sequence.buffer ? sequence.buffer : "", sequence.len));
+    trace_seq_destroy(&sequence);
+  }
+  return out;
+}
+
 }  // namespace perfscope

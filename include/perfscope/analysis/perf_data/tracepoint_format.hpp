@@ -119,6 +119,11 @@ class TracepointCatalog {
   const TracepointFormat* find(std::uint64_t id) const noexcept;
   // The payload printed with the tracepoint's own print fmt ("prev_comm=sh prev_pid=12 ...").
   std::string print(const TracepointFormat& format, std::span<const std::byte> payload) const;
+  // Each of the tracepoint's own fields (not the common_ ones) as libtraceevent prints it alone
+  // (tep_print_field: numbers in decimal or as the format's flags say, strings, arrays), in the
+  // format's order: perf's data convert --to-json values.
+  std::vector<std::pair<std::string, std::string>> print_fields(
+      const TracepointFormat& format, std::span<const std::byte> payload) const;
 
  private:
   tep_handle* tep_ = nullptr;
