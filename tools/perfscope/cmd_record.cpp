@@ -17,6 +17,7 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "perf_config.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/abi/user_registers.hpp"
 #include "perfscope/analysis/perf_data/host_description.hpp"
@@ -285,11 +286,32 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     options.frequency = allowed_frequency(options.frequency, options.strict_frequency);
   }
   CallGraph graph;
+  const PerfConfig& config = perf_config();
   if (!options.call_graph.empty()) {
     graph = parse_call_graph(options.call_graph);
+  } else if (auto mode = config.get("call-graph.record-mode");
+             options.frame_pointer_graph && mode && *mode != "fp") {
+    // -g as ~/.perfconfig's call-graph.record-mode says (with its dump-size for dwarf), as perf.
+    std::string text = *mode;
+    if (auto size = config.get("call-graph.dump-size"); size && *mode == "dwarf") {
+      text += "," + *size;
+    }
+    graph = parse_call_graph(text);
   } else if (options.frame_pointer_graph) {
     graph.mode = "fp";
     graph.fill_gaps = true;
+  }
+  // record.build-id: cache (the default), no-cache (-N), skip (-B).
+  if (auto build_id = config.get("record.build-id")) {
+    if (*build_id == "no-cache") {
+      options.no_buildid_cache = true;
+    } else if (*build_id == "skip") {
+      options.no_buildid = true;
+    } else if (*build_id != "cache") {
+      throw std::invalid_argument(fmt::format(
+          "perfconfig setting record.build-id = '{}': perfscope takes cache, no-cache or skip",
+          *build_id));
+    }
   }
   if (options.keep_stacks && graph.mode != "dwarf") {
     throw std::invalid_argument(

@@ -15,6 +15,7 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "partial_data.hpp"
+#include "perf_config.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -123,11 +124,19 @@ ReportCommand::ReportCommand(CLI::App& app) {
 int ReportCommand::run() {
   const ReportCommandOptions& o = options_;
   ReportOptions report;
-  if (!o.sort.empty()) {
-    report.sort = parse_report_sort_keys(o.sort);
-    report.order_by_samples = report_orders_by_samples(o.sort);
+  // perf's settings (~/.perfconfig) stand in for the options not given.
+  const PerfConfig& config = perf_config();
+  std::string sort = o.sort;
+  if (sort.empty()) sort = config.get("report.sort_order").value_or("");
+  if (!sort.empty()) {
+    report.sort = parse_report_sort_keys(sort);
+    report.order_by_samples = report_orders_by_samples(sort);
   }
-  if (o.children != 0) report.children = o.children > 0;
+  if (o.children != 0) {
+    report.children = o.children > 0;
+  } else if (auto children = config.boolean("report.children")) {
+    report.children = *children;
+  }
   bool source_lines = o.srcline;
   if (app_->get_option("-g")->count() > 0) {
     apply_call_graph_option(o.call_graph, report, source_lines);
@@ -135,6 +144,11 @@ int ReportCommand::run() {
   if (o.inverted) report.call_graph = ReportCallGraph::caller;
   if (!o.output_fields.empty()) apply_output_fields(o.output_fields, report);
   report.percent_limit = o.percent_limit;
+  if (app_->get_option("--percent-limit")->count() == 0) {
+    if (auto limit = config.get("report.percent-limit")) {
+      report.percent_limit = parse_config_number("report.percent-limit", *limit);
+    }
+  }
   report.source_lines_in_call_graph = source_lines;
 
   std::optional<ExportFormat> format;

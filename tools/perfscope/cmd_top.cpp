@@ -309,6 +309,11 @@ int TopCommand::run() {
         fmt::format("--mmap-pages {}: the ring buffer needs a power of two pages (e.g. {})",
                     options.mmap_pages, std::bit_ceil(options.mmap_pages)));
   }
+  if (options.children == 0 && options.call_graph) {
+    if (auto configured = perf_config().boolean("top.children")) {
+      options.children = *configured ? 1 : -1;  // ~/.perfconfig's, as perf top reads it
+    }
+  }
   bool children = options.children > 0 || (options.children == 0 && options.call_graph);
   if (children && !options.call_graph) {
     throw std::invalid_argument("--children needs call chains: add -g");

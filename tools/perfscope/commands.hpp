@@ -148,6 +148,19 @@ class DataCommand {
   bool force_ = false, all_ = false, time_of_day_ = false;
 };
 
+// perf config: list, show and set perf's settings in ~/.perfconfig and /etc/perfconfig.
+class ConfigCommand {
+ public:
+  explicit ConfigCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  bool list_ = false, user_ = false, system_ = false;
+  std::vector<std::string> settings_;
+};
+
 // perf's build report: `version --build-options` and `check feature NAME[,NAME]`.
 class VersionCommand {
  public:

@@ -23,6 +23,7 @@
 #include "commands.hpp"
 #include "help_formatter.hpp"
 #include "perf_commands_elsewhere.hpp"
+#include "perf_config.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #ifdef PERFSCOPE_HAVE_LIBPFM
@@ -121,6 +122,7 @@ int run_cli(int argc, char** argv) {
   Chosen<perfscope::cli::VersionCommand> version;
   Chosen<perfscope::cli::CheckCommand> check;
   Chosen<perfscope::cli::DataCommand> data;
+  Chosen<perfscope::cli::ConfigCommand> config;
   if (chosen.empty()) {
     // A perf command perfscope does not have: what perf does there and what perfscope offers.
     auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
@@ -186,6 +188,8 @@ int run_cli(int argc, char** argv) {
     check.command.emplace(app);
   } else if (chosen == "data") {
     data.command.emplace(app);
+  } else if (chosen == "config") {
+    config.command.emplace(app);
   }
   // -v after the subcommand too, as perf takes it (`perfscope record -v`). What it shows beyond
   // an error's detail (the attr of an event that failed to open) is said only where events open.
@@ -228,6 +232,12 @@ int run_cli(int argc, char** argv) {
   // options parses, without running anything.
   if (std::getenv("PERFSCOPE_PARSE_OPTIONS_ONLY") != nullptr) return 0;
   try {
+    // -v names the perf settings (~/.perfconfig) that the commands reading them leave unread.
+    if (verbose && (report.selected() || record.selected() || top.selected())) {
+      for (const std::string& line : perfscope::cli::perf_config().unused_settings()) {
+        fmt::print(stderr, "perfscope: note: {}\n", line);
+      }
+    }
     if (stat.selected()) return stat.command->run(verbose, std::move(command));
     if (doctor.selected()) return doctor.command->run();
     if (list.selected()) return list.command->run();
@@ -249,6 +259,7 @@ int run_cli(int argc, char** argv) {
     if (version.selected()) return version.command->run();
     if (check.selected()) return check.command->run();
     if (data.selected()) return data.command->run();
+    if (config.selected()) return config.command->run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.with_caret()));
     return perfscope::cli::usage_error_status;  // an -e value is an option error, as in perf

@@ -7,7 +7,7 @@ namespace perfscope::cli {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 15> answers{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 14> answers{{
     {"bench",
      "perf bench runs perf's micro-benchmarks of the kernel (sched, syscall, mem, futex), which "
      "measure the machine, not a program; perfscope has none: run perf bench"},
@@ -19,9 +19,6 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 15> answers{
      "perf c2c finds false sharing from the CPU's memory-access sampling (Intel PEBS load "
      "latency, AMD IBS op, Arm SPE); perfscope has no c2c report: record -d samples data "
      "addresses where the PMU gives them, and script -F addr prints them"},
-    {"config",
-     "perf config reads and writes ~/.perfconfig; perfscope does not read perfconfig files yet: "
-     "give the settings as options (report --children, -g, --sort)"},
     {"daemon",
      "perf daemon keeps record sessions running in the background; perfscope has no daemon: "
      "run perfscope record under systemd-run or nohup, and stop it with SIGINT"},

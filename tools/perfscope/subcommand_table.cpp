@@ -37,6 +37,7 @@ constexpr std::array subcommands{
     SubcommandEntry{"kallsyms", "Say where kernel symbols are (perf kallsyms)"},
     SubcommandEntry{"version", "The version, and with --build-options what this build has"},
     SubcommandEntry{"data", "Convert a recording: data convert --to-json (perf's JSON layout)"},
+    SubcommandEntry{"config", "Show and set perf's settings (~/.perfconfig), as perf config"},
     SubcommandEntry{"check", "Whether this build has a feature (perf check feature NAME)"},
 };
 
