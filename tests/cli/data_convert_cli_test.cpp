@@ -20,13 +20,6 @@ namespace {
 const std::string perf_path = "/usr/bin/perf";
 const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // perf's names where perfscope gives another by design (docs/FOREIGN_FILES.md, "Names"): symbol
 // versions, cfree for free; a return address just past a function that never returns is named
 // by perf as the next symbol (__pfx_clear_bss), by perfscope as its caller.
@@ -59,8 +52,8 @@ TEST_F(DataConvertTest, PerfsLayoutAndPerfsSamplesFromBothRecorders) {
         pt::run_perf_or_perfscope(recorder, {"record", "-q", "-g", "-e", "cpu-clock,page-faults",
                                              "-o", data, "--", work_helper, "faults", "2000"});
     ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
-    std::string perf_text = read_file(convert("perf", data));
-    std::string our_text = read_file(convert("perfscope", data));
+    std::string perf_text = pt::read_file(convert("perf", data));
+    std::string our_text = pt::read_file(convert("perfscope", data));
     // The text up to the first sample: perf's, tab for tab (the headers).
     std::size_t samples_at = perf_text.find("\"samples\": [");
     ASSERT_NE(samples_at, std::string::npos) << perf_text.substr(0, 400);
@@ -104,12 +97,12 @@ TEST_F(DataConvertTest, TracepointFieldsAsLibtraceeventPrintsThem) {
   auto recorded = pt::run_perfscope({"record", "-q", "-e", "syscalls:sys_enter_getpid", "-o", data,
                                      "--", work_helper, "getpid", "1000"});
   if (recorded.exit_status != 0) GTEST_SKIP() << "cannot record the tracepoint: " << recorded.err;
-  auto ours = nlohmann::json::parse(read_file(convert("perfscope", data)));
+  auto ours = nlohmann::json::parse(pt::read_file(convert("perfscope", data)));
   ASSERT_EQ(ours["samples"].size(), 1000u);
   for (const auto& sample : ours["samples"]) {
     ASSERT_EQ(sample.value("__syscall_nr", ""), "39") << sample.dump();  // x86-64's getpid
   }
-  auto perf = nlohmann::json::parse(read_file(convert("perf", data)));
+  auto perf = nlohmann::json::parse(pt::read_file(convert("perf", data)));
   EXPECT_EQ(perf["samples"].size(), 1000u);
 }
 
@@ -123,7 +116,7 @@ TEST_F(DataConvertTest, PerfsRefusalsWithWhatToDo) {
   auto exists = pt::run_perfscope({"data", "convert", "--to-json", out, "-i", data});
   EXPECT_EQ(exists.exit_status, 1);
   EXPECT_NE(exists.err.find("--force"), std::string::npos) << exists.err;
-  EXPECT_EQ(read_file(out), "keep");
+  EXPECT_EQ(pt::read_file(out), "keep");
   auto ctf = pt::run_perfscope({"data", "convert", "--to-ctf", out, "-i", data});
   EXPECT_NE(ctf.exit_status, 0);
   EXPECT_NE(ctf.err.find("babeltrace"), std::string::npos) << ctf.err;

@@ -18,13 +18,6 @@ namespace {
 const std::string perf_path = "/usr/bin/perf";
 const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 class PerfConfigTest : public ::testing::Test {
  protected:
   // TOOL ARGS with HOME=home: its ~/.perfconfig; no system file (PERF_CONFIG_NOSYSTEM).
@@ -60,7 +53,7 @@ TEST_F(PerfConfigTest, SetListAndGetAsPerfConfig) {
       "\tsort_order = dso,sym\n"
       "[call-graph]\n"
       "\trecord-mode = dwarf\n";
-  EXPECT_EQ(read_file(ours + "/.perfconfig"), expected_file);
+  EXPECT_EQ(pt::read_file(ours + "/.perfconfig"), expected_file);
   auto list = run("perfscope", ours, {"config", "--list"});
   EXPECT_EQ(list.out,
             "report.children=true\nreport.sort_order=dso,sym\ncall-graph.record-mode=dwarf\n");
@@ -75,7 +68,7 @@ TEST_F(PerfConfigTest, SetListAndGetAsPerfConfig) {
   std::string perfs = home("perfs");
   run("perf", perfs, {"config", "report.children=false", "call-graph.record-mode=dwarf"});
   run("perf", perfs, {"config", "report.sort_order=dso,sym", "report.children=true"});
-  EXPECT_EQ(read_file(perfs + "/.perfconfig"), expected_file);
+  EXPECT_EQ(pt::read_file(perfs + "/.perfconfig"), expected_file);
   EXPECT_EQ(run("perf", ours, {"config", "--list"}).out, list.out);
   EXPECT_EQ(run("perfscope", perfs, {"config", "-l", "--user"}).out,
             run("perf", perfs, {"config", "-l", "--user"}).out);

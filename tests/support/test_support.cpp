@@ -134,6 +134,13 @@ bool hardware_counters_available() {
 
 bool tracefs_available() { return sys::tracefs_root().has_value(); }
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 CommandResult run_command(const std::vector<std::string>& argv) { return run_command_in({}, argv); }
 
 CommandResult run_command_in(const std::string& directory, const std::vector<std::string>& argv) {

@@ -43,6 +43,8 @@ struct CommandResult {
   std::string out;       // stdout
   std::string err;       // stderr
 };
+// A file's whole text; empty when it cannot be read.
+std::string read_file(const std::string& path);
 // Runs argv (no shell), capturing stdout and stderr.
 CommandResult run_command(const std::vector<std::string>& argv);
 // run_command in `directory` (its working directory).
