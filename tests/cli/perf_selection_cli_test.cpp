@@ -120,12 +120,14 @@ std::string without_default_versions(const std::string& text) {
 // real_programs_cli_test): such lines are compared with the function's name left out.
 //   - a compatibility alias of an old version (llseek@GLIBC_2.2.5 where perfscope names __lseek,
 //     cfree@GLIBC_2.2.5 for free): perfscope shows the name a program links against;
-//   - perf 6.1's unnamed .plt.got stubs ("@plt+0x0"), which perfscope names NAME@plt;
+//   - perf 6.1's unnamed .plt.got stubs ("@plt+0x0" in script, "[.] @plt" in report), which
+//     perfscope names NAME@plt;
 //   - a return address at the next symbol's first byte ("_dl_start_user+0x0"), which perfscope
 //     names by the function that made the call.
 bool named_otherwise_on_purpose(const std::string& perf_line) {
   static const std::regex compat(R"([A-Za-z0-9_.]@GLIBC_[0-9.]+\b)");
-  return std::regex_search(perf_line, compat) || perf_line.find(" @plt+") != std::string::npos ||
+  static const std::regex unnamed_stub(R"( @plt(\+|$))");
+  return std::regex_search(perf_line, compat) || std::regex_search(perf_line, unnamed_stub) ||
          perf_line.find("+0x0 (") != std::string::npos;
 }
 std::string without_function_name(const std::string& line) {
