@@ -148,6 +148,19 @@ class DataCommand {
   bool force_ = false, all_ = false, time_of_day_ = false;
 };
 
+// perf buildid-cache: perf's ~/.debug build-id cache, in perf's layout.
+class BuildidCacheCommand {
+ public:
+  explicit BuildidCacheCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run(bool verbose);
+
+ private:
+  CLI::App* app_;
+  std::string add_, remove_, purge_, missing_, update_, kcore_, debuginfod_;
+  bool purge_all_ = false, list_ = false, force_ = false;
+};
+
 // perf config: list, show and set perf's settings in ~/.perfconfig and /etc/perfconfig.
 class ConfigCommand {
  public:

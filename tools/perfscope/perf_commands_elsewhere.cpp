@@ -7,14 +7,10 @@ namespace perfscope::cli {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 14> answers{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 13> answers{{
     {"bench",
      "perf bench runs perf's micro-benchmarks of the kernel (sched, syscall, mem, futex), which "
      "measure the machine, not a program; perfscope has none: run perf bench"},
-    {"buildid-cache",
-     "perf buildid-cache manages ~/.debug, perf's build-id cache; perfscope does not manage it "
-     "yet: perfscope archive packs the files a recording needs, and report --archive ~/.debug "
-     "reads a tree in that layout"},
     {"c2c",
      "perf c2c finds false sharing from the CPU's memory-access sampling (Intel PEBS load "
      "latency, AMD IBS op, Arm SPE); perfscope has no c2c report: record -d samples data "

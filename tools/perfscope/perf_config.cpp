@@ -17,9 +17,9 @@ namespace perfscope::cli {
 namespace {
 
 // The settings perfscope's commands read (the rest are perf's alone: -v lists them).
-constexpr std::array<std::string_view, 7> used_keys{
-    "report.children",        "report.sort_order",    "report.percent-limit", "top.children",
-    "call-graph.record-mode", "call-graph.dump-size", "record.build-id",
+constexpr std::array<std::string_view, 8> used_keys{
+    "buildid.dir",  "report.children",        "report.sort_order",    "report.percent-limit",
+    "top.children", "call-graph.record-mode", "call-graph.dump-size", "record.build-id",
 };
 
 std::string lower(std::string_view text) {

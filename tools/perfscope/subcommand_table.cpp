@@ -34,6 +34,8 @@ constexpr std::array subcommands{
     SubcommandEntry{"evlist", "List the events of a perf.data file (perf evlist)"},
     SubcommandEntry{"buildid-list",
                     "List the build ids of a recording's files (perf buildid-list)"},
+    SubcommandEntry{"buildid-cache",
+                    "Add files to perf's build-id cache (~/.debug), list, remove (perf's)"},
     SubcommandEntry{"kallsyms", "Say where kernel symbols are (perf kallsyms)"},
     SubcommandEntry{"version", "The version, and with --build-options what this build has"},
     SubcommandEntry{"data", "Convert a recording: data convert --to-json (perf's JSON layout)"},

@@ -264,6 +264,7 @@ struct Symbolizer::State {
       for (const std::string& text : rejected) warn(text);
       file.read_path = std::move(where.path);
       image = ElfImage::open(file.read_path, error);
+      if (!where.from_root) from_build_id_cache(file, image);
     }
     if (!image) {
       file.problem = std::move(error);
@@ -299,6 +300,26 @@ struct Symbolizer::State {
               : fmt::format(" (.build-id/{}/{}.debug)", build_id_hex(file.build_id).substr(0, 2),
                             build_id_hex(file.build_id).substr(2))));
     }
+  }
+
+  // A recorded file that is gone or was rebuilt since: its copy in perf's build-id cache
+  // (~/.debug/<path>/<build id>/elf, as perf buildid-cache --add and perf record keep them),
+  // found by the recorded build id, as perf report finds it.
+  void from_build_id_cache(FileSymbols& file, std::optional<ElfImage>& image) {
+    if (file.recorded_build_id.empty()) return;
+    if (image && same_build_id(file.recorded_build_id, image->build_id())) return;
+    SymbolLookupRoots cache;
+    cache.build_id_dirs.push_back(options.build_id_cache_dir.empty() ? default_build_id_cache_dir()
+                                                                     : options.build_id_cache_dir);
+    LocatedFile cached =
+        SymbolFileLocator(std::move(cache)).locate(file.path, file.recorded_build_id);
+    if (!cached.from_root) return;
+    std::string error;
+    std::optional<ElfImage> copy = ElfImage::open(cached.path, error);
+    if (!copy) return;
+    note(fmt::format("symbols of {} from perf's build-id cache: {}", file.path, cached.path));
+    image = std::move(copy);
+    file.read_path = std::move(cached.path);
   }
 
   // For a file without .symtab: its separate debug file, else its MiniDebugInfo, merged with
