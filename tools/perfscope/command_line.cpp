@@ -15,6 +15,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "perf_config.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/archive/symbol_archive.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
@@ -476,6 +477,8 @@ void SymbolSources::apply(SymbolizerOptions& symbols) const {
     symbols.kallsyms_path_chosen = true;
   }
   if (demangle_ != 0) symbols.demangle = demangle_ > 0;
+  // perf's buildid.dir setting: where its build-id cache is (kallsyms copies, binaries).
+  if (auto cache = perf_config().get("buildid.dir")) symbols.build_id_cache_dir = *cache;
 }
 
 std::string find_helper(std::string_view name, std::string_view what, std::string_view target) {
