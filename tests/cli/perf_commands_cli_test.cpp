@@ -123,4 +123,20 @@ TEST(PerfCommands, CheckFeatureAnswersWithItsExitStatus) {
   EXPECT_NE(bare.err.find("feature"), std::string::npos) << bare.err;
 }
 
+// perf sched script is perf script; so is perfscope's, on the scheduler recording.
+TEST(PerfCommands, SchedScriptIsScript) {
+  pt::TempDir dir;
+  std::string data = dir.path() + "/sched.data";
+  auto recorded = pt::run_perfscope({"sched", "record", "-o", data, "--", "sleep", "0.05"});
+  if (recorded.exit_status != 0) GTEST_SKIP() << "sched record fails here: " << recorded.err;
+  auto sched_script = pt::run_perfscope({"sched", "script", "-i", data});
+  auto script = pt::run_perfscope({"script", "-i", data});
+  ASSERT_EQ(sched_script.exit_status, 0) << sched_script.err;
+  EXPECT_NE(sched_script.out.find("sched:sched_switch: prev_comm="), std::string::npos)
+      << sched_script.out.substr(0, 800);
+  EXPECT_EQ(sched_script.out, script.out);
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
+  EXPECT_EQ(sched_script.out, pt::run_command({perf_path, "sched", "script", "-i", data}).out);
+}
+
 }  // namespace

@@ -97,7 +97,8 @@ SchedCommand::SchedCommand(CLI::App& app) {
   app_->require_subcommand(1);
   add_input_option(*app_, options_.input);
   app_->footer(
-      "Subcommands: record, timehist, latency, states (perfscope sched SUBCOMMAND --help).\n\n"
+      "Subcommands: record, timehist, latency, states (perfscope sched SUBCOMMAND --help); "
+      "script is perfscope script, as perf sched script is perf script.\n\n"
       "Examples:\n"
       "  perfscope sched record -- ./myserver --port 8080\n"
       "  perfscope sched timehist -i perf.data");

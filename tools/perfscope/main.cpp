@@ -70,6 +70,15 @@ void rewrite_help_and_version(std::vector<std::string>& words) {
   }
 }
 
+// perf sched script is perf script (perf's alias): `perfscope sched script ARGS` runs
+// `perfscope script ARGS`.
+void rewrite_sched_script(std::vector<std::string>& words) {
+  auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
+  if (first == words.end() || *first != "sched") return;
+  auto next = first + 1;
+  if (next != words.end() && *next == "script") words.erase(first);
+}
+
 // A subcommand's object, made only when its name was chosen (or when no name was: then every
 // subcommand is listed): the options of the other twelve are never built, which was most of a
 // short run's start-up (CLI11's add_option).
@@ -99,6 +108,7 @@ int run_cli(int argc, char** argv) {
     return 1;
   }
   rewrite_help_and_version(words);
+  rewrite_sched_script(words);
   const std::string chosen = chosen_subcommand(words);
 
   Chosen<perfscope::cli::StatCommand> stat;
