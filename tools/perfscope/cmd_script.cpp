@@ -27,6 +27,7 @@
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "report_perf_options.hpp"
+#include "script_dlfilter.hpp"
 #include "script_fields.hpp"
 #include "script_json.hpp"
 #include "script_output.hpp"
@@ -153,6 +154,11 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_->add_flag("--header-only", header_only_, "Only the file's header");
   app_->add_flag("--reltime", relative_time_, "Times since the first record printed");
   app_->add_flag("--deltatime", delta_time_, "Times since the previous record printed");
+  app_->add_option("--dlfilter", dlfilter_,
+                   "A filter shared object built against perf's perf_dlfilter.h: it picks the "
+                   "samples printed (perf script --dlfilter)");
+  app_->add_option("--dlarg", dlargs_, "An argument for the dlfilter (repeatable)");
+  app_->add_flag("--list-dlfilters", list_dlfilters_, "List perf's installed dlfilters");
   add_inline_option(*app_, inline_frames_);
   add_threads_option(*app_, threads_);
   add_symbol_source_options(*app_, symbol_sources_);
@@ -176,6 +182,18 @@ script_text::ScriptSelection ScriptCommand::script_selection(const PerfDataReade
 }
 
 int ScriptCommand::run() {
+  if (list_dlfilters_) {
+    std::string list = list_dlfilters();
+    std::fwrite(list.data(), 1, list.size(), stdout);
+    return 0;
+  }
+  if (!dlargs_.empty() && dlfilter_.empty()) {
+    throw std::invalid_argument("--dlarg passes arguments to a --dlfilter: give the filter too");
+  }
+  if (!dlfilter_.empty() && json_) {
+    throw std::invalid_argument(
+        "--dlfilter picks the samples of the text output: leave out --json");
+  }
   PerfDataReader reader = PerfDataReader::open(input_);
   for (const auto& note : reader.notes()) fmt::print(stderr, "perfscope: {}: {}\n", input_, note);
   if (header_ || header_only_) {
@@ -203,6 +221,11 @@ int ScriptCommand::run() {
   text_options.nanoseconds = nanoseconds_;
   text_options.relative_time = relative_time_;
   text_options.delta_time = delta_time_;
+  std::unique_ptr<DlFilter> dlfilter;
+  if (!dlfilter_.empty()) {
+    dlfilter = std::make_unique<DlFilter>(dlfilter_, dlargs_);
+    text_options.filter = dlfilter.get();
+  }
   if (relative_time_ && delta_time_) {
     throw std::invalid_argument("--reltime and --deltatime exclude each other: give one");
   }
@@ -251,7 +274,8 @@ int ScriptCommand::run() {
     output.flush();
   } else {
     // --reltime and --deltatime count from records other workers print: one printer then.
-    bool sequential_times = relative_time_ || delta_time_;
+    // A dlfilter sees the samples one at a time, in order, as perf gives them.
+    bool sequential_times = relative_time_ || delta_time_ || dlfilter != nullptr;
     std::size_t workers = ordered_ && !sequential_times ? analysis_threads(threads_, reader) : 1;
     if (workers > 1) {
       std::vector<std::unique_ptr<TextPrinter>> printers;
@@ -287,6 +311,10 @@ int ScriptCommand::run() {
     }
   }
   std::fflush(stdout);
+  if (dlfilter) {
+    std::string failure;
+    if (!dlfilter->finish(failure)) throw std::runtime_error(failure);
+  }
   if (undecodable != 0) {
     fmt::print(stderr, "perfscope: {} samples could not be decoded and were left out\n",
                undecodable);

@@ -287,6 +287,9 @@ class ScriptCommand {
   int inline_frames_ = 0;    // add_inline_option's choice
   std::size_t threads_ = 0;  // add_threads_option's
   SymbolSourceOptions symbol_sources_;
+  std::string dlfilter_;  // --dlfilter FILE.so, its --dlarg words
+  std::vector<std::string> dlargs_;
+  bool list_dlfilters_ = false;
 };
 
 struct ReportCommandOptions {

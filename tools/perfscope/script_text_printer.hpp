@@ -20,6 +20,7 @@
 #include "perfscope/core/safe_text.hpp"
 #include "script_fields.hpp"
 #include "script_output.hpp"
+#include "script_sample_filter.hpp"
 #include "script_side_band.hpp"
 #include "script_tracepoints.hpp"
 
@@ -124,6 +125,7 @@ struct ScriptTextOptions {
   bool relative_time = false;  // --reltime: since the first printed record
   bool delta_time = false;     // --deltatime: since the previous printed record
   ScriptSelection selection;
+  SampleFilter* filter = nullptr;  // --dlfilter
 };
 
 class TextPrinter {
@@ -178,7 +180,15 @@ class TextPrinter {
     bool chain = sample_.has(sf::callchain) && !options_.hide_call_graph;
     auto cpumode =
         static_cast<std::uint16_t>(record.view.header.misc & abi::record_misc::cpumode_mask);
-    if (!selected(cpumode)) return;
+    if (options_.filter != nullptr) {
+      SampleFilterInput input{record, event, sample_, cpumode, resolver_};
+      if (!options_.filter->keep_early(input) || !selected(cpumode) ||
+          !options_.filter->keep(input)) {
+        return;
+      }
+    } else if (!selected(cpumode)) {
+      return;
+    }
     std::string_view task = task_columns(chain);
     // Room for every column before the frames: the task's, "[cpu] ", the time, the period and
     // the event's name, each bounded.
