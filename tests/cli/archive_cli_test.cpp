@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -69,8 +70,18 @@ class ArchiveCli : public ::testing::Test {
     unpack_dir_ = dir_.path() + "/tmp";
     fs::create_directory(unpack_dir_);
     ::setenv("TMPDIR", unpack_dir_.c_str(), 1);
+    // A build-id cache of the test's own: perf's and perfscope's recordings elsewhere in the
+    // suite cache copies of the known-answer binary in ~/.debug, which report would name the
+    // renamed-away binary's functions from.
+    if (const char* home = std::getenv("HOME")) saved_home_ = home;
+    std::string home = dir_.path() + "/home";
+    fs::create_directory(home);
+    ::setenv("HOME", home.c_str(), 1);
   }
-  void TearDown() override { ::unsetenv("TMPDIR"); }
+  void TearDown() override {
+    ::unsetenv("TMPDIR");
+    if (saved_home_) ::setenv("HOME", saved_home_->c_str(), 1);
+  }
 
   void record() {
     auto result = pt::run_perfscope(
@@ -100,6 +111,7 @@ class ArchiveCli : public ::testing::Test {
 
   pt::TempDir dir_;
   std::string binary_, data_, unpack_dir_;
+  std::optional<std::string> saved_home_;
 };
 
 TEST_F(ArchiveCli, RoundTripNamesEverythingWithoutTheBinaries) {

@@ -1,6 +1,8 @@
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -50,10 +52,25 @@ KallsymsCacheSave save_kallsyms_copy(const std::string& cache_dir) {
     return save;
   }
   std::string path = kallsyms_cache_path(cache_dir, *build_id);
-  std::string directory = path.substr(0, path.rfind('/'));
-  if (int error = sys::create_private_directories(directory); error < 0) {
-    save.problem = fmt::format("cannot create {}: {}", directory, std::strerror(-error));
-    return save;
+  std::string link = path.substr(0, path.rfind('/'));
+  // perf's layout: the copy in [kernel.kallsyms]/<build id>/, which the .build-id entry links
+  // to (an entry that is a directory, as perfscope once made them, is used as it is).
+  struct stat entry {};
+  if (::lstat(link.c_str(), &entry) != 0) {
+    std::string hex = build_id_hex(*build_id);
+    std::string directory = fmt::format("{}/[kernel.kallsyms]/{}", cache_dir, hex);
+    std::string parent = link.substr(0, link.rfind('/'));
+    for (const std::string& needed : {directory, parent}) {
+      if (int error = sys::create_private_directories(needed); error < 0) {
+        save.problem = fmt::format("cannot create {}: {}", needed, std::strerror(-error));
+        return save;
+      }
+    }
+    std::string target = fmt::format("../../[kernel.kallsyms]/{}", hex);
+    if (::symlink(target.c_str(), link.c_str()) != 0 && errno != EEXIST) {
+      save.problem = fmt::format("cannot link {}: {}", link, std::strerror(errno));
+      return save;
+    }
   }
   save.path = path;
   // A copy of this boot with the same modules is kept (one of another boot has the same size
