@@ -161,6 +161,20 @@ class BuildidCacheCommand {
   bool purge_all_ = false, list_ = false, force_ = false;
 };
 
+// perf probe: uprobes and kprobes through tracefs.
+class ProbeCommand {
+ public:
+  explicit ProbeCommand(CLI::App& app);
+  bool selected() const { return app_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* app_;
+  std::string binary_, list_, funcs_, line_, vars_;
+  std::vector<std::string> add_, positional_, delete_, definitions_;
+  bool force_ = false, dry_run_ = false, quiet_ = false;
+};
+
 // perf config: list, show and set perf's settings in ~/.perfconfig and /etc/perfconfig.
 class ConfigCommand {
  public:

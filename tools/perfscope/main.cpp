@@ -134,6 +134,7 @@ int run_cli(int argc, char** argv) {
   Chosen<perfscope::cli::DataCommand> data;
   Chosen<perfscope::cli::ConfigCommand> config;
   Chosen<perfscope::cli::BuildidCacheCommand> buildid_cache;
+  Chosen<perfscope::cli::ProbeCommand> probe;
   if (chosen.empty()) {
     // A perf command perfscope does not have: what perf does there and what perfscope offers.
     auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
@@ -203,6 +204,8 @@ int run_cli(int argc, char** argv) {
     config.command.emplace(app);
   } else if (chosen == "buildid-cache") {
     buildid_cache.command.emplace(app);
+  } else if (chosen == "probe") {
+    probe.command.emplace(app);
   }
   // -v after the subcommand too, as perf takes it (`perfscope record -v`). What it shows beyond
   // an error's detail (the attr of an event that failed to open) is said only where events open.
@@ -274,6 +277,7 @@ int run_cli(int argc, char** argv) {
     if (data.selected()) return data.command->run();
     if (config.selected()) return config.command->run();
     if (buildid_cache.selected()) return buildid_cache.command->run(verbose);
+    if (probe.selected()) return probe.command->run();
   } catch (const perfscope::EventSpecError& error) {
     fmt::print(stderr, "perfscope: {}\n", perfscope::terminal_safe_lines(error.with_caret()));
     return perfscope::cli::usage_error_status;  // an -e value is an option error, as in perf

@@ -7,7 +7,7 @@ namespace perfscope::cli {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 13> answers{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 12> answers{{
     {"bench",
      "perf bench runs perf's micro-benchmarks of the kernel (sched, syscall, mem, futex), which "
      "measure the machine, not a program; perfscope has none: run perf bench"},
@@ -42,9 +42,6 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 13> answers{
      "perf mem samples loads and stores with the CPU's memory-access sampling (Intel PEBS, AMD "
      "IBS, Arm SPE); perfscope has no mem report: record -d samples data addresses where the PMU "
      "gives them"},
-    {"probe",
-     "perf probe makes kprobe and uprobe events through tracefs; perfscope does not make them "
-     "yet: make them with perf probe, and perfscope record/stat -e probe_BINARY:func use them"},
     {"test",
      "perf test runs perf's self-tests; perfscope runs its own as its test suite (make test), "
      "and perfscope doctor says what this machine can measure"},

@@ -36,6 +36,7 @@ constexpr std::array subcommands{
                     "List the build ids of a recording's files (perf buildid-list)"},
     SubcommandEntry{"buildid-cache",
                     "Add files to perf's build-id cache (~/.debug), list, remove (perf's)"},
+    SubcommandEntry{"probe", "Add, list and remove uprobes and kprobes (perf probe)"},
     SubcommandEntry{"kallsyms", "Say where kernel symbols are (perf kallsyms)"},
     SubcommandEntry{"version", "The version, and with --build-options what this build has"},
     SubcommandEntry{"data", "Convert a recording: data convert --to-json (perf's JSON layout)"},

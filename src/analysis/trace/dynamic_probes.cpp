@@ -1,0 +1,300 @@
+#include "perfscope/analysis/trace/dynamic_probes.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "analysis/symbols/demangler.hpp"
+#include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
+#include "perfscope/analysis/symbols/elf_image.hpp"
+#include "perfscope/sys/kernel_files.hpp"
+
+namespace perfscope {
+
+namespace {
+
+std::string safe_event_name(std::string_view name) {
+  std::string out;
+  for (char c : name) out.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return out;
+}
+
+// Each defined function symbol of the image's .symtab, or of .dynsym when .symtab has none:
+// visit(symbol, name, file offset of its first byte); a true return stops the walk.
+template <typename Visit>
+void for_each_function(const ElfImage& image, Visit&& visit) {
+  Elf* elf = image.elf();
+  bool any = false;
+  for (Elf64_Word wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
+    for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
+         section = elf_nextscn(elf, section)) {
+      GElf_Shdr header;
+      if (!gelf_getshdr(section, &header) || header.sh_type != wanted || header.sh_entsize == 0)
+        continue;
+      Elf_Data* data = elf_getdata(section, nullptr);
+      std::size_t count = header.sh_size / header.sh_entsize;
+      for (std::size_t i = 0; data != nullptr && i < count; ++i) {
+        GElf_Sym symbol;
+        if (!gelf_getsym(data, static_cast<int>(i), &symbol)) continue;
+        int type = GELF_ST_TYPE(symbol.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_shndx == SHN_UNDEF ||
+            symbol.st_shndx >= SHN_LORESERVE) {
+          continue;
+        }
+        const char* name = elf_strptr(elf, header.sh_link, symbol.st_name);
+        GElf_Shdr holder;
+        Elf_Scn* holder_section = elf_getscn(elf, symbol.st_shndx);
+        if (name == nullptr || *name == '\0' || !holder_section ||
+            !gelf_getshdr(holder_section, &holder)) {
+          continue;
+        }
+        any = true;
+        if (visit(symbol, name, symbol.st_value - holder.sh_addr + holder.sh_offset)) return;
+      }
+    }
+    if (any) return;
+  }
+}
+
+// The function whose bytes hold `offset` in `binary`, perf's "on" text for it.
+std::string function_at(const std::string& binary, std::uint64_t offset) {
+  std::string error;
+  auto image = ElfImage::open(binary, error);
+  std::string found = fmt::format("{:#x}", offset);
+  if (!image) return found;
+  for_each_function(*image, [&](const GElf_Sym& symbol, const char* name, std::uint64_t start) {
+    if (offset < start || offset >= start + std::max<std::uint64_t>(symbol.st_size, 1)) {
+      return false;
+    }
+    found = offset == start ? std::string(name) : fmt::format("{}+{}", name, offset - start);
+    return true;
+  });
+  return found;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_line(const std::string& path, const std::string& line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("cannot open {}: {}{}", path, std::strerror(errno),
+                                         errno == EACCES ? " (probes need root)" : ""));
+  }
+  ssize_t written = ::write(fd, line.data(), line.size());
+  int error = errno;
+  ::close(fd);
+  if (written != static_cast<ssize_t>(line.size())) {
+    throw std::runtime_error(
+        fmt::format("the kernel refused '{}' in {}: {}", line, path, std::strerror(error)));
+  }
+}
+
+// One line of uprobe_events or kprobe_events: "p:GROUP/EVENT PATH:0xOFFSET", "r:...",
+// "p:GROUP/EVENT FUNCTION+OFFSET" (arguments after, ignored).
+std::optional<DynamicProbe> parse_line(const std::string& line, bool kernel) {
+  if (line.size() < 3 || (line[0] != 'p' && line[0] != 'r') || line[1] != ':') return std::nullopt;
+  std::istringstream words(line.substr(2));
+  std::string name, where;
+  if (!(words >> name >> where)) return std::nullopt;
+  std::size_t slash = name.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  DynamicProbe probe;
+  probe.group = name.substr(0, slash);
+  probe.event = name.substr(slash + 1);
+  probe.kernel = kernel;
+  probe.return_probe = line[0] == 'r';
+  if (kernel) {
+    probe.place = where;
+    probe.on = where;
+  } else {
+    std::size_t colon = where.rfind(':');
+    if (colon == std::string::npos) return std::nullopt;
+    probe.binary = where.substr(0, colon);
+    probe.offset = std::strtoull(where.c_str() + colon + 1, nullptr, 0);
+    probe.on = function_at(probe.binary, probe.offset);
+  }
+  if (probe.return_probe) probe.on += "%return";
+  return probe;
+}
+
+}  // namespace
+
+ProbeRequest parse_probe_definition(const std::string& definition) {
+  ProbeRequest request;
+  std::string text = definition;
+  if (text.find_first_of(" \t") != std::string::npos) {
+    throw std::invalid_argument(fmt::format(
+        "'{}': probe arguments (read from DWARF by perf) are not supported by perfscope yet; "
+        "give the function alone, and read the arguments with perf probe",
+        definition));
+  }
+  if (text.find('@') != std::string::npos || text.find(';') != std::string::npos) {
+    throw std::invalid_argument(fmt::format(
+        "'{}': source lines and patterns (@FILE, :LINE, ;PATTERN) need DWARF line tables, "
+        "which perfscope probe does not read yet; give FUNCTION, FUNCTION+OFFSET or "
+        "FUNCTION%return",
+        definition));
+  }
+  if (std::size_t equals = text.find('='); equals != std::string::npos) {
+    request.event = text.substr(0, equals);
+    text = text.substr(equals + 1);
+  }
+  if (text.ends_with("%return")) {
+    request.return_probe = true;
+    text.resize(text.size() - 7);
+  }
+  if (std::size_t plus = text.find('+'); plus != std::string::npos) {
+    char* end = nullptr;
+    request.offset = std::strtoull(text.c_str() + plus + 1, &end, 0);
+    if (end == text.c_str() + plus + 1 || *end != '\0') {
+      throw std::invalid_argument(
+          fmt::format("'{}': the offset after '+' is no number", definition));
+    }
+    text.resize(plus);
+  }
+  if (text.empty() || text.find(':') != std::string::npos) {
+    throw std::invalid_argument(fmt::format(
+        "'{}': give [EVENT=]FUNCTION[+OFFSET|%return] (a line number needs DWARF: not yet)",
+        definition));
+  }
+  request.function = text;
+  return request;
+}
+
+std::vector<std::string> probe_functions(const std::string& binary) {
+  std::string error;
+  auto image = ElfImage::open(binary, error);
+  if (!image) throw std::runtime_error(error);
+  std::vector<std::string> names;
+  for_each_function(*image, [&](const GElf_Sym&, const char* name, std::uint64_t) {
+    std::string shown = demangle_symbol(name, DemangledForm::short_name);
+    if (shown.empty()) shown = name;
+    if (shown.front() != '_') names.push_back(std::move(shown));
+    return false;
+  });
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::string uprobe_group(const std::string& binary) {
+  std::string name = std::filesystem::path(binary).filename().string();
+  return "probe_" + safe_event_name(name.substr(0, name.find('.')));
+}
+
+DynamicProbes::DynamicProbes() {
+  auto root = sys::tracefs_root();
+  if (!root) {
+    throw std::runtime_error(
+        "tracefs is not mounted and cannot be mounted here: probes are made through it "
+        "(mount -t tracefs nodev /sys/kernel/tracing)");
+  }
+  root_ = *root;
+}
+
+bool DynamicProbes::kprobes_available() const {
+  return ::access((root_ + "/kprobe_events").c_str(), F_OK) == 0;
+}
+
+std::vector<DynamicProbe> DynamicProbes::list() const {
+  std::vector<DynamicProbe> probes;
+  for (bool kernel : {true, false}) {
+    std::istringstream lines(read_text(root_ + (kernel ? "/kprobe_events" : "/uprobe_events")));
+    for (std::string line; std::getline(lines, line);) {
+      if (auto probe = parse_line(line, kernel)) probes.push_back(std::move(*probe));
+    }
+  }
+  return probes;
+}
+
+DynamicProbe DynamicProbes::add(const ProbeRequest& request, const std::string& binary, bool force,
+                                bool dry_run) {
+  DynamicProbe probe;
+  probe.kernel = binary.empty();
+  probe.return_probe = request.return_probe;
+  std::string base = request.event.empty() ? safe_event_name(request.function) : request.event;
+  if (request.event.empty() && request.return_probe) base += "__return";
+  std::string line;
+  if (probe.kernel) {
+    if (!kprobes_available()) {
+      throw std::runtime_error(
+          "this kernel has no kprobe events (no kprobe_events in tracefs: "
+          "CONFIG_KPROBE_EVENTS is off); uprobes still work: give -x BINARY");
+    }
+    probe.group = "probe";
+    probe.place = request.offset != 0 ? fmt::format("{}+{}", request.function, request.offset)
+                                      : request.function;
+    probe.on = probe.place;
+  } else {
+    std::error_code error;
+    probe.binary = std::filesystem::absolute(binary, error).lexically_normal().string();
+    SymbolOffset found = ElfSymbolResolver().file_offset(probe.binary, request.function);
+    if (!found.offset) throw std::runtime_error(found.error);
+    probe.group = uprobe_group(probe.binary);
+    probe.offset = *found.offset + request.offset;
+    probe.on = request.offset != 0 ? fmt::format("{}+{}", request.function, request.offset)
+                                   : request.function;
+  }
+  if (probe.return_probe) probe.on += "%return";
+  // perf's names: the function's, then _1, _2, ... when forced next to an existing one.
+  std::vector<DynamicProbe> existing = list();
+  auto taken = [&](const std::string& name) {
+    for (const auto& other : existing) {
+      if (other.group == probe.group && other.event == name) return true;
+    }
+    return false;
+  };
+  probe.event = base;
+  if (taken(base)) {
+    if (!force) {
+      throw std::runtime_error(
+          fmt::format("event \"{}\" already exists: remove it with probe -d {}:{}, or give -f for "
+                      "another one beside it",
+                      base, probe.group, base));
+    }
+    for (int i = 1; taken(probe.event); ++i) probe.event = fmt::format("{}_{}", base, i);
+  }
+  if (probe.kernel) {
+    line = fmt::format("{}:{}/{} {}", probe.return_probe ? 'r' : 'p', probe.group, probe.event,
+                       probe.place);
+  } else {
+    line = fmt::format("{}:{}/{} {}:{:#018x}", probe.return_probe ? 'r' : 'p', probe.group,
+                       probe.event, probe.binary, probe.offset);
+  }
+  if (!dry_run) {
+    write_line(root_ + (probe.kernel ? "/kprobe_events" : "/uprobe_events"), line + "\n");
+  }
+  return probe;
+}
+
+std::vector<DynamicProbe> DynamicProbes::remove(const std::string& pattern) {
+  std::string full = pattern.find(':') == std::string::npos ? "*:" + pattern : pattern;
+  std::vector<DynamicProbe> removed;
+  for (const DynamicProbe& probe : list()) {
+    std::string name = probe.group + ":" + probe.event;
+    if (::fnmatch(full.c_str(), name.c_str(), 0) != 0) continue;
+    write_line(root_ + (probe.kernel ? "/kprobe_events" : "/uprobe_events"),
+               fmt::format("-:{}/{}\n", probe.group, probe.event));
+    removed.push_back(probe);
+  }
+  return removed;
+}
+
+}  // namespace perfscope

@@ -1,0 +1,126 @@
+// perfscope probe: uprobes and kprobes made, listed and removed through tracefs as perf probe
+// makes them (perf's groups, names and text), usable at once as -e GROUP:EVENT in record, stat
+// and trace.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "commands.hpp"
+#include "perfscope/analysis/trace/dynamic_probes.hpp"
+#include "subcommand_table.hpp"
+
+namespace perfscope::cli {
+
+namespace {
+
+std::string probe_line(const DynamicProbe& probe) {
+  std::string name = probe.group + ":" + probe.event;
+  if (probe.kernel) return fmt::format("  {:<20} (on {})\n", name, probe.on);
+  return fmt::format("  {:<20} (on {} in {})\n", name, probe.on, probe.binary);
+}
+
+}  // namespace
+
+ProbeCommand::ProbeCommand(CLI::App& app) {
+  app_ = add_subcommand_named(app, "probe");
+  app_->add_option("-x,--exec", binary_, "The executable or library of the uprobes");
+  app_->add_option("-a,--add", add_, "Add a probe: [EVENT=]FUNCTION[+OFFSET|%return] (repeatable)");
+  app_->add_option("definitions", positional_, "Probes to add, as --add takes them");
+  app_->add_option("-d,--del", delete_, "Remove the probes GROUP:EVENT (globs) names");
+  app_->add_option("-l,--list", list_, "List the probes (those the glob names)")->expected(0, 1);
+  app_->add_option("-F,--funcs", funcs_, "List the functions probes can go on (of -x BINARY)")
+      ->expected(0, 1);
+  app_->add_option("-D,--definition", definitions_,
+                   "Print the tracefs line of a probe without adding it");
+  app_->add_flag("-f,--force", force_, "Add a probe beside an existing one of the same name");
+  app_->add_flag("-n,--dry-run", dry_run_, "Say what would be added, add nothing");
+  app_->add_flag("-q,--quiet", quiet_, "Print no messages");
+  app_->add_option("-L,--line", line_, "perf's source-line view (refused: needs DWARF lines)");
+  app_->add_option("-V,--vars", vars_, "perf's variable view (refused: needs DWARF)");
+  app_->footer(
+      "Examples:\n"
+      "  perfscope probe -x /usr/lib/x86_64-linux-gnu/libc.so.6 --add malloc\n"
+      "  perfscope stat -e probe_libc:malloc -- ls\n"
+      "  perfscope probe -l\n"
+      "  perfscope probe -d 'probe_libc:*'");
+}
+
+int ProbeCommand::run() {
+  if (!line_.empty() || !vars_.empty()) {
+    throw std::invalid_argument(
+        "--line and --vars read DWARF line tables and variables, which perfscope probe does not "
+        "yet; use perf probe for them");
+  }
+  std::vector<std::string> additions = add_;
+  additions.insert(additions.end(), positional_.begin(), positional_.end());
+  bool listing = app_->count("--list") != 0, functions = app_->count("--funcs") != 0;
+  if (additions.empty() && delete_.empty() && definitions_.empty() && !listing && !functions) {
+    throw std::invalid_argument(
+        "give what to do: --add DEFINITION, --del GROUP:EVENT, --list, --funcs or --definition");
+  }
+  if (functions) {
+    if (binary_.empty()) {
+      throw std::invalid_argument(
+          "--funcs lists a binary's functions: give -x BINARY (the kernel's are in "
+          "/sys/kernel/tracing/available_filter_functions)");
+    }
+    std::string out;
+    for (const std::string& name : probe_functions(binary_)) {
+      if (!funcs_.empty() && name.find(funcs_) == std::string::npos) continue;
+      out += name + "\n";
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+  }
+  DynamicProbes probes;
+  for (const std::string& definition : definitions_) {
+    DynamicProbe probe = probes.add(parse_probe_definition(definition), binary_, true, true);
+    std::string line = probe.kernel
+                           ? fmt::format("{}:{}/{} {}\n", probe.return_probe ? 'r' : 'p',
+                                         probe.group, probe.event, probe.place)
+                           : fmt::format("{}:{}/{} {}:{:#018x}\n", probe.return_probe ? 'r' : 'p',
+                                         probe.group, probe.event, probe.binary, probe.offset);
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
+  for (const std::string& pattern : delete_) {
+    auto removed = probes.remove(pattern);
+    if (removed.empty()) {
+      throw std::runtime_error(fmt::format("no probe matches '{}' (probe -l lists them)", pattern));
+    }
+    for (const DynamicProbe& probe : removed) {
+      if (!quiet_) fmt::print(stderr, "Removed event: {}:{}\n", probe.group, probe.event);
+    }
+  }
+  if (!additions.empty()) {
+    std::string text;
+    std::string last;
+    for (const std::string& definition : additions) {
+      DynamicProbe probe =
+          probes.add(parse_probe_definition(definition), binary_, force_, dry_run_);
+      text += probe_line(probe);
+      last = probe.group + ":" + probe.event;
+    }
+    if (!quiet_) {
+      fmt::print(stderr,
+                 "Added new event{}:\n{}\nYou can now use it in all perfscope and perf tools, "
+                 "such as:\n\n\tperfscope record -e {} -a -- sleep 1\n\n",
+                 additions.size() > 1 ? "s" : "", text, last);
+    }
+  }
+  if (listing) {
+    std::string out;
+    for (const DynamicProbe& probe : probes.list()) {
+      std::string name = probe.group + ":" + probe.event;
+      if (!list_.empty() && !name.starts_with(list_) && name.find(list_) == std::string::npos) {
+        continue;
+      }
+      out += probe_line(probe);
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace perfscope::cli
