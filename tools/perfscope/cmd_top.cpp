@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "command_line.hpp"
+#include "perf_config.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/live/live_profile.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
