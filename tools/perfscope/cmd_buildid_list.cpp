@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "perfscope/abi/record_type.hpp"
+#include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"

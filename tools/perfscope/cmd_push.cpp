@@ -15,6 +15,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "command_line.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/analysis/push/interval_profiles.hpp"

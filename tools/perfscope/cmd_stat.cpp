@@ -28,6 +28,7 @@
 #include "perfscope/sys/exit_watch.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
 #include "stat_output.hpp"
+#include "stat_record_file.hpp"
 #include "stop_signals.hpp"
 #include "subcommand_table.hpp"
 #include "target_options.hpp"
@@ -156,6 +157,9 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_flag("--sync", options_.sync, "Call sync() before each run");
   app_->add_flag("-d,--detailed", options_.detailed,
                  "Add perf's detailed cache events (-dd and -ddd add more)");
+  // `stat record` and `stat report` (main rewrites them into these).
+  app_->add_option("--record-to", options_.record_to, "")->group("");
+  app_->add_option("--report-from", options_.report_from, "")->group("");
   // Everything from the first non-option word (or after --) is the command, as with perf.
   app_->prefix_command();
   app_->footer(command_rule_help("stat") +
@@ -180,11 +184,23 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
                       : perf_csv          ? StatFormat::perf_csv
                       : options.csv       ? StatFormat::csv
                                           : StatFormat::text;
+  if (!options.report_from.empty()) {
+    if (!options.command.empty()) {
+      throw std::invalid_argument("stat report prints a recording's counts: it runs no command");
+    }
+    report_stat_file(options.report_from, stderr, format, separator);
+    return 0;
+  }
   Target target = target_from_options(options, "stat");
   Aggregation aggregation = aggregation_from(options);
   if (aggregation != Aggregation::global && (options.interval_ms > 0 || options.repeat > 1)) {
     throw std::invalid_argument(
         "-A and --per-* print the counts of one run: drop -I and -r, or the aggregation");
+  }
+  if (!options.record_to.empty() && (aggregation != Aggregation::global || options.repeat > 1)) {
+    throw std::invalid_argument(
+        "stat record keeps one run's totals (and -I intervals): -r, -A and --per-* are not "
+        "recorded; drop them");
   }
   if (options.repeat > 1 && !target.has_command()) {
     throw std::invalid_argument("-r repeats a command: give one after --");
@@ -258,6 +274,10 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   result.command_is_target = target.kind() == Target::Kind::command;
   result.runs = options.repeat;
   std::vector<RunningStatistics> per_event;
+  std::unique_ptr<StatRecordWriter> recording;
+  if (!options.record_to.empty()) {
+    recording = std::make_unique<StatRecordWriter>(options.record_to, groups, options.interval_ms);
+  }
 
   auto run_shell = [](const char* option, const std::string& shell_command) {
     if (shell_command.empty()) return;
@@ -299,6 +319,13 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
         }
       }
     }
+    if (recording) {
+      std::string comm =
+          target.has_command() && !options.command.empty()
+              ? options.command.front().substr(options.command.front().rfind('/') + 1)
+              : std::string();
+      recording->begin(target.has_command() ? session.command_pid() : -1, comm);
+    }
     std::unique_ptr<CountAggregator> aggregator;
     if (aggregation != Aggregation::global) {
       aggregator = std::make_unique<CountAggregator>(aggregation, session);
@@ -325,6 +352,9 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
       ++intervals_printed;
       const auto& now_counts = session.read();
       double at = now_ns();
+      if (recording) {
+        recording->round(now_counts, false, static_cast<std::uint64_t>(at - started));
+      }
       std::vector<EventCount> delta = now_counts;
       for (std::size_t i = 0; i < delta.size(); ++i) {
         delta[i].reading = now_counts[i].reading.since(previous[i].reading);
@@ -397,6 +427,13 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     if (options.interval_ms > 0 && !(options.interval_count > 0 && ended_early)) print_interval();
     double elapsed = now_ns() - started;
     result.counts = session.read();
+    if (recording) {
+      // With -I the intervals are the record, as perf's (its files have no final round).
+      if (options.interval_ms == 0) {
+        recording->round(result.counts, true, static_cast<std::uint64_t>(elapsed));
+      }
+      recording->finish();
+    }
     if (aggregator) {
       result.aggregation = aggregation;
       result.aggregates = aggregator->read(session);

@@ -19,6 +19,8 @@ namespace perfscope::cli {
 
 struct StatOptions {
   std::string events;
+  // stat record's perf.data (-o after `stat record`), stat report's (-i after `stat report`).
+  std::string record_to, report_from;
   int pid = -1;
   int tid = -1;
   bool all_cpus = false;

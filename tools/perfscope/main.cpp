@@ -79,6 +79,41 @@ void rewrite_sched_script(std::vector<std::string>& words) {
   if (next != words.end() && *next == "script") words.erase(first);
 }
 
+// perf's `stat record [-o FILE] ...` and `stat report [-i FILE]`: stat with the file it writes or
+// reads (perf.data unless named); -o and -i before the command name that file there.
+void rewrite_stat_record_and_report(std::vector<std::string>& words) {
+  auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
+  if (first == words.end() || *first != "stat" || first + 1 == words.end()) return;
+  auto mode = first + 1;
+  const bool record = *mode == "record";
+  if (!record && *mode != "report") return;
+  std::string file = "perf.data";
+  std::vector<std::string> rest(mode + 1, words.end());
+  std::vector<std::string> kept;
+  const char* short_name = record ? "-o" : "-i";
+  const char* long_name = record ? "--output" : "--input";
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const std::string& word = rest[i];
+    if (word == "--") {
+      kept.insert(kept.end(), rest.begin() + static_cast<std::ptrdiff_t>(i), rest.end());
+      break;
+    }
+    if ((word == short_name || word == long_name) && i + 1 < rest.size()) {
+      file = rest[++i];
+    } else if (word.starts_with(std::string(long_name) + "=")) {
+      file = word.substr(std::string(long_name).size() + 1);
+    } else if (word.size() > 2 && word.starts_with(short_name)) {
+      file = word.substr(2);
+    } else {
+      kept.push_back(word);
+    }
+  }
+  words.erase(mode, words.end());
+  words.push_back(record ? "--record-to" : "--report-from");
+  words.push_back(file);
+  words.insert(words.end(), kept.begin(), kept.end());
+}
+
 // A subcommand's object, made only when its name was chosen (or when no name was: then every
 // subcommand is listed): the options of the other twelve are never built, which was most of a
 // short run's start-up (CLI11's add_option).
@@ -109,6 +144,7 @@ int run_cli(int argc, char** argv) {
   }
   rewrite_help_and_version(words);
   rewrite_sched_script(words);
+  rewrite_stat_record_and_report(words);
   const std::string chosen = chosen_subcommand(words);
 
   Chosen<perfscope::cli::StatCommand> stat;

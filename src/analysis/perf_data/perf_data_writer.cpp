@@ -301,7 +301,9 @@ void PerfDataWriter::finish(const PerfDataFeatures& features) {
   }
   for (unsigned bit = 1; bit <= perf_data::feature_last_known; ++bit) {
     auto contents = encode_feature(bit, *described, events_, attr_size_);
-    if (contents.empty()) continue;
+    // STAT has no contents: its bit alone marks a `stat record` file.
+    bool stat_mark = bit == perf_data::bit(perf_data::Feature::stat) && described->stat_file;
+    if (contents.empty() && !stat_mark) continue;
     header.set_feature(bit);
     sections.emplace_back(bit, std::move(contents));
   }

@@ -4,61 +4,13 @@
 #include <cstring>
 
 #include "perfscope/abi/record_type.hpp"
+#include "perfscope/analysis/perf_data/stat_records.hpp"
 
 namespace perfscope::python {
 
 namespace {
 
 constexpr std::uint64_t aggregate_global = 1;  // perf's AGGR_GLOBAL
-constexpr std::uint64_t term_aggr_mode = 0, term_scale = 2;
-
-template <typename T>
-bool read_at(std::span<const std::byte> bytes, std::size_t at, T& out) {
-  if (at + sizeof(T) > bytes.size()) return false;
-  std::memcpy(&out, bytes.data() + at, sizeof(T));
-  return true;
-}
-
-// A CPU_MAP record's CPUs: a list, a bitmask (32- or 64-bit words) or a range (perf 6.1).
-std::vector<std::int32_t> cpu_list(std::span<const std::byte> payload) {
-  std::vector<std::int32_t> cpus;
-  std::uint16_t type = 0, count = 0;
-  if (!read_at(payload, 0, type)) return cpus;
-  if (type == 0 && read_at(payload, 2, count)) {
-    for (std::uint16_t i = 0; i < count; ++i) {
-      std::uint16_t cpu = 0;
-      if (!read_at(payload, 4 + 2 * std::size_t{i}, cpu)) break;
-      cpus.push_back(cpu == 0xffff ? -1 : cpu);
-    }
-  } else if (type == 1 && read_at(payload, 2, count)) {
-    std::uint16_t word_size = 0;
-    read_at(payload, 4, word_size);
-    const std::size_t first = word_size == 8 ? 10 : 6;  // 64-bit words follow 4 bytes of padding
-    for (std::uint16_t i = 0; i < count; ++i) {
-      std::uint64_t word = 0;
-      if (word_size == 8) {
-        if (!read_at(payload, first + 8 * std::size_t{i}, word)) break;
-      } else {
-        std::uint32_t half = 0;
-        if (!read_at(payload, first + 4 * std::size_t{i}, half)) break;
-        word = half;
-      }
-      for (unsigned bit = 0; bit < word_size * 8u; ++bit) {
-        if ((word >> bit) & 1) cpus.push_back(static_cast<std::int32_t>(i * word_size * 8u + bit));
-      }
-    }
-  } else if (type == 2) {
-    std::uint8_t any = 0;
-    std::uint16_t start = 0, end = 0;
-    read_at(payload, 2, any);
-    read_at(payload, 4, start);
-    read_at(payload, 6, end);
-    if (any != 0) cpus.push_back(-1);
-    for (std::uint32_t cpu = start; cpu <= end; ++cpu)
-      cpus.push_back(static_cast<std::int32_t>(cpu));
-  }
-  return cpus;
-}
 
 }  // namespace
 
@@ -94,48 +46,35 @@ bool StatRounds::observe(const RecordView& view, std::string& handler) {
   const auto payload = view.bytes.subspan(sizeof(abi::RecordHeader));
   const std::uint32_t type = view.type();
   if (type == static_cast<std::uint32_t>(abi::UserRecordType::thread_map)) {
-    std::uint64_t count = 0;
-    if (!read_at(payload, 0, count)) return true;
     threads_.clear();
-    for (std::uint64_t i = 0; i < count; ++i) {
-      std::uint64_t pid = 0;
-      if (!read_at(payload, 8 + 24 * i, pid)) break;
-      threads_.push_back(static_cast<std::int32_t>(pid));
+    if (auto threads = decode_thread_map(payload)) {
+      for (const StatThread& thread : *threads) threads_.push_back(thread.pid);
     }
     if (threads_.empty()) threads_.push_back(-1);
   } else if (type == static_cast<std::uint32_t>(abi::UserRecordType::cpu_map)) {
-    cpus_ = cpu_list(payload);
+    cpus_ = decode_cpu_map(payload);
     if (cpus_.empty()) cpus_.push_back(-1);
   } else if (type == static_cast<std::uint32_t>(abi::UserRecordType::stat_config)) {
-    std::uint64_t count = 0;
-    read_at(payload, 0, count);
-    for (std::uint64_t i = 0; i < count; ++i) {
-      std::uint64_t tag = 0, value = 0;
-      if (!read_at(payload, 8 + 16 * i, tag) || !read_at(payload, 16 + 16 * i, value)) break;
-      if (tag == term_aggr_mode) aggregation_ = value;
-      if (tag == term_scale) scale_ = value != 0;
+    if (auto config = decode_stat_config(payload)) {
+      aggregation_ = static_cast<std::uint64_t>(config->aggregation);
+      scale_ = config->scale;
     }
   } else if (type == static_cast<std::uint32_t>(abi::UserRecordType::stat)) {
-    std::uint64_t id = 0, value = 0, enabled = 0, running = 0;
-    std::uint32_t cpu = 0, thread = 0;
-    if (!read_at(payload, 0, id) || !read_at(payload, 8, cpu) || !read_at(payload, 12, thread) ||
-        !read_at(payload, 16, value) || !read_at(payload, 24, enabled) ||
-        !read_at(payload, 32, running)) {
-      return true;
-    }
+    auto counter = decode_stat(payload);
+    if (!counter) return true;
     std::size_t event = reader_.events().size();
     for (std::size_t i = 0; i < reader_.events().size(); ++i) {
       const auto& ids = reader_.events()[i].ids;
-      if (std::find(ids.begin(), ids.end(), id) != ids.end()) event = i;
+      if (std::find(ids.begin(), ids.end(), counter->id) != ids.end()) event = i;
     }
     if (event == reader_.events().size()) return true;
-    auto at = std::find(cpus_.begin(), cpus_.end(), static_cast<std::int32_t>(cpu));
+    auto at = std::find(cpus_.begin(), cpus_.end(), static_cast<std::int32_t>(counter->cpu));
     if (at == cpus_.end()) return true;
-    raw_[event][{static_cast<std::size_t>(at - cpus_.begin()), thread}] = {value, enabled, running};
+    raw_[event][{static_cast<std::size_t>(at - cpus_.begin()), counter->thread}] = {
+        counter->value, counter->enabled, counter->running};
   } else if (type == static_cast<std::uint32_t>(abi::UserRecordType::stat_round)) {
-    std::uint64_t time = 0;
-    read_at(payload, 8, time);
-    return round(time, handler);
+    auto round = decode_stat_round(payload);
+    return round ? this->round(round->time, handler) : true;
   }
   return true;
 }

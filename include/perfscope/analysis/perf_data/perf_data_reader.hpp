@@ -145,6 +145,9 @@ struct PerfDataFeatures {
   std::vector<std::pair<std::string, std::string>> simpleperf_meta_info;
   // perfscope's embedded files (the vDSO image of the recording machine). Not in pipe mode.
   std::vector<EmbeddedFile> embedded_files;
+  // The STAT feature: counts of `stat record`, not samples (the writer sets the bit; the reader
+  // lists it in `present`).
+  bool stat_file = false;
 };
 
 // One data record as the reader delivers it.
