@@ -139,4 +139,24 @@ TEST(PerfCommands, SchedScriptIsScript) {
   EXPECT_EQ(sched_script.out, pt::run_command({perf_path, "sched", "script", "-i", data}).out);
 }
 
+// perf trace record is a recording of every call's enter and exit: perf trace -i replays
+// perfscope's, the helper's 1000 getpid calls exactly.
+TEST(PerfCommands, TraceRecordIsWhatPerfTraceReplays) {
+  if (!pt::tracefs_available() || !pt::running_as_root()) GTEST_SKIP() << "tracefs as root";
+  pt::TempDir dir;
+  std::string data = dir.path() + "/trace.data";
+  auto recorded = pt::run_perfscope(
+      {"trace", "record", "-q", "-o", data, "--", PERFSCOPE_WORK_HELPER_PATH, "getpid", "1000"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto events = pt::run_perfscope({"evlist", "-i", data});
+  EXPECT_EQ(events.out.rfind("raw_syscalls:sys_enter\nraw_syscalls:sys_exit\n", 0), 0u)
+      << events.out;
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
+  auto replayed = pt::run_command({perf_path, "trace", "-s", "-i", data});
+  std::regex getpid_row(R"(\n +getpid +([0-9]+) +0 )");
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(replayed.err, row, getpid_row)) << replayed.err << replayed.out;
+  EXPECT_EQ(row[1], "1000");
+}
+
 }  // namespace

@@ -114,6 +114,19 @@ void rewrite_stat_record_and_report(std::vector<std::string>& words) {
   words.insert(words.end(), kept.begin(), kept.end());
 }
 
+// perf's `trace record ARGS`: a recording of every system call's enter and exit (perf trace -i
+// replays it), i.e. `record -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -c 1 ARGS`.
+void rewrite_trace_record(std::vector<std::string>& words) {
+  auto first = std::find_if_not(words.begin(), words.end(), is_global_flag);
+  if (first == words.end() || *first != "trace" || first + 1 == words.end()) return;
+  if (*(first + 1) != "record") return;
+  *first = "record";
+  words.erase(first + 1);
+  std::vector<std::string> events{
+      "-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit", "-c", "1"};
+  words.insert(first + 1, events.begin(), events.end());
+}
+
 // A subcommand's object, made only when its name was chosen (or when no name was: then every
 // subcommand is listed): the options of the other twelve are never built, which was most of a
 // short run's start-up (CLI11's add_option).
@@ -145,6 +158,7 @@ int run_cli(int argc, char** argv) {
   rewrite_help_and_version(words);
   rewrite_sched_script(words);
   rewrite_stat_record_and_report(words);
+  rewrite_trace_record(words);
   const std::string chosen = chosen_subcommand(words);
 
   Chosen<perfscope::cli::StatCommand> stat;
