@@ -139,8 +139,8 @@ TEST(PerfCommands, SchedScriptIsScript) {
   EXPECT_EQ(sched_script.out, pt::run_command({perf_path, "sched", "script", "-i", data}).out);
 }
 
-// perf trace record is a recording of every call's enter and exit: perf trace -i replays
-// perfscope's, the helper's 1000 getpid calls exactly.
+// perf trace record is a recording of every call's enter and exit: perf trace -i and perfscope
+// trace -i replay perfscope's alike, the helper's 1000 getpid calls exactly.
 TEST(PerfCommands, TraceRecordIsWhatPerfTraceReplays) {
   if (!pt::tracefs_available() || !pt::running_as_root()) GTEST_SKIP() << "tracefs as root";
   pt::TempDir dir;
@@ -151,8 +151,19 @@ TEST(PerfCommands, TraceRecordIsWhatPerfTraceReplays) {
   auto events = pt::run_perfscope({"evlist", "-i", data});
   EXPECT_EQ(events.out.rfind("raw_syscalls:sys_enter\nraw_syscalls:sys_exit\n", 0), 0u)
       << events.out;
+  // trace -i replays it: every getpid, and a summary of the whole recording.
+  auto ours = pt::run_perfscope({"trace", "-s", "-i", data});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  auto lines = pt::run_perfscope({"trace", "-i", data, "-e", "getpid"});
+  std::size_t calls = 0;
+  for (std::size_t at = 0; (at = lines.err.find(" getpid() = ", at)) != std::string::npos; ++at) {
+    ++calls;
+  }
+  EXPECT_EQ(calls, 1000u) << lines.err.substr(0, 600);
   if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
   auto replayed = pt::run_command({perf_path, "trace", "-s", "-i", data});
+  // perf's summary table, line for line.
+  EXPECT_EQ(ours.err, replayed.err);
   std::regex getpid_row(R"(\n +getpid +([0-9]+) +0 )");
   std::smatch row;
   ASSERT_TRUE(std::regex_search(replayed.err, row, getpid_row)) << replayed.err << replayed.out;

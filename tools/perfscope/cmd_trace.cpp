@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "command_line.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/trace/syscall_tracer.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/safe_text.hpp"
@@ -327,6 +328,8 @@ TraceCommand::TraceCommand(CLI::App& app) {
   app_->add_flag("--failure", options_.failure_only, "Show only the calls that failed");
   app_->add_flag("--json", options_.json,
                  "One JSON object per line (calls; summary rows with -s/-S)");
+  app_->add_option("-i,--input", options_.input,
+                   "Print the calls of a recording (trace record's, or perf trace record's)");
   app_->add_option("-o,--output", options_.output,
                    "Write the trace to this file (default: standard error, as strace)");
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
@@ -342,6 +345,64 @@ TraceCommand::TraceCommand(CLI::App& app) {
                "  perfscope trace -a -s -- sleep 5   (every process, for five seconds)");
 }
 
+namespace {
+
+// -o's file; null for standard error (strace's and perf trace's place).
+std::unique_ptr<std::FILE, int (*)(std::FILE*)> output_file(const TraceOptions& options) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, std::fclose);
+  if (options.output.empty()) return file;
+  file.reset(std::fopen(options.output.c_str(), "w"));
+  if (!file) {
+    throw std::runtime_error(
+        fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
+  }
+  return file;
+}
+
+}  // namespace
+
+// trace -i: the calls of a recording, printed as a live trace prints them.
+int TraceCommand::replay(const TraceOptions& options) {
+  if (!options.command.empty() || options.pid >= 0 || options.tid >= 0 || options.all_cpus ||
+      !options.cpu_list.empty() || !options.cgroup.empty()) {
+    throw std::invalid_argument(
+        "-i replays a recording: it takes no command or target (they were the recording's)");
+  }
+  PerfDataReader reader = PerfDataReader::open(options.input);
+  for (const auto& note : reader.notes()) {
+    fmt::print(stderr, "perfscope: {}: {}\n", options.input, note);
+  }
+  SyscallTraceOptions trace_options;
+  trace_options.syscalls = options.syscalls;
+  trace_options.exclude = options.exclude_syscalls;
+  SyscallTracer tracer(SyscallTracer::Recorded{}, trace_options);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file = output_file(options);
+  std::FILE* out = file ? file.get() : stderr;
+  CallPrinter printer(tracer, options, out);
+  tracer.replay(reader, printer);
+  if (options.summary_only || options.with_summary) {
+    if (options.json) {
+      print_summary_json(tracer, out);
+    } else {
+      print_summary_text(tracer, out);
+    }
+  }
+  std::fflush(out);
+  SyscallTraceStats stats = tracer.stats();
+  if (stats.lost != 0 || stats.lost_samples != 0) {
+    fmt::print(stderr,
+               "perfscope trace: warning: the recording lost {} events ({} records the kernel "
+               "could not write, {} lost samples): calls around them may be missing or "
+               "unpaired\n",
+               stats.lost + stats.lost_samples, stats.lost, stats.lost_samples);
+  }
+  if (stats.malformed != 0) {
+    fmt::print(stderr, "perfscope trace: warning: {} samples did not decode and were skipped\n",
+               stats.malformed);
+  }
+  return 0;
+}
+
 int TraceCommand::run(bool verbose, std::vector<std::string> command) {
   // First, as record: a stop signal while the events open ends the trace, not perfscope.
   install_stop_handlers();
@@ -352,6 +413,7 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
     throw std::invalid_argument(fmt::format(
         "--mmap-pages {}: the ring buffer needs a power of two pages", options.mmap_pages));
   }
+  if (!options.input.empty()) return replay(options);
   Target target = trace_target(options);
   if (traces_whole_system_by_default(options)) {
     fmt::print(stderr,
@@ -365,16 +427,8 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
   trace_options.inherit = !options.no_inherit;
   SyscallTracer tracer(target, trace_options);
 
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, std::fclose);
-  std::FILE* out = stderr;
-  if (!options.output.empty()) {
-    file.reset(std::fopen(options.output.c_str(), "w"));
-    if (!file) {
-      throw std::runtime_error(
-          fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
-    }
-    out = file.get();
-  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file = output_file(options);
+  std::FILE* out = file ? file.get() : stderr;
   tracer.open();
   for (const auto& notice : tracer.notices()) fmt::print(stderr, "perfscope: note: {}\n", notice);
   CallPrinter printer(tracer, options, out);

@@ -27,6 +27,7 @@ struct TraceOptions {
   std::size_t mmap_pages = 0;
   bool no_inherit = false;
   std::vector<std::string> command;
+  std::string input;  // -i: a recording's calls (trace record's, perf trace record's)
 };
 
 class TraceCommand {
@@ -37,6 +38,7 @@ class TraceCommand {
   int run(bool verbose, std::vector<std::string> command);
 
  private:
+  int replay(const TraceOptions& options);
   CLI::App* app_;
   TraceOptions options_;
 };

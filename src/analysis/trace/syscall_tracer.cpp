@@ -11,7 +11,9 @@
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/perf_data/tracepoint_format.hpp"
+#include "perfscope/analysis/perf_data/tracing_data.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/records.hpp"
@@ -129,6 +131,13 @@ class SyscallTracer::Reader : public RecordingSink {
     if (tracer_.first_time_ == 0) tracer_.first_time_ = sample_.time;
     tracer_.summary_.count_event(pid, tid);
     if (!sink) return;
+    if (tracer_.replay_selects_) {
+      auto number = static_cast<long>(
+          read_u64(sample_.raw, event == 0 ? tracer_.enter_id_offset_ : tracer_.exit_id_offset_));
+      const auto& numbers = tracer_.replayed_numbers_;
+      bool listed = std::find(numbers.begin(), numbers.end(), number) != numbers.end();
+      if (listed == tracer_.options_.exclude) return;
+    }
     if (event == 0) {
       auto number = static_cast<long>(read_u64(sample_.raw, tracer_.enter_id_offset_));
       for (std::size_t i = 0; i < args_.size(); ++i) {
@@ -206,6 +215,96 @@ SyscallTracer::SyscallTracer(Target target, SyscallTraceOptions options)
   reader_ = std::make_unique<Reader>(*this);
 }
 
+SyscallTracer::SyscallTracer(Recorded, SyscallTraceOptions options)
+    : target_(Target::cpus()),
+      options_(std::move(options)),
+      table_(SyscallTable::for_this_machine()),
+      signatures_(table_) {
+  replayed_numbers_ = syscall_numbers(table_, options_.syscalls);
+  replay_selects_ = !options_.syscalls.empty();
+  reader_ = std::make_unique<Reader>(*this);
+}
+
+void SyscallTracer::replay(const PerfDataReader& reader, SyscallCallSink& sink) {
+  // Each event's part: 0 the enters, 1 the exits, by the name the recording gives it.
+  std::vector<int> part(reader.events().size(), -1);
+  bool any = false;
+  for (std::size_t i = 0; i < reader.events().size(); ++i) {
+    std::string_view name = reader.events()[i].name;
+    name = name.substr(0, name.find(':', name.find(':') + 1));  // "raw_syscalls:sys_enter:u"
+    if (name == "raw_syscalls:sys_enter") part[i] = 0;
+    if (name == "raw_syscalls:sys_exit") part[i] = 1;
+    any |= part[i] >= 0;
+  }
+  if (!any) {
+    throw std::runtime_error(fmt::format(
+        "{} has no raw_syscalls:sys_enter or sys_exit samples: record the calls with trace "
+        "record -- COMMAND",
+        reader.source()));
+  }
+  // The recording's own formats place the fields (those of this machine when it has none).
+  if (const auto& section = reader.features().tracing_data) {
+    TracepointCatalog catalog;
+    std::string error;
+    for (const auto& format : tracing_data_formats(*section, &error)) {
+      if (format.system != "raw_syscalls") continue;
+      try {
+        const TracepointFormat& loaded = catalog.load_text(format.system, format.text);
+        auto offset = [&](std::string_view field, std::size_t& into) {
+          if (const TracepointField* found = loaded.field(field)) into = found->offset;
+        };
+        if (loaded.name() == "sys_enter") {
+          offset("id", enter_id_offset_);
+          offset("args", enter_args_offset_);
+        } else if (loaded.name() == "sys_exit") {
+          offset("id", exit_id_offset_);
+          offset("ret", exit_ret_offset_);
+        }
+      } catch (const Error&) {
+        // The standard offsets stand.
+      }
+    }
+  }
+  reader_->sink = &sink;
+  auto error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
+    const auto& config = reader.events()[record.event].config;
+    if (record.view.header.type == static_cast<std::uint32_t>(RecordType::sample)) {
+      if (part[record.event] >= 0) {
+        reader_->record(record.view, static_cast<std::size_t>(part[record.event]), config);
+      }
+    } else if (record.view.header.type < 64) {
+      reader_->record(record.view, 0, config);
+      // What the recorder lost, as a live trace counts it.
+      auto type = static_cast<RecordType>(record.view.header.type);
+      if (type == RecordType::lost || type == RecordType::lost_samples) {
+        Record decoded;
+        DecodeError decode_error;
+        if (!decode_record(record.view, config, decoded, decode_error)) return;
+        if (const auto* lost = std::get_if<LostRecord>(&decoded)) replayed_lost_ += lost->lost;
+        if (const auto* lost = std::get_if<LostSamplesRecord>(&decoded)) {
+          replayed_lost_samples_ += lost->lost;
+        }
+      }
+    }
+  });
+  finish_open_calls(sink);
+  reader_->sink = nullptr;
+  if (error) throw *error;
+}
+
+void SyscallTracer::finish_open_calls(SyscallCallSink& sink) {
+  struct Summarize : SyscallCallSink {
+    Summarize(SyscallSummary& into, SyscallCallSink& then) : summary(into), next(then) {}
+    void call(const SyscallCall& call) override {
+      summary.add(call);
+      next.call(call);
+    }
+    SyscallSummary& summary;
+    SyscallCallSink& next;
+  } summarize(summary_, sink);
+  pairer_.finish(summarize);
+}
+
 SyscallTracer::~SyscallTracer() = default;
 
 void SyscallTracer::open() {
@@ -237,16 +336,7 @@ std::size_t SyscallTracer::poll(SyscallCallSink& sink, int timeout_ms) {
 void SyscallTracer::stop(SyscallCallSink& sink) {
   reader_->sink = &sink;
   session_->stop(*reader_);
-  struct Summarize : SyscallCallSink {
-    Summarize(SyscallSummary& into, SyscallCallSink& then) : summary(into), next(then) {}
-    void call(const SyscallCall& call) override {
-      summary.add(call);
-      next.call(call);
-    }
-    SyscallSummary& summary;
-    SyscallCallSink& next;
-  } summarize(summary_, sink);
-  pairer_.finish(summarize);
+  finish_open_calls(sink);
   reader_->sink = nullptr;
 }
 
@@ -267,11 +357,16 @@ std::string_view SyscallTracer::comm(pid_t tid) const noexcept {
 }
 
 SyscallTraceStats SyscallTracer::stats() const noexcept {
-  RecordingStats recorded = session_->stats();
   SyscallTraceStats stats;
   stats.events = summary_.events();
-  stats.lost = recorded.totals.lost;
-  stats.lost_samples = recorded.totals.lost_samples;
+  if (session_) {
+    RecordingStats recorded = session_->stats();
+    stats.lost = recorded.totals.lost;
+    stats.lost_samples = recorded.totals.lost_samples;
+  } else {
+    stats.lost = replayed_lost_;
+    stats.lost_samples = replayed_lost_samples_;
+  }
   stats.malformed = malformed_;
   return stats;
 }

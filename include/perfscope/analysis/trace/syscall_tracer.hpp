@@ -25,6 +25,7 @@
 namespace perfscope {
 
 class RecordingSession;
+class PerfDataReader;
 
 // A -e name that is no system call of this architecture; what() suggests the closest ones.
 class UnknownSyscallError : public std::invalid_argument {
@@ -65,7 +66,16 @@ class SyscallTracer {
   // Throws UnknownSyscallError for an unknown -e name, and perfscope::Error (with the fix) when
   // this machine cannot trace system calls (see probe_syscall_tracing).
   SyscallTracer(Target target, SyscallTraceOptions options);
+  // A tracer of a recording (trace record's, perf trace record's) rather than of live events:
+  // replay() hands out its calls; open, start, poll and stop are not for it.
+  struct Recorded {};
+  SyscallTracer(Recorded, SyscallTraceOptions options);
   ~SyscallTracer();
+
+  // The raw_syscalls:sys_enter and sys_exit samples of `reader`, paired into calls handed to
+  // `sink` in time order (the -e selection applied), with the summary and thread names a live
+  // trace keeps. Throws std::runtime_error when the recording has neither event.
+  void replay(const PerfDataReader& reader, SyscallCallSink& sink);
   SyscallTracer(const SyscallTracer&) = delete;
   SyscallTracer& operator=(const SyscallTracer&) = delete;
 
@@ -97,6 +107,8 @@ class SyscallTracer {
   std::vector<std::string> notices() const;
 
  private:
+  // Hands out the calls still open (no exit seen), into the summary and then `sink`.
+  void finish_open_calls(SyscallCallSink& sink);
   class Reader;
   friend class Reader;
   Target target_;
@@ -115,6 +127,10 @@ class SyscallTracer {
   // Payload offsets of the tracepoints' fields, from their formats.
   std::size_t enter_id_offset_ = 8, enter_args_offset_ = 16, exit_id_offset_ = 8,
               exit_ret_offset_ = 16;
+  // replay's -e selection (the kernel's filter does it for a live trace).
+  std::vector<long> replayed_numbers_;
+  bool replay_selects_ = false;
+  std::uint64_t replayed_lost_ = 0, replayed_lost_samples_ = 0;
 };
 
 }  // namespace perfscope
