@@ -172,3 +172,34 @@ TEST(StatRunControl, NullRunsRepeatsAndGroupsInPerfsLayout) {
         << ours.err;
   }
 }
+
+// --summary after -I in perf's CSV: the totals, each row led by perf's right-aligned "summary"
+// field (--no-csv-summary: without it), and the totals are the intervals added up.
+TEST(StatRunControl, SummaryAfterIntervalsInPerfsCsv) {
+  auto run = pt::run_perfscope({"stat", "-I", "100", "--summary", "-x", ",", "-e", "page-faults",
+                                "--", work_helper, "delay-getpid", "250", "10"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  std::istringstream lines(run.err);
+  long long intervals = 0, summary = -1;
+  std::size_t interval_rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields;
+    std::stringstream split(line);
+    for (std::string field; std::getline(split, field, ',');) fields.push_back(field);
+    if (fields.size() < 4 || fields[3] != "page-faults") continue;
+    if (fields[0] == "         summary") {
+      summary = std::stoll(fields[1]);
+    } else if (fields[1] != "<not counted>") {
+      intervals += std::stoll(fields[1]);
+      ++interval_rows;
+    }
+  }
+  EXPECT_GE(interval_rows, 2u) << run.err;
+  EXPECT_EQ(summary, intervals) << run.err;
+  auto bare = pt::run_perfscope({"stat", "-I", "100", "--summary", "--no-csv-summary", "-x", ",",
+                                 "-e", "page-faults", "--", work_helper, "delay-getpid", "150",
+                                 "10"});
+  ASSERT_EQ(bare.exit_status, 0) << bare.err;
+  EXPECT_EQ(bare.err.find("summary"), std::string::npos) << bare.err;
+  EXPECT_GT(csv_count(bare.err, "page-faults"), 0) << bare.err;  // the totals' row, unlabelled
+}

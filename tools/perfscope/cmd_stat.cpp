@@ -149,6 +149,10 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_flag("--all-kernel", options_.all_kernel, "Count the kernel only, every event (as :k)");
   app_->add_flag("-q,--quiet", options_.quiet, "Print no counts (the exit status remains)");
   app_->add_flag("--append", options_.append, "With -o: append to the file");
+  app_->add_flag("--summary", options_.summary,
+                 "With -I and -x: the totals after the intervals, each row led by 'summary'");
+  app_->add_flag("--no-csv-summary", options_.no_csv_summary,
+                 "With --summary: the totals' rows without the 'summary' field");
   app_->add_option("--log-fd", options_.log_fd,
                    "Write the counts to this open file descriptor instead of stderr")
       ->check(CLI::NonNegativeNumber);
@@ -456,7 +460,11 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     result.system_seconds /= result.runs;
   }
   result.per_event = std::move(per_event);
-  if (!options.quiet && (options.interval_ms == 0 || format == StatFormat::text)) {
+  const bool csv_summary = options.summary && format == StatFormat::perf_csv;
+  if (csv_summary && options.interval_ms > 0 && !options.no_csv_summary) {
+    result.csv_row_label = "summary";
+  }
+  if (!options.quiet && (options.interval_ms == 0 || format == StatFormat::text || csv_summary)) {
     print_stat(out, format, result, separator);
   }
   // A full disk shows only now, when the buffered counts reach it: never exit 0 with them lost.

@@ -51,6 +51,8 @@ struct StatOptions {
   int timeout_ms = 0;
   bool all_user = false, all_kernel = false;
   bool quiet = false;
+  bool summary = false;         // --summary: -I's totals in CSV too, as perf's
+  bool no_csv_summary = false;  // --no-csv-summary: without perf's "summary" field
   bool append = false;
   int log_fd = -1;
   std::string pre, post;

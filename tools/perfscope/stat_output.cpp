@@ -394,8 +394,11 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
       });
       return;
     }
+    std::string label = result.csv_row_label.empty()
+                            ? std::string()
+                            : fmt::format("{:>16}{}", result.csv_row_label, separator);
     for (std::size_t i = 0; i < result.counts.size(); ++i) {
-      fmt::print(out, "{}\n",
+      fmt::print(out, "{}{}\n", label,
                  perf_csv_row(result.counts, i, elapsed_ns, statistics_of(i), separator));
     }
     return;

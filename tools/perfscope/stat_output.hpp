@@ -42,6 +42,9 @@ struct StatResult {
   // totals either way).
   Aggregation aggregation = Aggregation::global;
   std::vector<AggregateCounts> aggregates;
+  // perf stat -x's --summary after -I: each totals row starts with this field ("summary",
+  // right-aligned in the time column's 16); empty: no such field.
+  std::string csv_row_label;
 };
 
 // `separator` separates CSV fields (perf stat -x).
