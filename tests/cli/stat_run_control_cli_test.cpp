@@ -196,9 +196,9 @@ TEST(StatRunControl, SummaryAfterIntervalsInPerfsCsv) {
   }
   EXPECT_GE(interval_rows, 2u) << run.err;
   EXPECT_EQ(summary, intervals) << run.err;
-  auto bare = pt::run_perfscope({"stat", "-I", "100", "--summary", "--no-csv-summary", "-x", ",",
-                                 "-e", "page-faults", "--", work_helper, "delay-getpid", "150",
-                                 "10"});
+  auto bare =
+      pt::run_perfscope({"stat", "-I", "100", "--summary", "--no-csv-summary", "-x", ",", "-e",
+                         "page-faults", "--", work_helper, "delay-getpid", "150", "10"});
   ASSERT_EQ(bare.exit_status, 0) << bare.err;
   EXPECT_EQ(bare.err.find("summary"), std::string::npos) << bare.err;
   EXPECT_GT(csv_count(bare.err, "page-faults"), 0) << bare.err;  // the totals' row, unlabelled
