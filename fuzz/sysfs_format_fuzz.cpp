@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -31,15 +32,23 @@ namespace fs = std::filesystem;
 constexpr std::size_t max_lines = 64;
 constexpr std::size_t max_name = 48;
 
+// The tree's path for the exit handler, in storage no destructor touches: the path object below
+// is destroyed before an atexit handler registered during its construction runs (which left a
+// tree behind on every run).
+char removed_at_exit[4096];
+
 // Where the fake trees go: tmpfs when there is one (a write per file per input).
 const fs::path& tree_root() {
   static const fs::path root = [] {
     std::string base = fs::is_directory("/dev/shm") ? "/dev/shm" : fs::temp_directory_path();
     std::string pattern = base + "/perfscope-sysfs-fuzz-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
+    if (::mkdtemp(pattern.data()) == nullptr || pattern.size() >= sizeof removed_at_exit) {
+      std::abort();
+    }
+    std::memcpy(removed_at_exit, pattern.c_str(), pattern.size() + 1);
     std::atexit([] {
       std::error_code ignored;
-      fs::remove_all(tree_root(), ignored);
+      fs::remove_all(removed_at_exit, ignored);
     });
     return fs::path(pattern);
   }();
