@@ -166,3 +166,15 @@ TEST(ListCli, StatShowsGrammarErrorsWithACaret) {
   EXPECT_EQ(modifier.exit_status, 129);
   EXPECT_THAT(modifier.err, HasSubstr("modifier 'q'"));
 }
+
+// perf list's -d/--desc (the default) and --no-desc: each event's description, or none.
+TEST(ListCli, NoDescLeavesDescriptionsOut) {
+  auto with = pt::run_perfscope({"list", "sw", "--no-probe", "-d"});
+  auto without = pt::run_perfscope({"list", "sw", "--no-probe", "--no-desc"});
+  ASSERT_EQ(with.exit_status, 0) << with.err;
+  ASSERT_EQ(without.exit_status, 0) << without.err;
+  EXPECT_THAT(with.out, HasSubstr("unaligned accesses the kernel fixed up"));
+  EXPECT_EQ(without.out.find("unaligned accesses"), std::string::npos);
+  EXPECT_THAT(without.out, ::testing::ContainsRegex("\n  alignment-faults +-\n"));
+  EXPECT_EQ(pt::run_perfscope({"list", "sw", "--no-probe"}).out, with.out);
+}

@@ -22,6 +22,8 @@ ListCommand::ListCommand(CLI::App& app) {
   app_->add_flag("--probe-all", probe_all_,
                  "Also open every listed tracepoint and uprobe (slow: tens of ms each)");
   app_->add_flag("--no-probe", no_probe_, "Do not open events to check them");
+  app_->add_flag("-d,--desc,!--no-desc", descriptions_,
+                 "Each event's description (the default; --no-desc leaves them out, as perf)");
   app_->footer(
       "Examples:\n"
       "  perfscope list 'sched:*'\n"
@@ -67,7 +69,7 @@ std::string details(const CatalogEvent& event) {
   return text;
 }
 
-void print_text(const std::vector<CatalogEvent>& events) {
+void print_text(const std::vector<CatalogEvent>& events, bool descriptions) {
   std::string out;
   std::size_t at = 0;
   while (at < events.size()) {
@@ -88,7 +90,8 @@ void print_text(const std::vector<CatalogEvent>& events) {
       std::string name = event.alias.empty() || event.category == EventCategory::pmu
                              ? event.name
                              : fmt::format("{} OR {}", event.name, event.alias);
-      std::string line = fmt::format("  {:<46} {:<4} {}", name, mark(event), details(event));
+      std::string line = fmt::format("  {:<46} {:<4} {}", name, mark(event),
+                                     descriptions ? details(event) : std::string());
       if (!event.open_error.empty() && !(shared_reason && end - at > 1)) {
         line += fmt::format(" -- {}", event.open_error);
       }
@@ -158,7 +161,7 @@ int ListCommand::run() {
   if (json_) {
     print_json(events);
   } else {
-    print_text(events);
+    print_text(events, descriptions_);
   }
   return 0;
 }

@@ -96,6 +96,7 @@ class ListCommand {
   bool json_ = false;
   bool probe_all_ = false;
   bool no_probe_ = false;
+  bool descriptions_ = true;  // -d/--desc, --no-desc
 };
 
 // perf's inspection commands: evlist (a recording's events), buildid-list (its files' build
