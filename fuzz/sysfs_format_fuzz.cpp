@@ -32,28 +32,28 @@ namespace fs = std::filesystem;
 constexpr std::size_t max_lines = 64;
 constexpr std::size_t max_name = 48;
 
-// The tree's path for the exit handler, in storage no destructor touches: the path object below
-// is destroyed before an atexit handler registered during its construction runs (which left a
-// tree behind on every run).
-char removed_at_exit[4096];
-
-// Where the fake trees go: tmpfs when there is one (a write per file per input).
-const fs::path& tree_root() {
-  static const fs::path root = [] {
+// Each input's fake tree: made fresh in tmpfs when there is one (a write per file per input) and
+// removed when the input is done, so that nothing is left behind however the fuzzer exits
+// (libFuzzer ends with _Exit: atexit handlers do not run).
+class InputTree {
+ public:
+  InputTree() {
     std::string base = fs::is_directory("/dev/shm") ? "/dev/shm" : fs::temp_directory_path();
     std::string pattern = base + "/perfscope-sysfs-fuzz-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr || pattern.size() >= sizeof removed_at_exit) {
-      std::abort();
-    }
-    std::memcpy(removed_at_exit, pattern.c_str(), pattern.size() + 1);
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove_all(removed_at_exit, ignored);
-    });
-    return fs::path(pattern);
-  }();
-  return root;
-}
+    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
+    root_ = pattern;
+  }
+  ~InputTree() {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+  InputTree(const InputTree&) = delete;
+  InputTree& operator=(const InputTree&) = delete;
+  const fs::path& root() const { return root_; }
+
+ private:
+  fs::path root_;
+};
 
 bool valid_component(std::string_view name) {
   if (name.empty() || name.size() > max_name || name == "." || name == "..") return false;
@@ -168,9 +168,8 @@ void check_alias(const perfscope::PmuRegistry& registry, const perfscope::Pmu& p
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const fs::path& root = tree_root();
-  std::error_code ignored;
-  for (const auto& entry : fs::directory_iterator(root, ignored)) fs::remove_all(entry, ignored);
+  InputTree tree;
+  const fs::path& root = tree.root();
 
   std::string_view input(reinterpret_cast<const char*>(data), size);
   for (std::size_t line = 0; !input.empty() && line < max_lines; ++line) {
