@@ -77,11 +77,7 @@ int ProbeCommand::run() {
   DynamicProbes probes;
   for (const std::string& definition : definitions_) {
     DynamicProbe probe = probes.add(parse_probe_definition(definition), binary_, true, true);
-    std::string line = probe.kernel
-                           ? fmt::format("{}:{}/{} {}\n", probe.return_probe ? 'r' : 'p',
-                                         probe.group, probe.event, probe.place)
-                           : fmt::format("{}:{}/{} {}:{:#018x}\n", probe.return_probe ? 'r' : 'p',
-                                         probe.group, probe.event, probe.binary, probe.offset);
+    std::string line = probe_definition_line(probe) + "\n";
     std::fwrite(line.data(), 1, line.size(), stdout);
   }
   for (const std::string& pattern : delete_) {

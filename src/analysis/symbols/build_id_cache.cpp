@@ -44,6 +44,17 @@ void remove_empty_parents(fs::path directory, const fs::path& root) {
   }
 }
 
+// The build id `file` is cached under; std::runtime_error when it has none.
+std::string build_id_text(const std::string& file) {
+  auto id = read_build_id(file);
+  if (!id || id->empty()) {
+    throw std::runtime_error(fmt::format(
+        "{}: no build id to file it under (not an ELF file with a build-id note, or unreadable)",
+        file));
+  }
+  return build_id_hex(*id);
+}
+
 }  // namespace
 
 BuildIdCache::BuildIdCache(std::string root) : root_(std::move(root)) {
@@ -54,14 +65,7 @@ BuildIdCache::BuildIdCache(std::string root) : root_(std::move(root)) {
 }
 
 bool BuildIdCache::add(const std::string& file) {
-  auto id = read_build_id(file);
-  if (!id || id->empty()) {
-    throw std::runtime_error(
-        fmt::format("{}: no build id to file it under (not an ELF file with "
-                    "a build-id note, or unreadable)",
-                    file));
-  }
-  std::string hex = build_id_hex(*id);
+  std::string hex = build_id_text(file);
   std::string path = absolute_path(file);
   std::string relative = path_under_root(path);
   std::string directory = fmt::format("{}/{}/{}", root_, relative, hex);
@@ -95,14 +99,7 @@ bool BuildIdCache::add(const std::string& file) {
 }
 
 bool BuildIdCache::remove(const std::string& file) {
-  auto id = read_build_id(file);
-  if (!id || id->empty()) {
-    throw std::runtime_error(
-        fmt::format("{}: no build id (not an ELF file with a build-id note, "
-                    "or unreadable)",
-                    file));
-  }
-  std::string hex = build_id_hex(*id);
+  std::string hex = build_id_text(file);
   for (const CachedBuild& build : list()) {
     if (build.build_id == hex) {
       remove_build(build);

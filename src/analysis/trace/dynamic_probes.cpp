@@ -194,6 +194,13 @@ std::vector<std::string> probe_functions(const std::string& binary) {
   return names;
 }
 
+std::string probe_definition_line(const DynamicProbe& probe) {
+  char kind = probe.return_probe ? 'r' : 'p';
+  if (probe.kernel) return fmt::format("{}:{}/{} {}", kind, probe.group, probe.event, probe.place);
+  return fmt::format("{}:{}/{} {}:{:#018x}", kind, probe.group, probe.event, probe.binary,
+                     probe.offset);
+}
+
 std::string uprobe_group(const std::string& binary) {
   std::string name = std::filesystem::path(binary).filename().string();
   return "probe_" + safe_event_name(name.substr(0, name.find('.')));
@@ -231,7 +238,6 @@ DynamicProbe DynamicProbes::add(const ProbeRequest& request, const std::string& 
   probe.return_probe = request.return_probe;
   std::string base = request.event.empty() ? safe_event_name(request.function) : request.event;
   if (request.event.empty() && request.return_probe) base += "__return";
-  std::string line;
   if (probe.kernel) {
     if (!kprobes_available()) {
       throw std::runtime_error(
@@ -271,15 +277,9 @@ DynamicProbe DynamicProbes::add(const ProbeRequest& request, const std::string& 
     }
     for (int i = 1; taken(probe.event); ++i) probe.event = fmt::format("{}_{}", base, i);
   }
-  if (probe.kernel) {
-    line = fmt::format("{}:{}/{} {}", probe.return_probe ? 'r' : 'p', probe.group, probe.event,
-                       probe.place);
-  } else {
-    line = fmt::format("{}:{}/{} {}:{:#018x}", probe.return_probe ? 'r' : 'p', probe.group,
-                       probe.event, probe.binary, probe.offset);
-  }
   if (!dry_run) {
-    write_line(root_ + (probe.kernel ? "/kprobe_events" : "/uprobe_events"), line + "\n");
+    write_line(root_ + (probe.kernel ? "/kprobe_events" : "/uprobe_events"),
+               probe_definition_line(probe) + "\n");
   }
   return probe;
 }

@@ -58,6 +58,9 @@ class DynamicProbes {
 // Throws std::runtime_error when the file cannot be read.
 std::vector<std::string> probe_functions(const std::string& binary);
 
+// The probe's line in uprobe_events or kprobe_events ("p:probe_libc/syscall /path:0x...").
+std::string probe_definition_line(const DynamicProbe& probe);
+
 // perf's group of a binary's uprobes: "probe_" and its file name up to the first dot, other
 // characters than letters, digits and '_' as '_' (libc.so.6: probe_libc).
 std::string uprobe_group(const std::string& binary);
