@@ -20,14 +20,15 @@ class PerfInspectionTest : public ::testing::Test {
   void SetUp() override {
     if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
   }
-  std::string record(const std::string& recorder, const std::vector<std::string>& events) {
+  std::string record(const std::string& recorder, const std::vector<std::string>& events,
+                     const std::string& getpid_calls = "1000") {
     std::string file = dir_.path() + "/" + recorder + std::to_string(++files_) + ".data";
     std::vector<std::string> command{"record", "-q", "-o", file};
     for (const auto& event : events) {
       command.push_back("-e");
       command.push_back(event);
     }
-    command.insert(command.end(), {"--", work_helper, "getpid", "1000"});
+    command.insert(command.end(), {"--", work_helper, "getpid", getpid_calls});
     auto result = pt::run_perf_or_perfscope(recorder, command);
     EXPECT_EQ(result.exit_status, 0) << result.err;
     return file;
@@ -72,7 +73,8 @@ TEST_F(PerfInspectionTest, EvlistAsPerfs) {
 
 TEST_F(PerfInspectionTest, BuildidListAsPerfs) {
   for (const std::string recorder : {"perf", "perfscope"}) {
-    std::string file = record(recorder, {"cpu-clock"});
+    // Enough system calls that some of cpu-clock's samples land in the kernel for certain.
+    std::string file = record(recorder, {"cpu-clock"}, "2000000");
     std::string all = expect_as_perfs({"buildid-list", "-i", file});
     EXPECT_NE(all.find(" [kernel.kallsyms]\n"), std::string::npos) << all;
     std::string hits = expect_as_perfs({"buildid-list", "-i", file, "-H"});
