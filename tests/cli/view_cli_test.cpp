@@ -4,11 +4,17 @@
 // `perfscope report` of the same file, and against what the workloads measured. Screenshots of
 // each view are kept in the build directory (their paths are printed). Where Chromium, node or
 // puppeteer-core are missing the browser tests skip, and the program exits 77 (ctest's skip).
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +25,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/background_command.hpp"
@@ -520,6 +527,172 @@ TEST(ViewCli, TheServerRefusesWhatIsNotItsOwn) {
     EXPECT_GE(value["status"].get<int>(), 400) << key;
   }
   EXPECT_EQ(traversals, 4u);
+}
+
+// A TCP connection to 127.0.0.1:`port`, or -1.
+int connect_to(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+    return fd;
+  }
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
+void receive_timeout(int fd, int seconds) {
+  timeval limit{seconds, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+}
+
+struct TimedAnswer {
+  int status = 0;  // 0: no answer
+  double seconds = 0;
+};
+
+// GET `path` on a new connection: the answer's status and how long it took from connecting.
+TimedAnswer timed_get(int port, const std::string& path) {
+  auto start = std::chrono::steady_clock::now();
+  TimedAnswer answer;
+  int fd = connect_to(port);
+  if (fd < 0) return answer;
+  receive_timeout(fd, 5);  // a stalled server fails the test in under a minute
+  std::string request =
+      fmt::format("GET {} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n", path, port);
+  std::string received;
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+      static_cast<ssize_t>(request.size())) {
+    char chunk[65536];
+    for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) received.append(chunk, n);
+  }
+  ::close(fd);
+  answer.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (received.starts_with("HTTP/1.1 ") && received.size() > 12) {
+    answer.status = std::stoi(received.substr(9, 3));
+  }
+  return answer;
+}
+
+// Anyone can connect to the port without the token: 8 connections that send nothing and 4 that
+// send a header line every half second must not hold up the token holder's requests (200 of
+// them, 20 at a time), and are closed by the server's deadlines while it keeps serving.
+TEST(ViewCli, IdleAndSlowConnectionsHoldUpNoRequest) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/small.data";
+  auto recorded = pt::run_perfscope({"record", "-o", file, "--", known_answer_fp, "20"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  Viewer viewer(file);
+  std::smatch match;
+  static const std::regex parts(R"(:(\d+)(/t/[0-9a-f]+/))");
+  ASSERT_TRUE(std::regex_search(viewer.url(), match, parts)) << viewer.url();
+  const int port = std::stoi(match[1]);
+  const std::string prefix = match[2];
+  std::vector<int> idle;
+  std::vector<int> slow;
+  for (int i = 0; i < 8; ++i) idle.push_back(connect_to(port));
+  for (int i = 0; i < 4; ++i) {
+    int fd = connect_to(port);
+    std::string start = "GET " + prefix + " HTTP/1.1\r\n";
+    ::send(fd, start.data(), start.size(), MSG_NOSIGNAL);
+    slow.push_back(fd);
+  }
+  for (int fd : idle) ASSERT_GE(fd, 0);
+  for (int fd : slow) ASSERT_GE(fd, 0);
+  auto slow_started = std::chrono::steady_clock::now();
+  std::atomic<bool> done{false};
+  std::thread dripping([&] {
+    for (int line = 0; !done; ++line) {
+      std::string header = fmt::format("X-Slow-{}: 1\r\n", line);
+      for (int fd : slow) ::send(fd, header.data(), header.size(), MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  std::vector<TimedAnswer> answers(200);
+  std::vector<std::thread> clients;
+  for (std::size_t client = 0; client < 20; ++client) {
+    clients.emplace_back([&, client] {
+      for (std::size_t i = client; i < answers.size(); i += 20) {
+        answers[i] = timed_get(port, prefix + (i % 2 ? "api/summary" : ""));
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  double slowest = 0;
+  for (const TimedAnswer& answer : answers) {
+    EXPECT_EQ(answer.status, 200);
+    slowest = std::max(slowest, answer.seconds);
+  }
+  EXPECT_LE(slowest, 1.0) << "the slowest of 200 requests took " << slowest << " s";
+  // The server closes them all: the idle ones after 5 s of silence, the slow ones 5 s after their
+  // first byte although they keep sending.
+  for (int fd : slow) {
+    receive_timeout(fd, 10);
+    char byte;
+    ssize_t n = ::recv(fd, &byte, 1, 0);
+    EXPECT_TRUE(n == 0 || (n < 0 && errno == ECONNRESET)) << "still open: " << n << " " << errno;
+  }
+  double slow_for =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - slow_started).count();
+  EXPECT_LT(slow_for, 9.0);
+  done = true;
+  dripping.join();
+  for (int fd : idle) {
+    receive_timeout(fd, 10);
+    char byte;
+    EXPECT_LE(::recv(fd, &byte, 1, 0), 0);
+  }
+  for (int fd : idle) ::close(fd);
+  for (int fd : slow) ::close(fd);
+  TimedAnswer after = timed_get(port, prefix + "api/summary");
+  EXPECT_EQ(after.status, 200);
+  EXPECT_LE(after.seconds, 1.0);
+  EXPECT_EQ(viewer.stop().exit_status, 0);
+}
+
+// The browser is given a private page that redirects, never the tokened address: a command line
+// is readable by every user in /proc.
+TEST(ViewCli, TheBrowserIsOpenedWithoutTheToken) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/small.data";
+  auto recorded = pt::run_perfscope({"record", "-o", file, "--", known_answer_fp, "20"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  // A "browser" that keeps what it was given: its arguments, and the page's mode and text.
+  std::string browser = dir.write("browser.sh",
+                                  "#!/bin/sh\n"
+                                  "echo \"$@\" > \"$(dirname \"$0\")/argv\"\n"
+                                  "page=\"${1#file://}\"\n"
+                                  "stat -c '%a' \"$page\" \"$(dirname \"$page\")\" > "
+                                  "\"$(dirname \"$0\")/modes\"\n"
+                                  "cat \"$page\" > \"$(dirname \"$0\")/page.tmp\"\n"
+                                  "mv \"$(dirname \"$0\")/page.tmp\" \"$(dirname \"$0\")/page\"\n");
+  fs::permissions(browser, fs::perms::owner_all);
+  pt::BackgroundCommand viewer(
+      {"env", "DISPLAY=:99", "BROWSER=" + browser, PERFSCOPE_CLI_PATH, "view", file});
+  ASSERT_TRUE(viewer.wait_for_output("/t/", 60000)) << viewer.err();
+  std::smatch match;
+  std::string out = viewer.out();
+  static const std::regex address(R"(http://127\.0\.0\.1:\d+/t/([0-9a-f]{32})/)");
+  ASSERT_TRUE(std::regex_search(out, match, address)) << out;
+  const std::string url = match[0];
+  const std::string token = match[1];
+  for (int waited = 0; !fs::exists(dir.path() + "/page") && waited < 200; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::string argv = pt::read_file(dir.path() + "/argv");
+  EXPECT_TRUE(argv.starts_with("file:///")) << argv;
+  EXPECT_EQ(argv.find(token), std::string::npos) << argv;
+  EXPECT_EQ(pt::read_file(dir.path() + "/modes"), "600\n700\n");
+  EXPECT_NE(pt::read_file(dir.path() + "/page").find("url=" + url + "\""), std::string::npos);
+  // No "open that address" advice when a browser was opened.
+  EXPECT_EQ(out.find("Open that address"), std::string::npos) << out;
+  viewer.signal(SIGINT);
+  EXPECT_EQ(viewer.wait(20000).exit_status, 0);
+  std::string page = argv.substr(std::string("file://").size());
+  page.erase(page.find_last_not_of('\n') + 1);
+  EXPECT_FALSE(fs::exists(page)) << page << " is left after the viewer stopped";
 }
 
 TEST(ViewCli, OptionErrorsAndHelp) {

@@ -23,7 +23,8 @@ ViewCommand::ViewCommand(CLI::App& app) {
                  "Only print the address (over SSH: forward the port, ssh -L PORT:127.0.0.1:PORT)");
   app_->footer(
       "The viewer is served on 127.0.0.1 only, at an address with a random token; it needs no "
-      "network and loads nothing from elsewhere. Ctrl-C stops it.\n"
+      "network and loads nothing from elsewhere. The browser ($BROWSER, else xdg-open) is given a "
+      "private page that redirects there, so the token is on no command line. Ctrl-C stops it.\n"
       "Views: flame graph (click zooms, / searches), call tree (top-down and bottom-up), "
       "timeline (drag a range: every view follows), events and comm/pid/tid/DSO filters.\n"
       "Examples:\n"

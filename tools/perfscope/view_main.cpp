@@ -2,9 +2,11 @@
 //   perfscope-view FILE PORT open|no-open [NEW_FILE]
 // It reads the recording into a Profile, serves it on 127.0.0.1 and prints the address; SIGINT
 // or SIGTERM stops it.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,13 +23,71 @@
 
 namespace {
 
-// Opens `url` in the desktop's browser when there is a desktop; false when there is none.
-bool open_in_browser(const std::string& url) {
+// The page the browser is given instead of the address: a command line is readable by every user
+// in /proc, and the token on xdg-open's would open the viewer to all of them. The page is 0600 in
+// a directory only this user can enter, and removed when the viewer stops.
+class RedirectPage {
+ public:
+  // Writes the page; nothing when no private directory could be made.
+  bool write(const std::string& url) {
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    struct stat status {};
+    if (runtime && *runtime && ::stat(runtime, &status) == 0 && S_ISDIR(status.st_mode) &&
+        status.st_uid == ::getuid() && (status.st_mode & 077) == 0) {
+      directory_ = runtime;
+    } else {
+      std::string pattern = "/tmp/perfscope-view-XXXXXX";
+      if (!::mkdtemp(pattern.data())) return false;
+      directory_ = made_directory_ = pattern;
+    }
+    path_ = fmt::format("{}/perfscope-view-{}.html", directory_, ::getpid());
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      path_.clear();
+      return false;
+    }
+    std::string page = fmt::format(
+        "<!doctype html>\n<meta charset=\"utf-8\">\n<title>perfscope view</title>\n"
+        "<meta http-equiv=\"refresh\" content=\"0; url={0}\">\n"
+        "<p><a href=\"{0}\">perfscope view</a></p>\n",
+        url);
+    bool written = ::write(fd, page.data(), page.size()) == static_cast<ssize_t>(page.size());
+    ::close(fd);
+    return written;
+  }
+  std::string file_url() const { return "file://" + path_; }
+  ~RedirectPage() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+    if (!made_directory_.empty()) ::rmdir(made_directory_.c_str());
+  }
+
+ private:
+  std::string directory_;
+  std::string made_directory_;
+  std::string path_;
+};
+
+bool own_browser() {
+  const char* browser = std::getenv("BROWSER");
+  return browser && *browser;
+}
+
+// A desktop, and a browser to open there: $BROWSER when set (a command, with its arguments), else
+// xdg-open.
+bool can_open_browser() {
   if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY")) return false;
-  if (::access("/usr/bin/xdg-open", X_OK) != 0) return false;
+  return own_browser() || ::access("/usr/bin/xdg-open", X_OK) == 0;
+}
+
+bool open_in_browser(const std::string& page) {
   pid_t child = ::fork();
   if (child == 0) {
-    ::execl("/usr/bin/xdg-open", "xdg-open", url.c_str(), static_cast<char*>(nullptr));
+    if (own_browser()) {
+      ::execl("/bin/sh", "sh", "-c", "exec $BROWSER \"$1\"", "sh", page.c_str(),
+              static_cast<char*>(nullptr));
+    } else {
+      ::execl("/usr/bin/xdg-open", "xdg-open", page.c_str(), static_cast<char*>(nullptr));
+    }
     ::_exit(127);
   }
   return child > 0;
@@ -78,7 +138,9 @@ int main(int argc, char** argv) {
                                  current->profile().summary.samples)
                    : std::string(),
                server.url());
-    if (!open || !open_in_browser(server.url())) {
+    RedirectPage page;
+    if (!open || !can_open_browser() || !page.write(server.url()) ||
+        !open_in_browser(page.file_url())) {
       fmt::print(
           "Open that address in a browser (from another machine: ssh -L {0}:127.0.0.1:{0} this "
           "host, then the same address there). Ctrl-C stops the viewer.\n",

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "event_loop_http_server.hpp"
 #include "perfscope/analysis/annotate/annotation_output.hpp"
 #include "perfscope/analysis/annotate/annotator.hpp"
 #include "perfscope/analysis/diff/profile_diff.hpp"
@@ -167,7 +168,9 @@ struct ViewServer::State {
   ProfileDiffOptions diff_options;  // with two recordings
   FunctionAnnotations functions;
   std::string token;
-  httplib::Server server;
+  // One browser asks at most a few questions at once; each worker more would keep its own
+  // stack and malloc arena.
+  EventLoopHttpServer server{4};
   int port = 0;
 };
 
@@ -187,9 +190,6 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
     diff_profiles(view.profile(), current->profile(), options);
   }
   httplib::Server& server = state.server;
-  // One browser asks at most a few questions at once; each thread more would keep its own
-  // stack and malloc arena.
-  server.new_task_queue = [] { return new httplib::ThreadPool(4); };
   const std::string prefix = "/t/" + state.token;
   // Every request: the Host must be this server's loopback name, and the path must carry the
   // token; anything else is refused before routing.
@@ -284,6 +284,7 @@ void ViewServer::bind(std::uint16_t port) {
                                 "with --port, or leave --port out for a free one)",
                                 port));
   }
+  state.server.widen_accept_queue();
 }
 
 std::uint16_t ViewServer::port() const noexcept { return static_cast<std::uint16_t>(state_->port); }
