@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -131,7 +133,8 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
   }
   if (event_graph.mode == "fp") {
     sample_type |= sf::callchain;
-    if (graph.fill_gaps && spec.call_graph.empty()) {
+    // No stack copy where the user part of the chain is not wanted (--kernel-callchains).
+    if (graph.fill_gaps && spec.call_graph.empty() && !options.kernel_callchains) {
       sample_type |= sf::regs_user | sf::stack_user;
       attr.set_sample_regs_user(abi::dwarf_unwind_register_mask());
       attr.set_sample_stack_user(frame_pointer_gap_stack_bytes(samples_per_second(attr)));
@@ -147,10 +150,57 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
                     "record; use fp or dwarf",
                     spec.name));
   }
+  // perf's -R: raw data from every event, with the time and CPU that place it.
+  if (options.raw_samples) sample_type |= sf::raw | sf::time | sf::cpu;
+  if (options.sample_identifier) sample_type |= sf::identifier;
   attr.set_sample_type(sample_type);
+  // As perf's evsel config: only the two exclude bits, whatever the event's modifiers said.
+  if (options.all_user) attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_user, false);
+  if (options.all_kernel) attr.set_flag(flag::exclude_kernel, false).set_flag(flag::exclude_user);
+  if (options.user_callchains) attr.set_flag(flag::exclude_callchain_kernel);
+  if (options.kernel_callchains) attr.set_flag(flag::exclude_callchain_user);
   // Time samples by CLOCK_MONOTONIC (perf record -k mono) rather than the kernel's perf_clock,
   // which no clock_gettime reads: the CLOCK_DATA feature can then tie sample times to dates.
-  if (!attr.has(flag::use_clockid)) attr.set_clockid(CLOCK_MONOTONIC);
+  if (options.clockid >= 0) {
+    attr.set_clockid(options.clockid);
+  } else if (!attr.has(flag::use_clockid)) {
+    attr.set_clockid(CLOCK_MONOTONIC);
+  }
+}
+
+// perf's --timestamp-filename suffix: local time to the second, and hundredths.
+std::string timestamp_suffix() {
+  struct timeval now {};
+  ::gettimeofday(&now, nullptr);
+  struct tm local {};
+  ::localtime_r(&now.tv_sec, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d%H%M%S", &local);
+  return fmt::format("{}{:02}", text, now.tv_usec / 10000);
+}
+
+// --filter: each on the events of the -e it follows; perf's refusal for any that is not a
+// tracepoint.
+void apply_event_filters(std::vector<EventGroupSpec>& groups,
+                         const std::vector<RecordOptions::EventFilter>& filters) {
+  std::vector<EventSpec*> flat;
+  for (auto& group : groups) {
+    for (auto& spec : group.events) flat.push_back(&spec);
+  }
+  for (const auto& filter : filters) {
+    for (std::size_t i = filter.first_event;
+         i < filter.first_event + filter.events && i < flat.size(); ++i) {
+      EventSpec& spec = *flat[i];
+      if (spec.attr.type() != static_cast<std::uint32_t>(abi::EventType::tracepoint)) {
+        throw std::invalid_argument(fmt::format(
+            "--filter '{}' follows -e {}, whose event {} is not a tracepoint: a filter is for "
+            "tracepoints (perf: --filter option should follow a -e tracepoint or HW tracer "
+            "option); put it after the tracepoint's -e",
+            filter.text, filter.event_list, spec.name));
+      }
+      spec.filter = filter.text;
+    }
+  }
 }
 
 // -F N, or -F max as perf: the highest rate the kernel allows now (it lowers
@@ -231,6 +281,7 @@ struct Recording {
   std::optional<AuxRecordingPlan> aux;
   // -g and --call-graph dwarf: the user stacks completed on their way to the file.
   std::unique_ptr<StackCompletionSink> completion;
+  bool size_limit_reached = false;  // --max-size: recording stopped at the file's size
   RecordingSink& active_sink() {
     if (completion) return *completion;
     return push ? push->sink() : *sink;
@@ -359,6 +410,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     }
   }
   auto groups = parse_event_list(events);
+  apply_event_filters(groups, options.filters);
   if (options.wall) check_wall_events(groups);
   OffCpuCapability capability;
   if (options.off_cpu) {
@@ -411,6 +463,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
 
   SamplingOptions sampling;
   sampling.data_pages = options.mmap_pages;
+  if (options.no_buffering) sampling.wakeup_events = 1;
   sampling.inherit = !options.per_thread;
   // A switch-out sample with its call chain on every blocking switch outpaces one wake-up per
   // quarter of perf's default buffer on a busy machine: four times that (2 MiB per CPU), where
@@ -437,6 +490,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   if (!options.push.url.empty()) sampling.time_ordered = true;
   // Stacks unwound as they come need the mappings of their time: records merged by time.
   if (completion) sampling.time_ordered = true;
+  if (options.dry_run) return nullptr;
   auto recording = std::make_unique<Recording>(Recording{options,
                                                          target,
                                                          nullptr,
@@ -449,7 +503,8 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
                                                          capability,
                                                          {},
                                                          aux,
-                                                         {}});
+                                                         {},
+                                                         false});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
   RecordingSession& session = *recording->session;
   session.check_fit([](const SampleMisfit& misfit) {
@@ -573,11 +628,19 @@ void record(Recording& recording, bool verbose) {
                session.sampling().events().size(), target.describe());
   }
   sys::ExitWatch target_watch = target.exit_watch();
+  const std::uint64_t max_size = recording.options.max_size;
   while (stop_signal.load() == 0) {
     session.poll(recording.session_sink(), 250);
     if (recording.push) recording.push->tick();
     if (session.command_exited()) break;
     if (target_watch.exited()) break;
+    if (max_size != 0 && recording.writer && recording.writer->file_size() >= max_size) {
+      // perf's words; then it ends as at a stop signal (the command too).
+      fmt::print(stderr, "[ perf record: perf size limit reached ({} KB), stopping session ]\n",
+                 recording.writer->file_size() >> 10);
+      recording.size_limit_reached = true;
+      break;
+    }
   }
 }
 
@@ -589,7 +652,7 @@ int finish(Recording& recording) {
   session.stop(recording.session_sink());
   if (recording.off_cpu) recording.off_cpu->finish();
   if (recording.completion) recording.completion->finish();
-  bool stopped = stop_signal.load() != 0;
+  bool stopped = stop_signal.load() != 0 || recording.size_limit_reached;
   // The command's output may still be in flight; the file is complete before waiting for it.
   if (stopped) session.terminate_command();
   bool pushed = !recording.push || recording.push->finish();
@@ -616,7 +679,25 @@ int finish(Recording& recording) {
   features.clock_data = recording.clock_data;
   if (sink.first_time() != 0) features.sample_time = {sink.first_time(), sink.last_time()};
   if (!writer.pipe_mode()) carry_jit_files(sink, features);
+  if (recording.options.clockid >= 0 && !writer.pipe_mode()) {
+    struct timespec resolution {};
+    if (::clock_getres(recording.options.clockid, &resolution) == 0) {
+      features.clockid_res_ns = static_cast<std::uint64_t>(resolution.tv_sec) * 1000000000ULL +
+                                static_cast<std::uint64_t>(resolution.tv_nsec);
+    }
+  }
   writer.finish(features);
+  // --timestamp-filename: the finished file takes the time, as perf names it.
+  std::string written = recording.options.output;
+  std::string renamed;
+  if (recording.options.timestamp_filename && !writer.pipe_mode()) {
+    renamed = written + "." + timestamp_suffix();
+    if (::rename(written.c_str(), renamed.c_str()) != 0) {
+      throw std::runtime_error(fmt::format("cannot rename {} to {} (--timestamp-filename): {}",
+                                           written, renamed, std::strerror(errno)));
+    }
+    written += ".<timestamp>";  // perf's summary line says it so
+  }
   // Best effort, as perf: an unwritable HOME only loses the copy.
   if (!writer.pipe_mode() && session.kernel_addresses_visible() && kernel_hit &&
       !recording.options.no_buildid_cache) {
@@ -641,10 +722,11 @@ int finish(Recording& recording) {
   if (!recording.options.quiet) {
     // perf's two lines first, as perf prints them: scripts written for perf read them.
     fmt::print(stderr, "[ perf record: Woken up {} times to write data ]\n", recorded.wakeups);
+    if (!renamed.empty()) fmt::print(stderr, "[ perf record: Dump {} ]\n", renamed);
     // As perf: the output "-" and no sample count in pipe mode, none either without samples.
     fmt::print(stderr, "[ perf record: Captured and wrote {:.3f} MB {}{} ]\n",
                static_cast<double>(writer.file_size()) / (1024.0 * 1024.0),
-               writer.pipe_mode() ? std::string("-") : recording.options.output,
+               writer.pipe_mode() ? std::string("-") : written,
                writer.pipe_mode() || stats.samples == 0
                    ? std::string()
                    : fmt::format(" ({} samples)", stats.samples));
@@ -653,8 +735,10 @@ int finish(Recording& recording) {
                "[ perfscope record: wrote {:.3f} MB to {}; recorder {:.3f} s wall, {:.3f} s CPU "
                "]\n",
                static_cast<double>(writer.file_size()) / 1e6,
-               writer.pipe_mode() ? std::string("standard output") : recording.options.output, wall,
-               cpu_seconds());
+               writer.pipe_mode() ? std::string("standard output")
+               : renamed.empty()  ? recording.options.output
+                                  : renamed,
+               wall, cpu_seconds());
   }
   if (recording.completion && !recording.options.quiet) {
     print_stack_summary(*recording.completion);
@@ -773,15 +857,19 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
   if (!command.empty())
     options.command.insert(options.command.end(), command.begin(), command.end());
   if (options.jit) set_jit_switches(options);
-  auto recording = prepare(std::move(options));
-  record(*recording, verbose);
-  return finish(*recording);
+  options.filters = event_filters_in_order(*app_, [](const std::string& list) {
+    std::size_t events = 0;
+    for (const auto& group : parse_event_list(list)) events += group.events.size();
+    return events;
+  });
+  return run_record(std::move(options), verbose);
 }
 
-int run_record(RecordOptions options) {
+int run_record(RecordOptions options, bool verbose) {
   install_stop_handlers();
   auto recording = prepare(std::move(options));
-  record(*recording, false);
+  if (!recording) return 0;  // --dry-run
+  record(*recording, verbose);
   return finish(*recording);
 }
 

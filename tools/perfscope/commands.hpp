@@ -247,20 +247,40 @@ struct RecordOptions {
   // --jit: the launched command's runtime told to describe its JIT code (jit_runtimes.hpp).
   bool jit = false;
   // perf record's everyday options (record_perf_options.hpp).
-  bool timestamps = false;        // -T: recorded always; taken as perf takes it
-  bool sample_addr = false;       // -d: PERF_SAMPLE_ADDR
-  bool quiet = false;             // -q: no summary and notes
-  bool no_buildid_cache = false;  // -N: no copy of kallsyms in ~/.debug
-  bool no_buildid = false;        // -B: no HEADER_BUILD_ID
-  bool switch_events = false;     // --switch-events: SWITCH records in the file
-  std::string mmap_note;          // what -m rounded, said when recording starts
+  bool timestamps = false;          // -T: recorded always; taken as perf takes it
+  bool sample_addr = false;         // -d: PERF_SAMPLE_ADDR
+  bool quiet = false;               // -q: no summary and notes
+  bool no_buildid_cache = false;    // -N: no copy of kallsyms in ~/.debug
+  bool no_buildid = false;          // -B: no HEADER_BUILD_ID
+  bool switch_events = false;       // --switch-events: SWITCH records in the file
+  bool sample_period = false;       // -P: recorded always; taken as perf takes it
+  int clockid = -1;                 // -k: the events' clock; -1: CLOCK_MONOTONIC
+  bool all_user = false;            // --all-user: every event counts user space only
+  bool all_kernel = false;          // --all-kernel: every event counts the kernel only
+  bool user_callchains = false;     // --user-callchains: no kernel part in call chains
+  bool kernel_callchains = false;   // --kernel-callchains: no user part in call chains
+  bool raw_samples = false;         // -R: PERF_SAMPLE_RAW (and TIME, CPU) on every event
+  bool sample_identifier = false;   // --sample-identifier: PERF_SAMPLE_IDENTIFIER
+  bool no_buffering = false;        // --no-buffering: a wakeup for every sample
+  bool dry_run = false;             // --dry-run: check the options and events, record nothing
+  bool timestamp_filename = false;  // --timestamp-filename: OUTPUT.YYYYmmddHHMMSScc at the end
+  std::uint64_t max_size = 0;       // --max-size: stop once the file has this many bytes; 0: none
+  // --filter: a tracepoint filter for the events of one -e (perf's: the -e before it).
+  struct EventFilter {
+    std::size_t first_event = 0;  // in the order of the events, groups flattened
+    std::size_t events = 0;
+    std::string text;
+    std::string event_list;  // that -e's text, for errors
+  };
+  std::vector<EventFilter> filters;
+  std::string mmap_note;  // what -m rounded, said when recording starts
   std::vector<std::string> command;
   PushOptions push;  // --push URL: profiles to a backend (cmd_push.hpp)
 };
 
 // One recording from its options to its file, as `perfscope record` makes it (for commands that
 // record with options of their own, such as `sched record`). Returns the exit status.
-int run_record(RecordOptions options);
+int run_record(RecordOptions options, bool verbose = false);
 
 class RecordCommand {
  public:

@@ -4,7 +4,12 @@
 #include <unistd.h>
 
 #include <bit>
+#include <cctype>
 #include <charconv>
+#include <ctime>
+#include <limits>
+#include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "command_line.hpp"
@@ -68,6 +73,80 @@ std::pair<std::size_t, std::size_t> parse_mmap_pages(const std::string& text,
   return {pages(whole.substr(0, comma)), pages(whole.substr(comma + 1))};
 }
 
+int parse_clockid(const std::string& text) {
+  int number = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (error == std::errc{} && end == text.data() + text.size() && number >= 0) return number;
+  std::string name = text;
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name.starts_with("clock_")) name.erase(0, 6);
+  static const std::pair<std::string_view, int> names[] = {{"monotonic", CLOCK_MONOTONIC},
+                                                           {"monotonic_raw", CLOCK_MONOTONIC_RAW},
+                                                           {"realtime", CLOCK_REALTIME},
+                                                           {"boottime", CLOCK_BOOTTIME},
+                                                           {"tai", CLOCK_TAI},
+                                                           {"mono", CLOCK_MONOTONIC},
+                                                           {"raw", CLOCK_MONOTONIC_RAW},
+                                                           {"real", CLOCK_REALTIME},
+                                                           {"boot", CLOCK_BOOTTIME}};
+  for (const auto& [known, id] : names) {
+    if (name == known) return id;
+  }
+  throw CLI::ValidationError(
+      "-k", fmt::format("unknown clockid '{}': give monotonic (mono), monotonic_raw (raw), "
+                        "realtime (real), boottime (boot), tai, or a clockid number",
+                        text));
+}
+
+std::uint64_t parse_size(const std::string& text, const char* option) {
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  std::uint64_t scale = unit.empty() || unit == "B" || unit == "b" ? 1
+                        : unit == "K" || unit == "k"               ? std::uint64_t{1} << 10
+                        : unit == "M" || unit == "m"               ? std::uint64_t{1} << 20
+                        : unit == "G" || unit == "g"               ? std::uint64_t{1} << 30
+                                                                   : 0;
+  if (error != std::errc{} || end == text.data() || scale == 0 ||
+      value > std::numeric_limits<std::uint64_t>::max() / scale) {
+    throw CLI::ValidationError(
+        option, fmt::format("'{}' is not a size: give bytes, or a number with B, K, M or G "
+                            "(e.g. 200M)",
+                            text));
+  }
+  return value * scale;
+}
+
+std::vector<RecordOptions::EventFilter> event_filters_in_order(
+    const CLI::App& app, const std::function<std::size_t(const std::string&)>& count_events) {
+  const CLI::Option* event = app.get_option("-e");
+  const CLI::Option* filter = app.get_option("--filter");
+  const std::vector<std::string> lists = event->as<std::vector<std::string>>();
+  const std::vector<std::string> texts =
+      filter->count() ? filter->as<std::vector<std::string>>() : std::vector<std::string>{};
+  std::vector<RecordOptions::EventFilter> filters;
+  std::size_t events_seen = 0, lists_seen = 0, filters_seen = 0;
+  std::optional<RecordOptions::EventFilter> last_list;
+  for (const CLI::Option* option : app.parse_order()) {
+    if (option == event && lists_seen < lists.size()) {
+      const std::string& list = lists[lists_seen++];
+      last_list = RecordOptions::EventFilter{events_seen, count_events(list), {}, list};
+      events_seen += last_list->events;
+    } else if (option == filter && filters_seen < texts.size()) {
+      const std::string& text = texts[filters_seen++];
+      if (!last_list) {
+        throw std::invalid_argument(fmt::format(
+            "--filter '{}' has no event: it filters the tracepoints of the -e before it "
+            "(perfscope record -e raw_syscalls:sys_enter --filter 'id == 39')",
+            text));
+      }
+      last_list->text = text;
+      filters.push_back(*last_list);
+    }
+  }
+  return filters;
+}
+
 void add_perf_record_options(CLI::App& app, RecordOptions& options) {
   app.add_flag("-T,--timestamp", options.timestamps,
                "Sample timestamps (perf's -T; perfscope records them always)");
@@ -84,6 +163,43 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
   app.add_flag("--switch-events", options.switch_events,
                "Record context-switch records (PERF_RECORD_SWITCH/SWITCH_CPU_WIDE): script shows "
                "them");
+  app.add_flag("-P,--period", options.sample_period,
+               "Record the sample period (PERF_SAMPLE_PERIOD; perfscope records it always)");
+  app.add_option_function<std::string>(
+         "-k,--clockid",
+         [&options](const std::string& text) { options.clockid = parse_clockid(text); },
+         "The clock of sample times: monotonic (the default), monotonic_raw, realtime, "
+         "boottime, tai (or mono, raw, real, boot), or a clockid number")
+      ->type_name("CLOCK");
+  app.add_flag("--all-user", options.all_user, "Every event counts in user space only (as :u)");
+  app.add_flag("--all-kernel", options.all_kernel, "Every event counts in the kernel only (as :k)");
+  app.add_flag("--user-callchains", options.user_callchains,
+               "Call chains without their kernel part (exclude_callchain_kernel)");
+  app.add_flag("--kernel-callchains", options.kernel_callchains,
+               "Call chains without their user part (exclude_callchain_user)");
+  app.add_flag("-R,--raw-samples", options.raw_samples,
+               "Raw sample data (PERF_SAMPLE_RAW) from every event, with time and CPU, as perf "
+               "-R");
+  app.add_flag("--sample-identifier", options.sample_identifier,
+               "Each sample starts with its event's id (PERF_SAMPLE_IDENTIFIER)");
+  app.add_flag("--no-buffering", options.no_buffering,
+               "Wake the recorder for every sample (wakeup_events 1) instead of a quarter buffer");
+  app.add_flag("--dry-run", options.dry_run,
+               "Check the options and the event list, then exit without opening events, "
+               "recording or writing a file");
+  app.add_flag("--timestamp-filename", options.timestamp_filename,
+               "Name the finished file OUTPUT.YYYYmmddHHMMSScc (the time it was finished)");
+  app.add_option_function<std::string>(
+         "--max-size",
+         [&options](const std::string& text) { options.max_size = parse_size(text, "--max-size"); },
+         "Stop recording (and the command, as a stop signal does) once the file holds this "
+         "much: bytes, or with B, K, M or G")
+      ->type_name("SIZE");
+  app.add_option("--filter",
+                 "A tracepoint filter for the events of the -e before it (ftrace's "
+                 "syntax: 'id == 39', 'common_pid != 1'); read in order with -e")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("FILTER");
   add_refused_option(
       app, "-z,--compression-level",
       "perf's zstd-compressed records: not written by perfscope (see the error for why)", false,

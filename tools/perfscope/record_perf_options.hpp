@@ -6,12 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "commands.hpp"
 
 namespace perfscope::cli {
-
-struct RecordOptions;
 
 // -F HZ|max: samples per second, or the kernel's maximum (kernel.perf_event_max_sample_rate).
 // Throws CLI::ValidationError naming `option` for anything else.
@@ -22,8 +24,23 @@ std::uint64_t parse_frequency(const std::string& text, const char* option = "-F"
 // does, and `rounded` says so ("-m 3: rounded up to 4 pages (16 KiB), as perf does").
 std::pair<std::size_t, std::size_t> parse_mmap_pages(const std::string& text, std::string& rounded);
 
-// -T, -d, -q, -N, -B/--no-buildid, --switch-events into `options`; -z, -s and --user-regs
-// refused with the reason and what to do instead.
+// -k NAME|NUMBER as perf: monotonic, monotonic_raw, realtime, boottime, tai, their short
+// names (mono, raw, real, boot), with or without CLOCK_, any case; or a clockid number.
+int parse_clockid(const std::string& text);
+
+// A size as perf's --max-size: bytes, or with B, K, M or G. Throws CLI::ValidationError.
+std::uint64_t parse_size(const std::string& text, const char* option);
+
+// The --filter options of a parsed record command paired with the -e each follows, as perf
+// pairs them: a filter is for every event of the -e list before it. `count_events` says how many
+// events a list holds. Throws std::invalid_argument for a --filter with no -e before it.
+std::vector<RecordOptions::EventFilter> event_filters_in_order(
+    const CLI::App& app, const std::function<std::size_t(const std::string&)>& count_events);
+
+// perf record's everyday options into `options` (-T, -d, -q, -N, -B, --switch-events, -P, -k,
+// --all-user, --all-kernel, --user/kernel-callchains, -R, --sample-identifier, --no-buffering,
+// --dry-run, --timestamp-filename, --max-size; --filter is read by event_filters_in_order);
+// -z, -s and --user-regs refused with the reason and what to do instead.
 void add_perf_record_options(CLI::App& app, RecordOptions& options);
 
 }  // namespace perfscope::cli

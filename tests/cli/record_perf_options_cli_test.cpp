@@ -1,0 +1,269 @@
+// perf record's options of issue #44 that change what is recorded: -k/--clockid, --all-user,
+// --all-kernel, --user-callchains, --kernel-callchains, --filter, -R, --sample-identifier,
+// --no-buffering, --max-size, --timestamp-filename and --dry-run. Each is judged by what the file
+// holds (perf evlist -v reads the attributes perf would read, perfscope script the samples) and
+// against perf where perf is installed.
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdint>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace pt = perfscope::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
+const std::string perf_path = "/usr/bin/perf";
+constexpr std::uint64_t kernel_space = 0xffff800000000000ULL;
+
+bool have_perf() { return ::access(perf_path.c_str(), X_OK) == 0; }
+
+class RecordPerfOptions : public ::testing::Test {
+ protected:
+  std::string file(const std::string& name) { return dir_.path() + "/" + name; }
+  // perfscope record OPTIONS -o FILE -- work_helper getpid CALLS; the file.
+  std::string record(const std::vector<std::string>& options, const std::string& calls = "1000") {
+    std::string output = file("r" + std::to_string(++recordings_) + ".data");
+    std::vector<std::string> command{"record", "-q", "-o", output};
+    command.insert(command.end(), options.begin(), options.end());
+    command.insert(command.end(), {"--", work_helper, "getpid", calls});
+    auto recorded = pt::run_perfscope(command);
+    EXPECT_EQ(recorded.exit_status, 0) << recorded.err;
+    return output;
+  }
+  // The first line of `perfscope evlist -v`: the first event's attributes as perf prints them.
+  std::string attributes(const std::string& recording) {
+    auto listed = pt::run_perfscope({"evlist", "-v", "-i", recording});
+    EXPECT_EQ(listed.exit_status, 0) << listed.err;
+    return listed.out.substr(0, listed.out.find('\n'));
+  }
+  // The sample addresses `perfscope script -F FIELD` prints, as numbers.
+  std::vector<std::uint64_t> addresses(const std::string& recording, const std::string& field) {
+    auto script = pt::run_perfscope({"script", "-F", field, "-i", recording});
+    EXPECT_EQ(script.exit_status, 0) << script.err;
+    std::vector<std::uint64_t> found;
+    std::istringstream words(script.out);
+    for (std::string word; words >> word;) {
+      if (word.find_first_not_of("0123456789abcdef") == std::string::npos) {
+        found.push_back(std::stoull(word, nullptr, 16));
+      }
+    }
+    return found;
+  }
+  std::size_t line_count(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+  pt::TempDir dir_;
+  int recordings_ = 0;
+};
+
+std::uint64_t realtime_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1000000000ULL +
+         static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+TEST_F(RecordPerfOptions, ClockidSetsTheClockOfSampleTimes) {
+  std::uint64_t before = realtime_ns();
+  std::string recording = record({"-e", "cpu-clock", "-k", "CLOCK_REALTIME"}, "200000");
+  std::uint64_t after = realtime_ns();
+  // clockid 0 (realtime) is left out of perf's attribute line, as perf leaves out every zero.
+  std::string attr = attributes(recording);
+  EXPECT_NE(attr.find("use_clockid: 1"), std::string::npos) << attr;
+  EXPECT_EQ(attr.find(", clockid:"), std::string::npos) << attr;
+  auto times = pt::run_perfscope({"script", "-F", "time", "--ns", "-i", recording});
+  ASSERT_EQ(times.exit_status, 0) << times.err;
+  std::istringstream lines(times.out);
+  std::size_t samples = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::uint64_t seconds = std::stoull(line);
+    std::uint64_t ns = std::stoull(line.substr(line.find('.') + 1));
+    std::uint64_t time = seconds * 1000000000ULL + ns;
+    EXPECT_GE(time, before) << line;
+    EXPECT_LE(time, after) << line;
+    ++samples;
+  }
+  EXPECT_GE(samples, 1u);
+  // The header names the clock as perf's does.
+  if (have_perf()) {
+    auto header = pt::run_command({perf_path, "report", "--header-only", "-i", recording});
+    EXPECT_NE(header.out.find("# clockid: realtime (0)"), std::string::npos) << header.out;
+  }
+  EXPECT_NE(attributes(record({"-e", "cpu-clock", "-k", "boot"})).find(", clockid: 7"),
+            std::string::npos);
+  auto unknown = pt::run_perfscope({"record", "-k", "sundial", "-o", file("x.data"), "true"});
+  EXPECT_EQ(unknown.exit_status, 129);
+  EXPECT_NE(unknown.err.find("unknown clockid 'sundial'"), std::string::npos) << unknown.err;
+}
+
+TEST_F(RecordPerfOptions, AllUserAndAllKernelSetEveryEventsExcludeBits) {
+  // Mostly in the kernel: 200000 system calls.
+  std::string user = record({"-e", "cpu-clock", "--all-user"}, "200000");
+  EXPECT_NE(attributes(user).find("exclude_kernel: 1"), std::string::npos);
+  auto user_ips = addresses(user, "ip");
+  EXPECT_GE(user_ips.size(), 1u);
+  for (std::uint64_t ip : user_ips) EXPECT_LT(ip, kernel_space) << std::hex << ip;
+  std::string kernel = record({"-e", "cpu-clock", "--all-kernel"}, "200000");
+  std::string kernel_attr = attributes(kernel);
+  EXPECT_NE(kernel_attr.find("exclude_user: 1"), std::string::npos) << kernel_attr;
+  EXPECT_EQ(kernel_attr.find("exclude_kernel"), std::string::npos) << kernel_attr;
+  auto kernel_ips = addresses(kernel, "ip");
+  EXPECT_GE(kernel_ips.size(), 1u);
+  for (std::uint64_t ip : kernel_ips) EXPECT_GE(ip, kernel_space) << std::hex << ip;
+}
+
+TEST_F(RecordPerfOptions, CallchainsWithoutTheirKernelOrUserPart) {
+  std::string user_only = record({"-e", "cpu-clock", "-g", "--user-callchains"}, "200000");
+  EXPECT_NE(attributes(user_only).find("exclude_callchain_kernel: 1"), std::string::npos);
+  auto user_frames = addresses(user_only, "ip");
+  EXPECT_GE(user_frames.size(), 1u);
+  for (std::uint64_t frame : user_frames) EXPECT_LT(frame, kernel_space) << std::hex << frame;
+  std::string kernel_only = record({"-e", "cpu-clock", "-g", "--kernel-callchains"}, "200000");
+  std::string attr = attributes(kernel_only);
+  EXPECT_NE(attr.find("exclude_callchain_user: 1"), std::string::npos) << attr;
+  // No user stack copy either: what it would fill is not recorded.
+  EXPECT_EQ(attr.find("STACK_USER"), std::string::npos) << attr;
+  // A sample in user space keeps its IP and no chain; one in the kernel, kernel frames only.
+  auto script = pt::run_perfscope({"script", "-F", "time,ip", "-i", kernel_only});
+  ASSERT_EQ(script.exit_status, 0) << script.err;
+  std::vector<std::vector<std::uint64_t>> chains;
+  std::istringstream lines(script.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    if (line[0] != '\t') {
+      chains.emplace_back();
+    } else if (!chains.empty()) {
+      chains.back().push_back(std::stoull(line.substr(line.find_first_not_of(" \t")), nullptr, 16));
+    }
+  }
+  std::size_t in_kernel = 0;
+  for (const auto& chain : chains) {
+    ASSERT_FALSE(chain.empty());
+    if (chain[0] < kernel_space) {
+      EXPECT_EQ(chain.size(), 1u) << std::hex << chain[0];
+      continue;
+    }
+    ++in_kernel;
+    for (std::uint64_t frame : chain) EXPECT_GE(frame, kernel_space) << std::hex << frame;
+  }
+  EXPECT_GE(in_kernel, 1u);
+}
+
+TEST_F(RecordPerfOptions, FilterKeepsTheHitsItMatchesOnTheEventsOfItsEventOption) {
+  if (!pt::tracefs_available() || !pt::running_as_root()) {
+    GTEST_SKIP() << "tracepoints need tracefs and root here";
+  }
+  const std::string getpid_filter = "id == " + std::to_string(SYS_getpid);
+  // The filter is for sys_enter (the -e before it); sys_exit sees every system call.
+  std::string recording = record({"-c", "1", "-e", "raw_syscalls:sys_enter", "--filter",
+                                  getpid_filter, "-e", "raw_syscalls:sys_exit"});
+  auto enter = pt::run_perfscope({"script", "-F", "event", "-i", recording});
+  ASSERT_EQ(enter.exit_status, 0) << enter.err;
+  std::size_t enters = 0, exits = 0;
+  std::istringstream lines(enter.out);
+  for (std::string line; std::getline(lines, line);) {
+    enters += line.find("sys_enter") != std::string::npos;
+    exits += line.find("sys_exit") != std::string::npos;
+  }
+  EXPECT_EQ(enters, 1000u);  // the helper's getpid calls, exactly
+  EXPECT_GT(exits, 1000u);   // and every other system call's exit too
+  if (have_perf()) {
+    auto perf = pt::run_command({perf_path, "script", "-i", recording});
+    EXPECT_EQ(perf.exit_status, 0) << perf.err;
+    EXPECT_EQ(line_count(perf.out), enters + exits);
+  }
+  auto not_tracepoint = pt::run_perfscope(
+      {"record", "-e", "cpu-clock", "--filter", "id == 1", "-o", file("x.data"), "true"});
+  EXPECT_NE(not_tracepoint.exit_status, 0);
+  EXPECT_NE(not_tracepoint.err.find("is not a tracepoint"), std::string::npos)
+      << not_tracepoint.err;
+  auto no_event =
+      pt::run_perfscope({"record", "--filter", "id == 1", "-o", file("x.data"), "true"});
+  EXPECT_NE(no_event.exit_status, 0);
+  EXPECT_NE(no_event.err.find("has no event"), std::string::npos) << no_event.err;
+}
+
+TEST_F(RecordPerfOptions, RawSamplesIdentifierAndNoBuffering) {
+  std::string recording =
+      record({"-e", "cpu-clock", "-R", "--sample-identifier", "--no-buffering", "-P"}, "200000");
+  std::string attr = attributes(recording);
+  EXPECT_NE(attr.find("sample_type: IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER,"), std::string::npos)
+      << attr;
+  EXPECT_NE(attr.find("{ wakeup_events, wakeup_watermark }: 1,"), std::string::npos) << attr;
+  EXPECT_EQ(attr.find("watermark: 1,"), std::string::npos) << attr;
+  auto ours = pt::run_perfscope({"script", "-F", "tid,cpu,time,ip", "-i", recording});
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_GE(line_count(ours.out), 1u);
+  if (have_perf()) {
+    auto perf = pt::run_command({perf_path, "script", "-F", "tid,cpu,time,ip", "-i", recording});
+    EXPECT_EQ(perf.exit_status, 0) << perf.err;
+    EXPECT_EQ(perf.out, ours.out);
+  }
+}
+
+TEST_F(RecordPerfOptions, MaxSizeStopsTheRecordingAndItsCommandAsPerf) {
+  std::string output = file("limited.data");
+  // The command would run for minutes: the size limit ends it (timeout ends a broken recorder).
+  auto limited = pt::run_command({"timeout", "60", PERFSCOPE_CLI_PATH, "record", "--max-size",
+                                  "64K", "-e", "cpu-clock", "-F", "10000", "-o", output, "--",
+                                  work_helper, "getpid", "1000000000"});
+  EXPECT_EQ(limited.exit_status, 128 + SIGTERM) << limited.err;  // the command's, as perf
+  EXPECT_NE(limited.err.find("[ perf record: perf size limit reached ("), std::string::npos)
+      << limited.err;
+  std::uintmax_t size = fs::file_size(output);
+  EXPECT_GE(size, 64u * 1024);
+  EXPECT_LT(size, 4u * 1024 * 1024);  // a poll's worth past the limit at most
+  auto script = pt::run_perfscope({"script", "-i", output});
+  EXPECT_EQ(script.exit_status, 0) << script.err;
+  EXPECT_GE(line_count(script.out), 100u);
+  auto bad = pt::run_perfscope({"record", "--max-size", "lots", "-o", file("x.data"), "true"});
+  EXPECT_EQ(bad.exit_status, 129);
+  EXPECT_NE(bad.err.find("'lots' is not a size"), std::string::npos) << bad.err;
+}
+
+TEST_F(RecordPerfOptions, TimestampFilenameNamesTheFinishedFile) {
+  std::string output = file("stamped.data");
+  auto recorded = pt::run_perfscope(
+      {"record", "--timestamp-filename", "-e", "cpu-clock", "-o", output, "--", "true"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  EXPECT_FALSE(fs::exists(output));
+  std::vector<std::string> stamped;
+  for (const auto& entry : fs::directory_iterator(dir_.path())) {
+    stamped.push_back(entry.path().filename().string());
+  }
+  ASSERT_EQ(stamped.size(), 1u);
+  EXPECT_TRUE(std::regex_match(stamped[0], std::regex(R"(stamped\.data\.\d{16})"))) << stamped[0];
+  EXPECT_NE(recorded.err.find("[ perf record: Dump " + file(stamped[0]) + " ]"), std::string::npos)
+      << recorded.err;
+  EXPECT_NE(recorded.err.find("MB " + output + ".<timestamp> ("), std::string::npos)
+      << recorded.err;
+  auto script = pt::run_perfscope({"script", "-i", file(stamped[0])});
+  EXPECT_EQ(script.exit_status, 0) << script.err;
+}
+
+TEST_F(RecordPerfOptions, DryRunChecksAndRecordsNothing) {
+  std::string output = file("dry.data");
+  auto dry = pt::run_perfscope(
+      {"record", "--dry-run", "-e", "cpu-clock", "-o", output, "--", work_helper, "exit", "3"});
+  EXPECT_EQ(dry.exit_status, 0) << dry.err;  // the command did not run: not its status 3
+  EXPECT_FALSE(fs::exists(output));
+  auto bad =
+      pt::run_perfscope({"record", "--dry-run", "-e", "no-such-event", "-o", output, "true"});
+  EXPECT_EQ(bad.exit_status, 129) << bad.err;
+  EXPECT_FALSE(fs::exists(output));
+}
+
+}  // namespace
