@@ -137,6 +137,7 @@ EventAttr SamplingSession::prepare_attr(const EventSpec& spec, bool leader,
         .set_flag(flag::mmap_data, options_.data_mmaps);
   }
   if (tracks_tasks && options_.context_switches) attr.set_flag(flag::context_switch);
+  if (tracks_tasks && options_.namespaces) attr.set_flag(flag::namespaces);
   // The kernel's own count of what it could not write (see kernel_lost). Not with READ samples:
   // it would change their layout. The opener drops it where the kernel is older than 6.0.
   if (!(attr.raw().sample_type & sf::read)) {

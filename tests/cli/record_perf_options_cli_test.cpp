@@ -254,6 +254,37 @@ TEST_F(RecordPerfOptions, TimestampFilenameNamesTheFinishedFile) {
   EXPECT_EQ(script.exit_status, 0) << script.err;
 }
 
+// NAMESPACES records: the command's own, synthesized, and its child's from the kernel at the
+// fork; perf's script prints the same lines for perf's recording of the same command.
+TEST_F(RecordPerfOptions, NamespacesAreRecordedAsPerfRecordsThem) {
+  if (!have_perf()) GTEST_SKIP() << "perf (linux-perf) is not installed";
+  auto namespace_lines = [&](const std::string& recorder) {
+    std::string output = file(recorder + "-ns.data");
+    auto recorded =
+        pt::run_perf_or_perfscope(recorder, {"record", "-q", "--namespaces", "-e", "cpu-clock",
+                                             "-o", output, "--", work_helper, "fork-getpid", "3"});
+    EXPECT_EQ(recorded.exit_status, 0) << recorded.err;
+    auto script =
+        pt::run_command({perf_path, "script", "-v", "--show-namespace-events", "-i", output});
+    EXPECT_EQ(script.exit_status, 0) << script.err;
+    // Each record's line without its comm, pid and time (two runs), and its namespaces.
+    std::vector<std::string> lines;
+    std::istringstream text(script.out);
+    for (std::string line; std::getline(text, line);) {
+      if (line.find("PERF_RECORD_NAMESPACES") != std::string::npos) {
+        lines.push_back(line.substr(line.find(" - ")));
+      } else if (line.starts_with("\t\t")) {
+        lines.push_back(line);
+      }
+    }
+    return lines;
+  };
+  std::vector<std::string> ours = namespace_lines("perfscope");
+  EXPECT_EQ(ours.size(), 6u);  // two records of three lines
+  EXPECT_EQ(ours, namespace_lines("perf"));
+  EXPECT_NE(attributes(file("perfscope-ns.data")).find("namespaces: 1"), std::string::npos);
+}
+
 TEST_F(RecordPerfOptions, DryRunChecksAndRecordsNothing) {
   std::string output = file("dry.data");
   auto dry = pt::run_perfscope(

@@ -464,6 +464,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   SamplingOptions sampling;
   sampling.data_pages = options.mmap_pages;
   if (options.no_buffering) sampling.wakeup_events = 1;
+  sampling.namespaces = options.namespaces;
   sampling.inherit = !options.per_thread;
   // A switch-out sample with its call chain on every blocking switch outpaces one wake-up per
   // quarter of perf's default buffer on a busy machine: four times that (2 MiB per CPU), where

@@ -261,6 +261,7 @@ struct RecordOptions {
   bool kernel_callchains = false;   // --kernel-callchains: no user part in call chains
   bool raw_samples = false;         // -R: PERF_SAMPLE_RAW (and TIME, CPU) on every event
   bool sample_identifier = false;   // --sample-identifier: PERF_SAMPLE_IDENTIFIER
+  bool namespaces = false;          // --namespaces: NAMESPACES records
   bool no_buffering = false;        // --no-buffering: a wakeup for every sample
   bool dry_run = false;             // --dry-run: check the options and events, record nothing
   bool timestamp_filename = false;  // --timestamp-filename: OUTPUT.YYYYmmddHHMMSScc at the end

@@ -182,6 +182,9 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
                "-R");
   app.add_flag("--sample-identifier", options.sample_identifier,
                "Each sample starts with its event's id (PERF_SAMPLE_IDENTIFIER)");
+  app.add_flag("--namespaces", options.namespaces,
+               "Record the namespaces of each task (NAMESPACES records at every fork, and of "
+               "the tasks that exist): script --show-namespace-events prints them");
   app.add_flag("--no-buffering", options.no_buffering,
                "Wake the recorder for every sample (wakeup_events 1) instead of a quarter buffer");
   app.add_flag("--dry-run", options.dry_run,

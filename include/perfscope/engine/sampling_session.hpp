@@ -38,6 +38,7 @@ struct SamplingOptions {
   bool inherit = true;                 // follow threads and children created later
   bool track_tasks = true;             // COMM (with exec), MMAP2, FORK and EXIT records
   bool context_switches = false;       // SWITCH / SWITCH_CPU_WIDE records
+  bool namespaces = false;             // NAMESPACES records of new tasks (and synthesized ones)
   bool time_ordered = true;            // merge the buffers by timestamp
   bool skip_unsupported = false;       // leave out events this machine cannot sample
   // MMAP2 for data mappings too (perf's mmap_data): perf's dwarf unwinder reads .eh_frame_hdr

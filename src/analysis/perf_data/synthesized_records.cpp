@@ -1,6 +1,7 @@
 #include "perfscope/analysis/perf_data/synthesized_records.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <cstring>
@@ -57,6 +58,27 @@ std::string without_line_end(std::string text) {
   return text;
 }
 
+// The kernel's namespace order (NET_NS_INDEX ... CGROUP_NS_INDEX), as perf synthesizes them.
+constexpr const char* namespace_names[] = {"net", "uts", "ipc", "pid", "user", "mnt", "cgroup"};
+
+// perf's synthesized NAMESPACES: each namespace's device and inode from /proc/TID/ns/NAME
+// (zeros for one that cannot be read, as perf leaves them).
+void synthesize_namespaces(pid_t pid, pid_t tid, std::size_t sample_id_size,
+                           const RecordSink& sink) {
+  RecordBuilder record(RecordType::namespaces, abi::record_misc::user);
+  record.value<std::uint32_t>(static_cast<std::uint32_t>(pid));
+  record.value<std::uint32_t>(static_cast<std::uint32_t>(tid));
+  record.value<std::uint64_t>(std::size(namespace_names));
+  for (const char* name : namespace_names) {
+    struct stat status {};
+    std::string link = "/proc/" + std::to_string(tid) + "/ns/" + name;
+    bool known = ::stat(link.c_str(), &status) == 0;
+    record.value<std::uint64_t>(known ? static_cast<std::uint64_t>(status.st_dev) : 0);
+    record.value<std::uint64_t>(known ? static_cast<std::uint64_t>(status.st_ino) : 0);
+  }
+  record.emit(sample_id_size, sink);
+}
+
 }  // namespace
 
 void synthesize_lost(std::uint64_t id, std::uint64_t lost, std::size_t sample_id_size,
@@ -100,7 +122,12 @@ bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink) {
   return false;
 }
 
-bool synthesize_process_threads(pid_t pid, std::size_t sample_id_size, const RecordSink& sink) {
+namespace {
+
+// FORK, NAMESPACES, COMM per thread as perf's full synthesis orders them; `comm_first`: COMM,
+// then NAMESPACES, as perf's synthesis of a launched command's thread.
+bool synthesize_threads(pid_t pid, std::size_t sample_id_size, const RecordSink& sink,
+                        const SynthesisOptions& options, bool comm_first) {
   std::string base = "/proc/" + std::to_string(pid);
   auto threads = sys::list_threads(pid);
   if (threads.empty()) return false;
@@ -116,18 +143,28 @@ bool synthesize_process_threads(pid_t pid, std::size_t sample_id_size, const Rec
       fork.value<std::uint64_t>(0);
       fork.emit(sample_id_size, sink);
     }
+    if (options.namespaces && !comm_first) synthesize_namespaces(pid, tid, sample_id_size, sink);
     RecordBuilder record(RecordType::comm, 0);
     record.value<std::uint32_t>(static_cast<std::uint32_t>(pid));
     record.value<std::uint32_t>(static_cast<std::uint32_t>(tid));
     record.text(without_line_end(*comm));
     record.emit(sample_id_size, sink);
+    if (options.namespaces && comm_first) synthesize_namespaces(pid, tid, sample_id_size, sink);
   }
   return true;
 }
 
-bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink) {
+}  // namespace
+
+bool synthesize_process_threads(pid_t pid, std::size_t sample_id_size, const RecordSink& sink,
+                                const SynthesisOptions& options) {
+  return synthesize_threads(pid, sample_id_size, sink, options, true);
+}
+
+bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink,
+                        const SynthesisOptions& options) {
   auto maps = sys::read_text_file("/proc/" + std::to_string(pid) + "/maps");
-  if (!maps || !synthesize_process_threads(pid, sample_id_size, sink)) return false;
+  if (!maps || !synthesize_threads(pid, sample_id_size, sink, options, false)) return false;
   std::istringstream lines(*maps);
   for (std::string line; std::getline(lines, line);) {
     // start-end perms offset maj:min inode [path]
@@ -164,11 +201,14 @@ bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink&
   return true;
 }
 
-std::size_t synthesize_all_processes(std::size_t sample_id_size, const RecordSink& sink) {
+std::size_t synthesize_all_processes(std::size_t sample_id_size, const RecordSink& sink,
+                                     const SynthesisOptions& options) {
   std::size_t count = 0;
   for (const auto& name : sys::list_directory("/proc")) {
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (synthesize_process(static_cast<pid_t>(std::stol(name)), sample_id_size, sink)) ++count;
+    if (synthesize_process(static_cast<pid_t>(std::stol(name)), sample_id_size, sink, options)) {
+      ++count;
+    }
   }
   return count;
 }

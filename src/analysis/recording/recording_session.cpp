@@ -52,7 +52,9 @@ class RecordingSession::Filter final : public RecordConsumer {
 
 RecordingSession::RecordingSession(std::vector<EventGroupSpec> groups, Target target,
                                    SamplingOptions options)
-    : target_(target), sampling_(std::move(groups), std::move(target), options) {}
+    : target_(target),
+      synthesis_{options.namespaces},
+      sampling_(std::move(groups), std::move(target), options) {}
 
 void RecordingSession::check_fit(const std::function<std::string(const SampleMisfit&)>& fix) const {
   if (auto misfit = sampling_.sample_that_cannot_fit()) {
@@ -94,18 +96,22 @@ void RecordingSession::synthesize(RecordingSink& sink) {
     }
   }
   switch (target_.kind()) {
-    case Target::Kind::process: synthesize_process(target_.pid(), trailer, to_sink); break;
-    case Target::Kind::thread:
-      synthesize_process(process_of_thread(target_.pid()), trailer, to_sink);
+    case Target::Kind::process:
+      synthesize_process(target_.pid(), trailer, to_sink, synthesis_);
       break;
-    case Target::Kind::calling_thread: synthesize_process(::getpid(), trailer, to_sink); break;
+    case Target::Kind::thread:
+      synthesize_process(process_of_thread(target_.pid()), trailer, to_sink, synthesis_);
+      break;
+    case Target::Kind::calling_thread:
+      synthesize_process(::getpid(), trailer, to_sink, synthesis_);
+      break;
     case Target::Kind::cpus:
-    case Target::Kind::cgroup: synthesize_all_processes(trailer, to_sink); break;
+    case Target::Kind::cgroup: synthesize_all_processes(trailer, to_sink, synthesis_); break;
     case Target::Kind::command:
       // The command is a gated copy of the recorder until its exec: name it, so that the samples
       // the kernel takes in the exec path (before COMM exec) have a command, as perf's do. Its
       // maps are the recorder's, not the command's: none are written.
-      synthesize_process_threads(sampling_.command_pid(), trailer, to_sink);
+      synthesize_process_threads(sampling_.command_pid(), trailer, to_sink, synthesis_);
       break;
   }
 }

@@ -15,17 +15,26 @@ namespace perfscope {
 
 using RecordSink = std::function<void(std::span<const std::byte>)>;
 
+// What is synthesized beside COMM, FORK and MMAP2.
+struct SynthesisOptions {
+  // A NAMESPACES record for each thread (its /proc/PID/ns links), as perf record --namespaces.
+  bool namespaces = false;
+};
+
 // A PERF_RECORD_MMAP for [kernel.kallsyms]_text at _text (from /proc/kallsyms). False when the
 // address cannot be read (kptr_restrict).
 bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink);
 // COMM for every thread of `pid`, FORK for each thread but the main one, MMAP2 for each
 // executable mapping. False when the process is gone.
-bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink);
+bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink& sink,
+                        const SynthesisOptions& options = {});
 // COMM and FORK only: for a launched command, a gated copy of the recorder until its exec, whose
 // maps are the recorder's and name nothing the command runs (perf writes its COMM alone).
-bool synthesize_process_threads(pid_t pid, std::size_t sample_id_size, const RecordSink& sink);
+bool synthesize_process_threads(pid_t pid, std::size_t sample_id_size, const RecordSink& sink,
+                                const SynthesisOptions& options = {});
 // Every process in /proc. Returns how many were synthesized.
-std::size_t synthesize_all_processes(std::size_t sample_id_size, const RecordSink& sink);
+std::size_t synthesize_all_processes(std::size_t sample_id_size, const RecordSink& sink,
+                                     const SynthesisOptions& options = {});
 // A PERF_RECORD_LOST of `lost` records for event `id`: the losses the kernel counted but never
 // reported in a LOST record of its own (SamplingSession::kernel_lost), so that the file tells
 // every loss.

@@ -17,6 +17,7 @@
 
 #include "perfscope/analysis/perf_data/host_description.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+#include "perfscope/analysis/perf_data/synthesized_records.hpp"
 #include "perfscope/analysis/recording/lost_warning.hpp"
 #include "perfscope/core/records.hpp"
 #include "perfscope/engine/sampling_session.hpp"
@@ -92,6 +93,7 @@ class RecordingSession {
  private:
   class Filter;
   Target target_;
+  SynthesisOptions synthesis_;
   SamplingSession sampling_;
   std::vector<bool> user_only_;  // per event: its samples in kernel code are left out
   bool kernel_addresses_visible_ = true;
