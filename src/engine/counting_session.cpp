@@ -71,7 +71,8 @@ EventAttr CountingSession::prepare_attr(const EventAttr& attr, bool leader) cons
       target_.kind() == Target::Kind::process || target_.kind() == Target::Kind::command;
   prepared.set_flag(flag::inherit, options_.inherit && per_task);
   prepared.set_flag(flag::disabled, leader);
-  prepared.set_flag(flag::enable_on_exec, leader && target_.kind() == Target::Kind::command);
+  prepared.set_flag(flag::enable_on_exec,
+                    leader && options_.enable_at_start && target_.kind() == Target::Kind::command);
   return prepared;
 }
 
@@ -157,9 +158,7 @@ void CountingSession::open() {
 
 void CountingSession::start() {
   if (!opened_) open();
-  if (target_.kind() != Target::Kind::command) {
-    for (auto& group : open_groups_) group.events[0].enable(true);
-  }
+  if (options_.enable_at_start && target_.kind() != Target::Kind::command) enable();
   if (child_) {
     int exec_error = child_->release();
     if (exec_error != 0) {
@@ -174,6 +173,10 @@ void CountingSession::start() {
                                        : "no such file: check the path.");
     }
   }
+}
+
+void CountingSession::enable() noexcept {
+  for (auto& group : open_groups_) group.events[0].enable(true);
 }
 
 void CountingSession::stop() noexcept {

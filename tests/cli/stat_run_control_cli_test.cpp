@@ -158,6 +158,10 @@ TEST(StatRunControl, NullRunsRepeatsAndGroupsInPerfsLayout) {
       {"-g", "-e", "task-clock,page-faults", "--", work_helper, "getpid", "10"},
       {"-a", "-e", "task-clock", "--", "sleep", "0.01"},
       {"-C", "0", "-e", "task-clock", "--", "sleep", "0.01"},
+      // -D: "Events disabled" and "Events enabled" around the delay; -1: never enabled, perf's
+      // "<not counted>" lines with their units.
+      {"-D", "100", "-e", "task-clock,page-faults", "--", "sleep", "0.3"},
+      {"-D", "-1", "-e", "task-clock,page-faults", "--", "sleep", "0.05"},
   };
   for (const auto& arguments : runs) {
     std::vector<std::string> command{"stat"};
@@ -171,6 +175,30 @@ TEST(StatRunControl, NullRunsRepeatsAndGroupsInPerfsLayout) {
         << perf.err << "perfscope:\n"
         << ours.err;
   }
+}
+
+// -D MS: what the command does before the delay is not counted, what it does after is, exactly.
+TEST(StatRunControl, DelayCountsOnlyWhatFollowsIt) {
+  if (!pt::tracefs_available() || !pt::running_as_root()) {
+    GTEST_SKIP() << "the getpid tracepoint needs tracefs and root here";
+  }
+  // 500 calls at once, a pause of 600 ms, then 1000 calls; the counting starts after 200 ms.
+  std::vector<std::string> command{"stat", "-x", ",", "-e", "syscalls:sys_enter_getpid"};
+  std::vector<std::string> workload{"--", work_helper, "getpid-delay-getpid", "500", "600", "1000"};
+  auto whole = command;
+  whole.insert(whole.end(), workload.begin(), workload.end());
+  auto delayed = command;
+  delayed.insert(delayed.end(), {"-D", "200"});
+  delayed.insert(delayed.end(), workload.begin(), workload.end());
+  auto all = pt::run_perfscope(whole);
+  auto later = pt::run_perfscope(delayed);
+  ASSERT_EQ(all.exit_status, 0) << all.err;
+  ASSERT_EQ(later.exit_status, 0) << later.err;
+  EXPECT_EQ(csv_count(all.err, "syscalls:sys_enter_getpid"), 1500) << all.err;
+  EXPECT_EQ(csv_count(later.err, "syscalls:sys_enter_getpid"), 1000) << later.err;
+  EXPECT_EQ(later.err.rfind("Events disabled\nEvents enabled\n", 0), 0u) << later.err;
+  auto bad = pt::run_perfscope({"stat", "-D", "-2", "--", "true"});
+  EXPECT_EQ(bad.exit_status, 129) << bad.err;
 }
 
 // --summary after -I in perf's CSV: the totals, each row led by perf's right-aligned "summary"

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <utility>
 
 #include "command_line.hpp"
@@ -107,6 +108,11 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_option("-t,--tid", options_.tid, "Count one thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Count every process on every CPU");
   app_->add_option("-C,--cpu", options_.cpu_list, "Count on these CPUs only (e.g. 0-3,8)");
+  app_->add_option("-D,--delay", options_.delay_ms,
+                   "Start counting this many ms after the command starts (-1: never, the "
+                   "counters stay disabled), as perf stat -D")
+      ->check(CLI::Range(-1, 24 * 3600 * 1000))
+      ->type_name("MS");
   app_->add_flag("-n,--null", options_.null_run,
                  "Count nothing: the command's elapsed time alone (perf's null run)");
   app_->add_flag("-g,--group", options_.group,
@@ -264,6 +270,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
 
   CountingOptions counting;
   counting.inherit = !options.no_inherit;
+  counting.enable_at_start = options.delay_ms == 0;
 
   StatResult result;
   result.target = target.describe();
@@ -345,6 +352,22 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     // The command's pidfd (its zombie waits for our waitpid), or the attached target's watch.
     int watch_fd = target.has_command() ? sys::open_pidfd(session.command_pid()) : -1;
     sys::ExitWatch target_watch = target.exit_watch();
+    // -D: perf's two lines around the delay, and the elapsed time counted from the enable.
+    if (options.delay_ms != 0) {
+      fmt::print(stderr, "Events disabled\n");
+      if (options.delay_ms > 0) {
+        if (watch_fd >= 0) {
+          sys::wait_readable(watch_fd, options.delay_ms);
+        } else if (!target.has_command()) {
+          target_watch.wait(options.delay_ms);
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(options.delay_ms));
+        }
+        session.enable();
+        fmt::print(stderr, "Events enabled\n");
+        started = now_ns();
+      }
+    }
     // Intervals count from zero at start, so the first one includes the command's start-up.
     std::vector<EventCount> previous = session.read();
     for (auto& count : previous) count.reading = Reading{};

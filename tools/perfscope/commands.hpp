@@ -19,6 +19,7 @@ namespace perfscope::cli {
 
 struct StatOptions {
   std::string events;
+  int delay_ms = 0;  // -D: counting starts this long after the command; -1: never (disabled)
   // stat record's perf.data (-o after `stat record`), stat report's (-i after `stat report`).
   std::string record_to, report_from;
   int pid = -1;

@@ -64,9 +64,10 @@ std::string text_line(const std::vector<EventCount>& counts, std::size_t i, doub
   const EventCount& count = counts[i];
   // Event names come from sysfs (PMU drivers, vendor files): escaped for the terminal (#22).
   const std::string name = terminal_safe(count.name);
-  if (!count.supported) return fmt::format("{:>18}      {}", "<not supported>", name);
-  if (count.scaled.status == CountStatus::not_counted) {
-    return fmt::format("{:>18}      {}", "<not counted>", name);
+  // perf's columns with the event's unit: "     <not counted> msec task-clock".
+  if (!count.supported || count.scaled.status == CountStatus::not_counted) {
+    return fmt::format("{:>18} {:<4} {}", count.supported ? "<not counted>" : "<not supported>",
+                       display_unit(count), name);
   }
   double value = statistics ? statistics->mean() : count.scaled.value;
   std::string line =

@@ -34,6 +34,9 @@ struct CountingOptions {
   // Read each member's PERF_FORMAT_ID to match it in a group read. Without it members are
   // matched by the order they joined (two words fewer per member to copy: Counters' live reads).
   bool identify_members = true;
+  // false: start() runs the command (or attaches) with the counters disabled, and enable() starts
+  // them (perf stat -D: a delay before counting).
+  bool enable_at_start = true;
 };
 
 struct EventCount {
@@ -63,6 +66,8 @@ class PERFSCOPE_EXPORT CountingSession {
   void start();
   // Stops counting (the counters keep their values).
   void stop() noexcept;
+  // Starts counting where start() left the counters disabled (enable_at_start false).
+  void enable() noexcept;
   // Cumulative counts since start, one per event in the order given. Never throws.
   const std::vector<EventCount>& read() noexcept;
   // The events as the last read() left them (names, support; counts zero before any read).

@@ -98,7 +98,7 @@ int fork_and_call_getpid(long calls) {
 int usage() {
   std::fputs(
       "usage: work_helper faults N | getpid N | wait-getpid N | fork-getpid N | "
-      "delay-getpid MS N | threads T N | exit CODE\n",
+      "delay-getpid MS N | getpid-delay-getpid A MS B | threads T N | exit CODE\n",
       stderr);
   return 2;
 }
@@ -125,6 +125,16 @@ int main(int argc, char** argv) {
     while (::nanosleep(&delay, &delay) < 0 && errno == EINTR) {
     }
     make_getpid_calls(std::strtol(argv[3], nullptr, 10));
+    return 0;
+  }
+  // A calls, a pause of MS milliseconds, B calls: what a delayed start (stat -D) counts.
+  if (std::strcmp(mode, "getpid-delay-getpid") == 0 && argc >= 5) {
+    make_getpid_calls(n);
+    long ms = std::strtol(argv[3], nullptr, 10);
+    timespec delay{ms / 1000, (ms % 1000) * 1'000'000};
+    while (::nanosleep(&delay, &delay) < 0 && errno == EINTR) {
+    }
+    make_getpid_calls(std::strtol(argv[4], nullptr, 10));
     return 0;
   }
   if (std::strcmp(mode, "threads") == 0 && argc >= 4) {
