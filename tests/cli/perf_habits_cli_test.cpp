@@ -315,6 +315,44 @@ TEST(PerfHabits, ReportTakesPerfsEverydayOptions) {
   EXPECT_NE(parents.out.find("[other]"), std::string::npos) << parents.out;
   auto by_samples = report({"--no-children", "--sort", "sample,sym"});
   EXPECT_EQ(by_samples.exit_status, 0) << by_samples.err;
+  // --show-total-period and -F period: each row's own period sum, as perf's Period column; the
+  // rows add up to the event's count.
+  auto with_period = report({"--no-children", "--show-total-period", "-g", "none"});
+  ASSERT_EQ(with_period.exit_status, 0) << with_period.err;
+  EXPECT_NE(with_period.out.find("# Overhead       Samples        Period  Command"),
+            std::string::npos)
+      << with_period.out;
+  auto count_at = with_period.out.find("# Event count (approx.): ");
+  ASSERT_NE(count_at, std::string::npos);
+  std::uint64_t event_count = std::stoull(with_period.out.substr(count_at + 25));
+  std::uint64_t summed = 0;
+  std::istringstream rows(with_period.out);
+  for (std::string row; std::getline(rows, row);) {
+    std::istringstream words(row);
+    std::string share, samples, period;
+    if (row.starts_with("  ") && (words >> share >> samples >> period) && share.ends_with("%")) {
+      summed += std::stoull(period);
+    }
+  }
+  EXPECT_EQ(summed, event_count) << with_period.out;
+  auto period_fields = report({"--no-children", "-F", "overhead,period,sym", "-q", "-g", "none"});
+  ASSERT_EQ(period_fields.exit_status, 0) << period_fields.err;
+  if (::access(perf_path.c_str(), X_OK) == 0) {
+    // The shares and periods of perf's rows, in perf's order.
+    auto numbers = [](const std::string& text) {
+      std::vector<std::string> found;
+      std::istringstream lines(text);
+      for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string share, period;
+        if ((words >> share >> period) && share.ends_with("%")) found.push_back(share + period);
+      }
+      return found;
+    };
+    auto theirs = pt::run_command({perf_path, "report", "--stdio", "-i", file, "--no-children",
+                                   "-F", "overhead,period,sym", "-q", "-g", "none"});
+    EXPECT_EQ(numbers(period_fields.out), numbers(theirs.out)) << period_fields.out << theirs.out;
+  }
   // What perfscope does not print is refused with the reason.
   for (const char* refused : {"-T", "--hierarchy"}) {
     auto result = report({refused});

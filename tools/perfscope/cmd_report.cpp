@@ -143,6 +143,7 @@ int ReportCommand::run() {
   }
   if (o.inverted) report.call_graph = ReportCallGraph::caller;
   if (!o.output_fields.empty()) apply_output_fields(o.output_fields, report);
+  if (o.show_total_period) report.show_period = true;
   report.percent_limit = o.percent_limit;
   if (app_->get_option("--percent-limit")->count() == 0) {
     if (auto limit = config.get("report.percent-limit")) {

@@ -360,9 +360,10 @@ struct ReportCommandOptions {
   std::string output;
   bool wall = false;  // --wall: on-CPU and off-CPU time as one wall-time event
   // perf report's everyday options (report_perf_options.hpp).
-  bool show_nr_samples = false;  // -n: the Samples column, shown always
-  bool quiet = false;            // -q: only the rows
-  bool inverted = false;         // -G: -g caller
+  bool show_nr_samples = false;    // -n: the Samples column, shown always
+  bool show_total_period = false;  // --show-total-period: the Period column
+  bool quiet = false;              // -q: only the rows
+  bool inverted = false;           // -G: -g caller
   bool header = false, header_only = false;
   std::uint32_t max_stack = 0;  // 0: whole chains
   std::string output_fields;    // -F

@@ -36,6 +36,8 @@ bool is_number(std::string_view word, double& value) {
 }  // namespace
 
 void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
+  app.add_flag("--show-total-period", options.show_total_period,
+               "The Period column: each row's own period sum (the event's count it stands for)");
   app.add_flag("-n,--show-nr-samples", options.show_nr_samples,
                "The Samples column (perfscope shows it always)");
   app.add_flag("-q,--quiet", options.quiet,
@@ -113,9 +115,7 @@ void apply_output_fields(const std::string& text, ReportOptions& report) {
     } else if (word == "sample") {
       samples = true;
     } else if (word == "period") {
-      throw std::invalid_argument(
-          "-F period: perfscope report has no Period column; its percentages are of the period "
-          "sums, and --sort period orders by them");
+      report.show_period = true;
     } else {
       keys += (keys.empty() ? "" : ",") + std::string(word);
     }

@@ -656,17 +656,21 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
       widths = {8};
     }
     std::size_t numeric_columns = titles.size();
-    std::size_t samples_column = no_index;
-    if (options.show_samples) {
-      samples_column = titles.size();
-      titles.emplace_back("Samples");
-      // perf -n's width; the count is the row's own samples, with --children too (as perf's).
+    // perf -n's Samples and --show-total-period's Period: the row's own count, with --children
+    // too (as perf's), at least 12 wide. Returns the column's index.
+    auto add_count_column = [&](const char* title, std::uint64_t ReportRow::*count) {
+      titles.emplace_back(title);
       std::size_t width = 12;
       for (const auto& row : table.rows) {
-        width = std::max(width, fmt::formatted_size("{}", row.self_samples));
+        width = std::max(width, fmt::formatted_size("{}", row.*count));
       }
       widths.push_back(width);
-    }
+      return titles.size() - 1;
+    };
+    std::size_t samples_column =
+        options.show_samples ? add_count_column("Samples", &ReportRow::self_samples) : no_index;
+    std::size_t period_column =
+        options.show_period ? add_count_column("Period", &ReportRow::self_period) : no_index;
     std::size_t key_base = titles.size();
     for (std::size_t k = 0; k < options.sort.size(); ++k) {
       titles.emplace_back(report_sort_key_title(options.sort[k]));
@@ -707,6 +711,8 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
           text = fmt::format("{:.2f}%", table.percent(period));
         } else if (c == samples_column) {
           text = fmt::format("{}", row.self_samples);
+        } else if (c == period_column) {
+          text = fmt::format("{}", row.self_period);
         } else {
           text = row.keys[c - key_base];
         }
