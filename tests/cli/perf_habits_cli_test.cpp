@@ -382,6 +382,44 @@ namespace {
 
 // Code run from a memfd is named by its mapping, "memfd:NAME (deleted)", as perf names it: no
 // perf map is looked for and no JIT advice is given.
+// --hide-unresolved: the samples in code without symbols (Debian's stripped coreutils) are left
+// out of the rows and the totals, and the rest are perf's rows with perf's shares.
+TEST(PerfHabits, ReportHidesUnresolvedSamplesAsPerf) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/stripped.data";
+  auto recorded = pt::run_perfscope({"record", "-q", "-e", "cpu-clock", "-o", file, "--", "sh",
+                                     "-c", "yes | head -c 200000000 > /dev/null"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto rows = [&](const std::string& tool, std::vector<std::string> words) {
+    std::vector<std::string> argv{
+        "report", "--stdio", "-q", "-i", file, "-F", "overhead,comm,dso,sym"};
+    argv.insert(argv.end(), words.begin(), words.end());
+    auto result = pt::run_perf_or_perfscope(tool, argv);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    // perf's symbol versions (cfree@GLIBC_2.2.5) are names perfscope prints bare.
+    static const std::regex version(R"(@@?GLIBC_[0-9.]+)");
+    std::string text = std::regex_replace(result.out, version, "");
+    std::vector<std::string> lines;
+    std::istringstream split(text);
+    for (std::string line; std::getline(split, line);) {
+      if (line.find('%') != std::string::npos) lines.push_back(line);
+    }
+    return lines;
+  };
+  auto unresolved = [](const std::vector<std::string>& lines) {
+    return std::count_if(lines.begin(), lines.end(), [](const std::string& line) {
+      return line.find("[.] 0x") != std::string::npos;
+    });
+  };
+  auto all = rows("perfscope", {});
+  auto hidden = rows("perfscope", {"--hide-unresolved"});
+  EXPECT_EQ(unresolved(hidden), 0) << ::testing::PrintToString(hidden);
+  if (unresolved(all) == 0) GTEST_SKIP() << "yes and head have symbols here (debug files)";
+  EXPECT_LT(hidden.size(), all.size());
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
+  EXPECT_EQ(hidden, rows("perf", {"--hide-unresolved"}));
+}
+
 TEST(PerfHabits, MemfdCodeIsNamedByItsMapping) {
 #ifndef PERFSCOPE_MEMFD_CODE_WORKLOAD_PATH
   GTEST_SKIP() << "the workload is x86-64 machine code";

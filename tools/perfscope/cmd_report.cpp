@@ -187,6 +187,7 @@ int ReportCommand::run() {
   options.filter.tids = o.tids;
   options.filter.dsos = comma_separated(o.dso_list);
   options.filter.symbols = comma_separated(o.symbol_list);
+  options.filter.resolved_only = o.hide_unresolved;
   // The table and the aggregating exporters need the samples folded only: their memory stays
   // bounded by the distinct stacks, whatever the length of the recording.
   options.keep_samples = !html && format && export_needs_each_sample(*format);
@@ -202,7 +203,8 @@ int ReportCommand::run() {
   }
   options.filter.times = TimeRanges::parse(o.time, reader.features().sample_time);
   report.time_slices = o.time;
-  report.relative_percentages = o.percentage == "relative";
+  // perf never counts the samples --hide-unresolved leaves out: shares are of the rest.
+  report.relative_percentages = o.percentage == "relative" || o.hide_unresolved;
   // perf leaves out the column of a filter that keeps one value (perf_hpp's elide), and says
   // the value in the header: the rows are the same, one value of the column being left.
   auto elide = [&](ReportSortKey key, const std::vector<std::string>& kept, const char* column) {

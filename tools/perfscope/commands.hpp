@@ -362,6 +362,7 @@ struct ReportCommandOptions {
   // perf report's everyday options (report_perf_options.hpp).
   bool show_nr_samples = false;    // -n: the Samples column, shown always
   bool show_total_period = false;  // --show-total-period: the Period column
+  bool hide_unresolved = false;    // --hide-unresolved: samples without a symbol left out
   bool quiet = false;              // -q: only the rows
   bool inverted = false;           // -G: -g caller
   bool header = false, header_only = false;

@@ -36,6 +36,9 @@ bool is_number(std::string_view word, double& value) {
 }  // namespace
 
 void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
+  app.add_flag("--hide-unresolved", options.hide_unresolved,
+               "Only the samples whose function has a symbol: the others are left out, from the "
+               "totals too, as perf leaves them out");
   app.add_flag("--show-total-period", options.show_total_period,
                "The Period column: each row's own period sum (the event's count it stands for)");
   app.add_flag("-n,--show-nr-samples", options.show_nr_samples,

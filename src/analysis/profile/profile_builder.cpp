@@ -73,7 +73,7 @@ struct ProfileBuilder::State {
   // Kernel frames are named in finish(), kallsyms meanwhile loading on a thread of its own
   // (Symbolizer::prefetch_kernel): reading /proc/kallsyms is a large share of a report's time.
   // The leaf filters need the names at once, so with them frames are named as they come.
-  bool defer_kernel = options.filter.dsos.empty() && options.filter.symbols.empty();
+  bool defer_kernel = !options.filter.by_leaf_function();
   struct PendingKernelFrame {
     std::uint32_t frame;
     ResolvedAddress where;  // unnamed yet
@@ -429,6 +429,7 @@ struct ProfileBuilder::State {
         return dso == path || dso == file_name_of(path) || dso == detail::short_dso_name(path);
       });
     }
+    if (pass && filter.resolved_only) pass = f.resolved;
     known = pass ? 1 : 0;
     return pass;
   }
@@ -473,7 +474,7 @@ struct ProfileBuilder::State {
     // thread at this ip, while no COMM, FORK or MMAP came between, is its group again.
     LeafGroupEntry* leaf_entry = nullptr;
     if (!options.keep_samples && !dwarf && state == ThreadState::on_cpu &&
-        options.filter.dsos.empty() && options.filter.symbols.empty() &&
+        !options.filter.by_leaf_function() &&
         !(options.callchains && sample.has(sf::callchain) && !sample.callchain.empty())) {
       std::uint64_t hash = (sample.ip ^ std::uint64_t{sample.tid} << 40) * 0x9e3779b97f4a7c15ULL;
       leaf_entry = &leaf_groups[hash >> (64 - leaf_group_bits)];
@@ -501,7 +502,7 @@ struct ProfileBuilder::State {
       auto run = frames_of(sample.pid, task.maps_generation, ip);
       for (std::size_t i = run.size(); i-- > 0;) leaf_first_frames.push_back(run[i]);
     }
-    if (!options.filter.dsos.empty() || !options.filter.symbols.empty()) {
+    if (options.filter.by_leaf_function()) {
       if (!function_passes_filter(profile.frames[leaf_first_frames.front()].function)) return;
     }
     std::uint32_t stack = no_index;

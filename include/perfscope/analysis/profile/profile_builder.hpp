@@ -31,6 +31,13 @@ struct ProfileFilter {
   // perf's --time ranges (both ends included), with the same rule for off-CPU intervals.
   TimeRanges times;
   std::vector<bool> cpus;  // perf's --cpu, by CPU number; empty: every CPU
+  // perf's --hide-unresolved: only samples whose leaf frame has a symbol (the others are left
+  // out entirely, totals included, as perf leaves them out).
+  bool resolved_only = false;
+  // Whether a sample passes by its leaf frame's function (what must be symbolized first).
+  bool by_leaf_function() const noexcept {
+    return !dsos.empty() || !symbols.empty() || resolved_only;
+  }
 };
 
 struct ProfileOptions {
