@@ -706,6 +706,9 @@ function renderTabs() {
 function setupControls() {
   const events = $('event');
   summary.events.forEach((event, index) => {
+    // An event with no samples (the switch event an off-CPU recording turned into offcpu-time)
+    // would show an empty page: not offered, unless nothing has samples.
+    if (!event.samples && summary.events.some((other) => other.samples)) return;
     const option = document.createElement('option');
     option.value = index;
     option.textContent = `${event.name} (${event.samples} samples)`;
@@ -774,7 +777,9 @@ async function start() {
     $('status').textContent = `The viewer's server answered: ${error.message}`;
     return;
   }
-  if (state.event >= summary.events.length) state.event = 0;
+  if (state.event >= summary.events.length || !summary.events[state.event].samples) {
+    state.event = Math.max(0, summary.events.findIndex((event) => event.samples));
+  }
   files = await api('files', '');
   $('tab-diff').hidden = !files.current;
   if (!files.current && state.view === 'diff') state.view = 'flame';

@@ -278,8 +278,9 @@ try {
     }));
   } else if (mode === 'offcpu') {
     result.events = await page.$$eval('#event option', (options) => options.map((option) => option.textContent));
+    // The option's value is the event's index (events without samples are not offered).
     const index = await page.$$eval('#event option', (options) =>
-      options.findIndex((option) => option.textContent.startsWith('offcpu-time')));
+      Number((options.find((option) => option.textContent.startsWith('offcpu-time')) || { value: -1 }).value));
     result.offcpu_index = index;
     if (index >= 0) {
       const before = await renders();
@@ -293,7 +294,7 @@ try {
     }
     // Wall time (a recording with on-CPU clock samples too): both at once.
     const wall = await page.$$eval('#event option', (options) =>
-      options.findIndex((option) => option.textContent.startsWith('wall-time')));
+      Number((options.find((option) => option.textContent.startsWith('wall-time')) || { value: -1 }).value));
     result.wall_index = wall;
     if (wall >= 0) {
       const before = await renders();

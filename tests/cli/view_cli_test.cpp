@@ -352,6 +352,11 @@ TEST(ViewCli, EventSwitchShowsTheOffCpuWaits) {
   if (!page) GTEST_SKIP() << skipped;
   const json& p = *page;
   ASSERT_GE(p["offcpu_index"].get<int>(), 0) << p.dump();
+  // The switch event the off-CPU samples were made from has none of its own: not offered.
+  for (const auto& offered : p["events"]) {
+    EXPECT_EQ(offered.get<std::string>().find("(0 samples)"), std::string::npos) << p["events"];
+  }
+  EXPECT_EQ(p["events"].size(), 3u) << p["events"];  // cpu-clock, offcpu-time, wall-time
   // The workload sleeps 200 ms and waits 200 ms on a pipe in each of its two threads' turns:
   // each a third of the blocked time (the rest is the threads' start and join).
   EXPECT_GT(p["sleep_share"].get<double>(), 0.2) << p.dump();
