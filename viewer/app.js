@@ -300,6 +300,14 @@ function setupTimelineDrag() {
 
 function nodeKey(node) { return `${node.name}\u001e${node.dso}`; }
 
+// An unresolved function, perf's "0x..." offset in its file, is shown as speedscope shows it:
+// the file's name and the offset ("liblzma.so.5.4.1+0x15bc9"), so that it says where it is.
+function shownName(node) {
+  const offset = /^0x0*([0-9a-f]+)$/.exec(node.name);
+  if (!offset || !node.dso || node.dso.startsWith('[')) return node.name;
+  return `${node.dso.slice(node.dso.lastIndexOf('/') + 1)}+0x${offset[1]}`;
+}
+
 // The node the zoom path leads to, and the nodes above it.
 function zoomed(source = tree) {
   const path = [source.root];
@@ -376,10 +384,10 @@ function renderGraph(source = tree) {
       element.dataset.delta = frame.node.delta.toFixed(2);
     }
     element.style.top = `${row * rowHeight}px`;
-    element.textContent = frame.node.name;
+    element.textContent = shownName(frame.node);
     element.title = frame.node.delta !== undefined ?
-      `${frame.node.name} (${frame.node.dso || 'all'}): ${frame.node.base_share.toFixed(2)} % -> ${frame.node.current_share.toFixed(2)} % (${frame.node.delta >= 0 ? '+' : ''}${frame.node.delta.toFixed(2)} points)` :
-      `${frame.node.name} (${frame.node.dso || 'all'}): ${percent(frame.node.total, weight)} total, ${percent(frame.node.self, weight)} self`;
+      `${shownName(frame.node)} (${frame.node.dso || 'all'}): ${frame.node.base_share.toFixed(2)} % -> ${frame.node.current_share.toFixed(2)} % (${frame.node.delta >= 0 ? '+' : ''}${frame.node.delta.toFixed(2)} points)` :
+      `${shownName(frame.node)} (${frame.node.dso || 'all'}): ${percent(frame.node.total, weight)} total, ${percent(frame.node.self, weight)} self`;
     element.tabIndex = 0;
     element.setAttribute('role', 'treeitem');
     element.dataset.name = frame.node.name;
@@ -479,7 +487,7 @@ function zoomTo(path) {
 
 function showDetails(node) {
   selectedNode = node;
-  $('details').textContent = `${node.name} — ${node.dso || 'all'}: ${percent(node.total, tree.weight)} total, ` +
+  $('details').textContent = `${shownName(node)} — ${node.dso || 'all'}: ${percent(node.total, tree.weight)} total, ` +
     `${percent(node.self, tree.weight)} self (${node.total} of ${tree.weight})`;
 }
 
@@ -517,11 +525,11 @@ function renderCallTree() {
     const toggle = document.createElement('span');
     toggle.className = 'toggle';
     toggle.textContent = node.children.length ? (open ? '▾' : '▸') : '';
-    name.append(toggle, document.createTextNode(node.name));
+    name.append(toggle, document.createTextNode(shownName(node)));
     const dso = document.createElement('td');
     dso.textContent = node.dso;
     row.append(name, dso);
-    if (state.search && node.name.toLowerCase().includes(state.search.toLowerCase())) row.classList.add('match');
+    if (state.search && shownName(node).toLowerCase().includes(state.search.toLowerCase())) row.classList.add('match');
     const flip = () => {
       if (open) state.expanded.delete(key); else state.expanded.add(key);
       renderCallTree();
@@ -578,7 +586,7 @@ function renderSearch() {
     for (const element of document.querySelectorAll('.frame.match')) element.classList.remove('match');
     return;
   }
-  const matches = (node) => node.name.toLowerCase().includes(text);
+  const matches = (node) => shownName(node).toLowerCase().includes(text);
   const path = zoomed();
   const focus = path[path.length - 1];
   let matched = 0;

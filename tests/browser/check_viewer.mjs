@@ -11,6 +11,7 @@
 //              the whole recording filtered to thread TID (the 4th argument: RANGE_END,TID)
 //     offcpu   an --off-cpu recording: the event switch and the waits it shows
 //     hostile  a process named like markup: what the page holds after rendering it
+//     names    unresolved frames: each frame's label and the function it stands for
 //     diff     two recordings (6,3,1 and 3,6,1 units): the diff view's colours and table
 //     http     the server's refusals: no token, a foreign Host, a path out of the application
 //
@@ -30,8 +31,8 @@ function fail(message) {
 const [mode, url, artifacts, argument] = process.argv.slice(2);
 // phased: RANGE_END,TID (the tid the filter is tried with)
 const [rangeEnd, filterTid] = (argument || '').split(',');
-if (!['flame', 'phased', 'offcpu', 'hostile', 'diff', 'http'].includes(mode) || !url || !artifacts) {
-  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|diff|http URL ARTIFACT_DIR');
+if (!['flame', 'phased', 'offcpu', 'hostile', 'diff', 'http', 'names'].includes(mode) || !url || !artifacts) {
+  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|diff|http|names URL ARTIFACT_DIR');
 }
 
 // A raw request with the given path and Host header (fetch would normalize both).
@@ -344,6 +345,11 @@ try {
     result.half_table = await diffTable();
     result.half_samples = await diffSamples();
     result.screenshots.push(await screenshot('diff-range'));
+  } else if (mode === 'names') {
+    // Every frame's label and the function name it stands for.
+    result.frames = await page.$$eval('.frame', (frames) =>
+      frames.map((frame) => ({ text: frame.textContent, name: frame.dataset.name })));
+    result.screenshots.push(await screenshot('names'));
   } else if (mode === 'hostile') {
     result.lane_names = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => name.textContent));
     result.images = await page.$$eval('img', (images) => images.length);

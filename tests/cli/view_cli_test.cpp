@@ -505,6 +505,36 @@ TEST(ViewCli, HostileProcessNamesAreText) {
   expect_clean_page(*from_file);
 }
 
+// Code without symbols (Debian's stripped coreutils): its frames are named by file and offset,
+// "yes+0x5249", as speedscope names them, not by a bare "0x0000000000005249".
+TEST(ViewCli, UnresolvedFramesAreNamedByFileAndOffset) {
+  SKIP_WITHOUT_BROWSER();
+  pt::TempDir dir;
+  std::string file = dir.path() + "/stripped.data";
+  auto recorded = pt::run_perfscope({"record", "-q", "-e", "cpu-clock", "-o", file, "--", "sh",
+                                     "-c", "yes | head -c 300000000 > /dev/null"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  Viewer viewer(file);
+  ASSERT_FALSE(viewer.url().empty());
+  std::string skipped;
+  auto page = drive("names", viewer.url(), skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  std::size_t by_offset = 0;
+  static const std::regex shown(R"((yes|head)\+0x[0-9a-f]+)");
+  static const std::regex bare(R"(0x0*([0-9a-f]+))");
+  for (const auto& frame : (*page)["frames"]) {
+    std::string text = frame["text"], name = frame["name"];
+    std::smatch offset;
+    if (!std::regex_match(name, offset, bare)) continue;
+    EXPECT_TRUE(std::regex_match(text, shown)) << text << " for " << name;
+    EXPECT_TRUE(text.ends_with("+0x" + offset[1].str())) << text << " for " << name;
+    ++by_offset;
+  }
+  if (by_offset == 0) GTEST_SKIP() << "yes and head have symbols here (debug files)";
+  expect_clean_page(*page);
+  EXPECT_EQ(viewer.stop().exit_status, 0);
+}
+
 // Only the application and its API, for the token's holder, asked for by its loopback name.
 TEST(ViewCli, TheServerRefusesWhatIsNotItsOwn) {
   if (auto missing = missing_node()) GTEST_SKIP() << *missing;
