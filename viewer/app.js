@@ -133,6 +133,8 @@ async function load() {
     diff = newDiff;
     diffTree = diff ? mergeTrees(diff.base, diff.current) : null;
     render();
+    // The function pane follows the range, event and filters.
+    if (state.fn) openFunction(state.fn, false);
   } catch (error) {
     $('status').textContent = `The viewer's server answered: ${error.message}`;
   }
@@ -643,11 +645,21 @@ function renderFunctionCallers() {
   pane.hidden = false;
 }
 
+function closeFunction() {
+  state.fn = '';
+  ++functionRequest;  // an answer still on its way is dropped
+  writeHash();
+  $('function-pane').hidden = true;
+}
+
 let functionRequest = 0;
-async function openFunction(name) {
+// Opens the function pane on `name` and brings it into view (`reveal`); a selection change
+// reloads it in place.
+async function openFunction(name, reveal = true) {
   state.fn = name;
   writeHash();
   renderFunctionCallers();
+  if (reveal && !$('function-pane').hidden) $('function-pane').scrollIntoView({ block: 'start' });
   const number = ++functionRequest;
   const params = new URLSearchParams(selectionQuery(true));
   params.set('name', name);
@@ -742,6 +754,7 @@ function setupControls() {
   }
   $('reset-zoom').addEventListener('click', () => zoomTo([]));
   $('hot-path').addEventListener('click', expandHotPath);
+  $('function-close').addEventListener('click', closeFunction);
   $('open-function').addEventListener('click', () => { if (selectedNode && selectedNode.dso) openFunction(selectedNode.name); });
   for (const button of document.querySelectorAll('#calltree [data-sort]')) {
     button.addEventListener('click', () => { state.sort = button.dataset.sort; renderCallTree(); });
@@ -764,7 +777,9 @@ function setupControls() {
       search.focus();
       event.preventDefault();
     } else if (event.key === 'Escape') {
-      if (document.activeElement === search && state.search) {
+      if (!$('function-pane').hidden) {
+        closeFunction();
+      } else if (document.activeElement === search && state.search) {
         state.search = '';
         renderSearch();
       } else {
@@ -793,8 +808,7 @@ async function start() {
   if (!files.current && state.view === 'diff') state.view = 'flame';
   setupControls();
   if (summary.warnings.length) $('details').textContent = summary.warnings.join(' · ');
-  await load();
-  if (state.fn) openFunction(state.fn);
+  await load();  // opens the function pane the address names
 }
 
 start();

@@ -202,7 +202,15 @@ try {
       rows.map((row) => ({ address: row.dataset.address, percent: Number(row.dataset.percent) })));
     result.function_lines = await page.$$eval('#function-lines tbody tr', (rows) => rows.length);
     result.function_hash = await page.evaluate(() => location.hash);
+    result.function_pane_in_view = await page.$eval('#function-pane', (pane) => {
+      const box = pane.getBoundingClientRect();
+      return box.top >= 0 && box.top < window.innerHeight;
+    });
     result.screenshots.push(await screenshot('function'));
+    // Escape closes it, and the address no longer names it.
+    await page.keyboard.press('Escape');
+    result.function_pane_closed = await page.$eval('#function-pane', (pane) => pane.hidden);
+    result.function_hash_closed = await page.evaluate(() => location.hash);
     // The bottom-up view: its top-level rows are the functions' self shares.
     before = await renders();
     await afterRender(before, () => page.click('#tab-bottomup'));
@@ -260,8 +268,13 @@ try {
     result.range_function_samples = await page.$eval('#function-summary', (element) => Number(element.dataset.samples));
     result.range_function_summary = await page.$eval('#function-summary', (element) => element.textContent);
     // The whole recording, of one thread: the first program's.
+    const loadsBefore = await page.evaluate(() => Number(document.body.dataset.functionLoads || 0));
     let filtered = await renders();
     await afterRender(filtered, () => page.click('#clear-range'));
+    // The open function pane follows: its samples are the whole recording's now.
+    await page.waitForFunction((loads) => Number(document.body.dataset.functionLoads || 0) > loads,
+      { timeout: 60000 }, loadsBefore);
+    result.cleared_function_samples = await page.$eval('#function-summary', (element) => Number(element.dataset.samples));
     filtered = await renders();
     await afterRender(filtered, () => page.evaluate((tid) => {
       const input = document.getElementById('filter-tid');

@@ -177,6 +177,10 @@ void expect_known_answer_page(const json& p, const std::string& file) {
   EXPECT_EQ(p["function_callers"], json::array({"work_60"}));
   EXPECT_GT(p["function_lines"].get<int>(), 0);
   EXPECT_NE(p["function_hash"].get<std::string>().find("fn=leaf_60"), std::string::npos);
+  // It opens in view and closes with Escape.
+  EXPECT_TRUE(p["function_pane_in_view"].get<bool>());
+  EXPECT_TRUE(p["function_pane_closed"].get<bool>());
+  EXPECT_EQ(p["function_hash_closed"].get<std::string>().find("fn="), std::string::npos);
   auto annotated = pt::run_perfscope({"annotate", "--format", "json", "-i", file, "leaf_60"});
   ASSERT_EQ(annotated.exit_status, 0) << annotated.err;
   json annotation = json::parse(annotated.out);
@@ -327,6 +331,9 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   EXPECT_LE(pane, static_cast<double>(in_range)) << p["range_function_summary"];
   EXPECT_NE(p["range_function_summary"].get<std::string>().find("in the selected range"),
             std::string::npos);
+  // The range cleared, the open pane follows: every leaf_60 sample of the recording.
+  EXPECT_EQ(p["cleared_function_samples"].get<double>(), static_cast<double>(leaf_60_times.size()));
+  EXPECT_EQ(f["cleared_function_samples"].get<double>(), static_cast<double>(leaf_60_times.size()));
   // The first program's thread alone, over the whole recording: leaf_60 all but its start-up
   // (98.9 % seen under the sanitizer pass), and nothing of the second program's leaf_30.
   EXPECT_GE(p["tid_leaf_60"].get<double>(), 0.95) << p.dump();
