@@ -463,7 +463,7 @@ function renderDiffTable() {
     if (!entry.significant) row.classList.add('noise');
     const self = diff.table.children ? 'total_percent' : 'self_percent';
     const cells = [
-      [entry.keys.sym || '', ''], [entry.keys.dso || '', ''],
+      [entry.keys.sym || '', 'name'], [entry.keys.dso || '', 'name'],
       [entry.base.present ? entry.base[self].toFixed(2) + ' %' : '', 'number'],
       [entry.new.present ? entry.new[self].toFixed(2) + ' %' : '', 'number'],
       [(entry.delta >= 0 ? '+' : '') + entry.delta.toFixed(2), 'number delta'],
@@ -474,6 +474,7 @@ function renderDiffTable() {
       const cell = document.createElement('td');
       cell.textContent = text;
       if (className) cell.className = className;
+      if (className === 'name') cell.title = text;  // cut with an ellipsis when long
       row.append(cell);
     }
     body.append(row);
@@ -528,8 +529,11 @@ function renderCallTree() {
     toggle.className = 'toggle';
     toggle.textContent = node.children.length ? (open ? '▾' : '▸') : '';
     name.append(toggle, document.createTextNode(shownName(node)));
+    name.title = shownName(node);  // cut with an ellipsis when long
     const dso = document.createElement('td');
+    dso.className = 'name';
     dso.textContent = node.dso;
+    dso.title = node.dso;
     row.append(name, dso);
     if (state.search && shownName(node).toLowerCase().includes(state.search.toLowerCase())) row.classList.add('match');
     const flip = () => {
@@ -776,8 +780,12 @@ function setupControls() {
     } else if (event.key === '/' && document.activeElement.tagName !== 'INPUT') {
       search.focus();
       event.preventDefault();
+    } else if (event.key === '?' && document.activeElement.tagName !== 'INPUT') {
+      $('shortcuts').hidden = !$('shortcuts').hidden;
     } else if (event.key === 'Escape') {
-      if (!$('function-pane').hidden) {
+      if (!$('shortcuts').hidden) {
+        $('shortcuts').hidden = true;
+      } else if (!$('function-pane').hidden) {
         closeFunction();
       } else if (document.activeElement === search && state.search) {
         state.search = '';

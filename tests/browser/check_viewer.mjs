@@ -207,6 +207,12 @@ try {
       return box.top >= 0 && box.top < window.innerHeight;
     });
     result.screenshots.push(await screenshot('function'));
+    // "?" lists the shortcuts; Escape hides the list first, then closes the pane.
+    await page.keyboard.press('?');
+    result.shortcuts = await page.$eval('#shortcuts', (list) =>
+      list.hidden ? [] : [...list.querySelectorAll('dt')].map((key) => key.textContent));
+    await page.keyboard.press('Escape');
+    result.shortcuts_hidden = await page.$eval('#shortcuts', (list) => list.hidden);
     // Escape closes it, and the address no longer names it.
     await page.keyboard.press('Escape');
     result.function_pane_closed = await page.$eval('#function-pane', (pane) => pane.hidden);

@@ -177,6 +177,9 @@ void expect_known_answer_page(const json& p, const std::string& file) {
   EXPECT_EQ(p["function_callers"], json::array({"work_60"}));
   EXPECT_GT(p["function_lines"].get<int>(), 0);
   EXPECT_NE(p["function_hash"].get<std::string>().find("fn=leaf_60"), std::string::npos);
+  // "?" lists the keys; Escape hides the list.
+  EXPECT_EQ(p["shortcuts"], json::array({"/", "Enter", "f", "Escape", "?"})) << p["shortcuts"];
+  EXPECT_TRUE(p["shortcuts_hidden"].get<bool>());
   // It opens in view and closes with Escape.
   EXPECT_TRUE(p["function_pane_in_view"].get<bool>());
   EXPECT_TRUE(p["function_pane_closed"].get<bool>());
