@@ -79,14 +79,17 @@ function tableTree(table, summary, params, inverted) {
   const answer = (node) => {
     const fn = node.fn < 0 ? null : table.functions[node.fn];
     const kept = [];
+    let other = 0;  // the pruned children together: the last child, "(other)", as the server's
     for (const child of node.children.values()) {
-      if (child.total >= least && child.total !== 0) kept.push(child); else ++pruned;
+      if (child.total >= least && child.total !== 0) kept.push(child); else { ++pruned; other += child.total; }
     }
     kept.sort((a, b) => b.total - a.total);
+    const children = kept.map(answer);
+    if (other) children.push({ name: '(other)', dso: '', other: true, total: other, self: other, children: [] });
     return {
       name: fn ? fn[0] : 'all',
       dso: fn ? (fn[1] < 0 ? '[unknown]' : summary.dsos[fn[1]]) : '',
-      total: node.total, self: node.self, children: kept.map(answer),
+      total: node.total, self: node.self, children,
     };
   };
   const tree = answer(root);

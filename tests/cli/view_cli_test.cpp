@@ -596,6 +596,7 @@ void receive_timeout(int fd, int seconds) {
 struct TimedAnswer {
   int status = 0;  // 0: no answer
   double seconds = 0;
+  std::string body;
 };
 
 // GET `path` on a new connection: the answer's status and how long it took from connecting.
@@ -617,6 +618,9 @@ TimedAnswer timed_get(int port, const std::string& path) {
   answer.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (received.starts_with("HTTP/1.1 ") && received.size() > 12) {
     answer.status = std::stoi(received.substr(9, 3));
+  }
+  if (auto end = received.find("\r\n\r\n"); end != std::string::npos) {
+    answer.body = received.substr(end + 4);
   }
   return answer;
 }
@@ -694,6 +698,51 @@ TEST(ViewCli, IdleAndSlowConnectionsHoldUpNoRequest) {
   TimedAnswer after = timed_get(port, prefix + "api/summary");
   EXPECT_EQ(after.status, 200);
   EXPECT_LE(after.seconds, 1.0);
+  EXPECT_EQ(viewer.stop().exit_status, 0);
+}
+
+// Nodes under 0.05 % of the selection are pruned from the tree the viewer draws; what they weigh
+// together is their parent's last child, "(other)", so every node's children and its self add up
+// to it (a third of an xz graph was blank before).
+TEST(ViewCli, PrunedChildrenAreShownAsOther) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/many.data";
+  // Thousands of samples, so that a path seen once is under 0.05 %, in many kernel paths.
+  auto recorded =
+      pt::run_perfscope({"record", "-q", "-F", "20000", "-g", "-e", "cpu-clock", "-o", file, "--",
+                         "sh", "-c", "yes | head -c 400000000 > /dev/null"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  Viewer viewer(file);
+  std::smatch match;
+  static const std::regex parts(R"(:(\d+)(/t/[0-9a-f]+/))");
+  ASSERT_TRUE(std::regex_search(viewer.url(), match, parts)) << viewer.url();
+  TimedAnswer answer = timed_get(std::stoi(match[1]), match[2].str() + "api/tree?event=0");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  json tree = json::parse(answer.body);
+  const double weight = tree["weight"].get<double>();
+  ASSERT_GT(tree["pruned"].get<int>(), 0) << "nothing was small enough to prune";
+  std::size_t others = 0;
+  std::vector<const json*> pending{&tree["root"]};
+  while (!pending.empty()) {
+    const json& node = *pending.back();
+    pending.pop_back();
+    std::uint64_t children = 0;
+    for (const json& child : node["children"]) {
+      children += child["total"].get<std::uint64_t>();
+      if (child["name"] == "(other)") {
+        ++others;
+        EXPECT_TRUE(child["children"].empty());
+        // The pruned weigh under 0.05 % each, not necessarily together.
+        EXPECT_GT(child["total"].get<double>(), 0.0);
+      } else {
+        EXPECT_GE(child["total"].get<double>(), 0.0005 * weight - 1) << child["name"];
+      }
+      pending.push_back(&child);
+    }
+    EXPECT_EQ(children + node["self"].get<std::uint64_t>(), node["total"].get<std::uint64_t>())
+        << node["name"];
+  }
+  EXPECT_GE(others, 1u);
   EXPECT_EQ(viewer.stop().exit_status, 0);
 }
 

@@ -229,17 +229,24 @@ std::string ProfileView::tree_json(const ViewSelection& selection,
   };
   std::vector<Visit> visits{{0, 0}};
   std::vector<std::vector<std::uint32_t>> ordered(1);
-  auto sorted_children = [&](std::uint32_t node) {
+  // What a node's pruned children weigh together: its last child, "(other)", so that the shown
+  // children add up to the node (otherwise a third of a graph can be blank).
+  std::vector<std::uint64_t> other_weight(1, 0);
+  constexpr std::uint32_t other_node = no_index;
+  auto sorted_children = [&](std::uint32_t node, std::uint64_t& other) {
     std::vector<std::uint32_t> children;
+    other = 0;
     for (std::uint32_t child : nodes[node].children) {
       if (nodes[child].total >= least && nodes[child].total != 0) {
         children.push_back(child);
       } else {
         ++pruned;
+        other += nodes[child].total;
       }
     }
     std::sort(children.begin(), children.end(),
               [&](std::uint32_t a, std::uint32_t b) { return nodes[a].total > nodes[b].total; });
+    if (other != 0) children.push_back(other_node);
     return children;
   };
   auto open_node = [&](std::uint32_t node) {
@@ -260,10 +267,11 @@ std::string ProfileView::tree_json(const ViewSelection& selection,
   };
   sink.format("{{\"weight\":{},\"samples\":{},\"root\":", total, samples);
   open_node(0);
-  ordered[0] = sorted_children(0);
+  ordered[0] = sorted_children(0, other_weight[0]);
   while (!visits.empty()) {
     Visit& visit = visits.back();
-    std::vector<std::uint32_t>& children = ordered[visits.size() - 1];
+    const std::size_t level = visits.size() - 1;
+    std::vector<std::uint32_t>& children = ordered[level];
     if (visit.next_child == children.size()) {
       sink.append("]}");
       visits.pop_back();
@@ -271,10 +279,20 @@ std::string ProfileView::tree_json(const ViewSelection& selection,
     }
     if (visit.next_child != 0) sink.put(',');
     std::uint32_t child = children[visit.next_child++];
+    if (child == other_node) {
+      sink.format(
+          "{{\"name\":\"(other)\",\"dso\":\"\",\"other\":true,\"total\":{0},\"self\":{0},"
+          "\"children\":[]}}",
+          other_weight[level]);
+      continue;
+    }
     open_node(child);
     visits.push_back({child, 0});
-    if (ordered.size() < visits.size()) ordered.emplace_back();
-    ordered[visits.size() - 1] = sorted_children(child);
+    if (ordered.size() < visits.size()) {
+      ordered.emplace_back();
+      other_weight.push_back(0);
+    }
+    ordered[visits.size() - 1] = sorted_children(child, other_weight[visits.size() - 1]);
   }
   sink.format(",\"pruned\":{}}}", pruned);
   sink.finish();
