@@ -404,6 +404,14 @@ function renderGraph(source = tree) {
     fragment.append(element);
   }
   graph.append(fragment);
+  anchorGraph();
+}
+
+// The graph scrolls in a box of its own, anchored at its root: the bottom of a flame graph, the
+// top of an icicle graph, so a deep stack's root is on the first screen (also after a resize).
+function anchorGraph() {
+  const box = $('graph-scroll');
+  box.scrollTop = state.view === 'icicle' ? 0 : box.scrollHeight;
 }
 
 // ---- diff ----
@@ -795,7 +803,7 @@ function setupControls() {
       }
     }
   });
-  window.addEventListener('resize', drawSelection);
+  window.addEventListener('resize', () => { drawSelection(); anchorGraph(); });
   window.addEventListener('hashchange', () => { readHash(); events.value = state.event; load(); });
   setupTimelineDrag();
 }

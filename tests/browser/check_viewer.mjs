@@ -12,6 +12,7 @@
 //     offcpu   an --off-cpu recording: the event switch and the waits it shows
 //     hostile  a process named like markup: what the page holds after rendering it
 //     names    unresolved frames: each frame's label and the function it stands for
+//     deep     a deep stack: where the root frame is on the first screen, flame and icicle
 //     diff     two recordings (6,3,1 and 3,6,1 units): the diff view's colours and table
 //     http     the server's refusals: no token, a foreign Host, a path out of the application
 //
@@ -31,8 +32,8 @@ function fail(message) {
 const [mode, url, artifacts, argument] = process.argv.slice(2);
 // phased: RANGE_END,TID (the tid the filter is tried with)
 const [rangeEnd, filterTid] = (argument || '').split(',');
-if (!['flame', 'phased', 'offcpu', 'hostile', 'diff', 'http', 'names'].includes(mode) || !url || !artifacts) {
-  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|diff|http|names URL ARTIFACT_DIR');
+if (!['flame', 'phased', 'offcpu', 'hostile', 'diff', 'http', 'names', 'deep'].includes(mode) || !url || !artifacts) {
+  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|diff|http|names|deep URL ARTIFACT_DIR');
 }
 
 // A raw request with the given path and Host header (fetch would normalize both).
@@ -364,6 +365,20 @@ try {
     result.half_table = await diffTable();
     result.half_samples = await diffSamples();
     result.screenshots.push(await screenshot('diff-range'));
+  } else if (mode === 'deep') {
+    // Where the root ("all") is on the screen, and how tall the graph is.
+    const place = () => page.evaluate(() => {
+      const root = [...document.querySelectorAll('.frame')].find((frame) => frame.dataset.name === 'all');
+      const box = root.getBoundingClientRect();
+      return { top: box.top, bottom: box.bottom, screen: window.innerHeight,
+        graph: document.getElementById('graph').getBoundingClientRect().height };
+    });
+    result.flame = await place();
+    result.screenshots.push(await screenshot('deep-flame'));
+    const before = await renders();
+    await afterRender(before, () => page.click('#tab-icicle'));
+    result.icicle = await place();
+    result.screenshots.push(await screenshot('deep-icicle'));
   } else if (mode === 'names') {
     // Every frame's label and the function name it stands for.
     result.frames = await page.$$eval('.frame', (frames) =>

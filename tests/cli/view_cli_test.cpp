@@ -545,6 +545,31 @@ TEST(ViewCli, UnresolvedFramesAreNamedByFileAndOffset) {
   EXPECT_EQ(viewer.stop().exit_status, 0);
 }
 
+// A stack deeper than the screen: the graph scrolls in its own box, anchored at its root, so the
+// root is on the first screen (it was 2,000 px down, under the towers of a 127-frame chain).
+TEST(ViewCli, DeepStacksShowTheirRootOnTheFirstScreen) {
+  SKIP_WITHOUT_BROWSER();
+  pt::TempDir dir;
+  std::string file = dir.path() + "/deep.data";
+  auto recorded = pt::run_perfscope(
+      {"record", "-q", "-g", "-o", file, "--", PERFSCOPE_DEEP_STACK_WORKLOAD_PATH, "300", "300"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  Viewer viewer(file);
+  ASSERT_FALSE(viewer.url().empty());
+  std::string skipped;
+  auto page = drive("deep", viewer.url(), skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  const json& p = *page;
+  // The graph is taller than the screen, and its root is on it, in both orientations.
+  EXPECT_GT(p["flame"]["graph"].get<double>(), p["flame"]["screen"].get<double>()) << p.dump();
+  for (const char* graph : {"flame", "icicle"}) {
+    EXPECT_GE(p[graph]["top"].get<double>(), 0.0) << graph << p.dump();
+    EXPECT_LE(p[graph]["bottom"].get<double>(), 900.0) << graph << p.dump();
+  }
+  expect_clean_page(p);
+  EXPECT_EQ(viewer.stop().exit_status, 0);
+}
+
 // Only the application and its API, for the token's holder, asked for by its loopback name.
 TEST(ViewCli, TheServerRefusesWhatIsNotItsOwn) {
   if (auto missing = missing_node()) GTEST_SKIP() << *missing;
