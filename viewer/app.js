@@ -184,17 +184,29 @@ function renderTimeline() {
   if (!timeline) return;
   let max = 1;
   for (const thread of timeline.threads) for (const value of thread.lane) max = Math.max(max, value);
+  const shown = timeline.threads.reduce((sum, thread) => sum + (thread.weight || 0), 0);
+  const spanNs = (timeline.to - timeline.from) / timeline.buckets;
+  const first = summary ? summary.first_time : timeline.from;
   for (const thread of timeline.threads) {
     const lane = document.createElement('div');
     lane.className = 'lane';
     lane.dataset.tid = thread.tid;
     const name = document.createElement('span');
     name.className = 'lane-name';
-    name.textContent = `${thread.comm} ${thread.pid}/${thread.tid}`;
+    // Each lane's share of what the timeline shows, before its name (which may be cut).
+    name.textContent = `${percent(thread.weight || 0, shown)} ${thread.comm} ${thread.pid}/${thread.tid}`;
+    name.dataset.share = String(shown > 0 ? (thread.weight || 0) / shown : 0);
     name.title = name.textContent;
     const canvas = document.createElement('canvas');
     canvas.width = timeline.buckets;
     canvas.height = 14;
+    // The tooltip names the span under the pointer: its time and the thread's share of it.
+    canvas.addEventListener('mousemove', (event) => {
+      const rect = canvas.getBoundingClientRect();
+      const index = Math.min(timeline.buckets - 1, Math.max(0, Math.floor((event.clientX - rect.left) / rect.width * timeline.buckets)));
+      const at = (timeline.from + index * spanNs - first) / 1e6;
+      canvas.title = `${thread.comm} ${thread.tid}: ${at.toFixed(1)} ms, ${percent(thread.lane[index], max)} of the busiest span`;
+    });
     const context = canvas.getContext('2d');
     const states = Object.entries(thread.states || {});
     thread.lane.forEach((value, index) => {
@@ -232,13 +244,33 @@ function renderTimeline() {
   selection.id = 'selection';
   box.append(selection);
   drawSelection();
-  const first = summary ? summary.first_time : timeline.from;
+  renderTimeAxis(first);
   $('range-label').textContent = state.from === null && state.to === null ? 'Whole recording' :
     `Range ${(((state.from ?? first) - first) / 1e6).toFixed(1)} ms to ${(((state.to ?? timeline.to) - first) / 1e6).toFixed(1)} ms` +
     (embeddedTable ? ` (this page holds the recording in ${embeddedTable.buckets} spans of ` +
       `${((embeddedTable.to - embeddedTable.from) / embeddedTable.buckets / 1e6).toFixed(2)} ms: a range takes the spans it touches)` : '');
   $('range-from').value = state.from === null ? '' : ((state.from - first) / 1e6).toFixed(3);
   $('range-to').value = state.to === null ? '' : ((state.to - first) / 1e6).toFixed(3);
+}
+
+// Six ticks under the lanes: ms since the recording's first sample, at the canvas's edges and
+// four points between.
+function renderTimeAxis(first) {
+  const axis = $('timeline-axis');
+  axis.replaceChildren();
+  const geometry = laneGeometry();
+  if (!geometry || !timeline) return;
+  axis.style.marginLeft = `${geometry.screenLeft - axis.parentElement.getBoundingClientRect().left}px`;
+  axis.style.width = `${geometry.width}px`;
+  for (let tick = 0; tick <= 5; ++tick) {
+    const label = document.createElement('span');
+    const at = timeline.from + (timeline.to - timeline.from) * tick / 5;
+    label.textContent = `${((at - first) / 1e6).toFixed(1)} ms`;
+    label.dataset.ms = String((at - first) / 1e6);
+    label.style.left = `${tick * 20}%`;
+    if (tick === 5) label.classList.add('last');
+    axis.append(label);
+  }
 }
 
 function laneGeometry() {
@@ -803,7 +835,11 @@ function setupControls() {
       }
     }
   });
-  window.addEventListener('resize', () => { drawSelection(); anchorGraph(); });
+  window.addEventListener('resize', () => {
+    drawSelection();
+    anchorGraph();
+    renderTimeAxis(summary ? summary.first_time : 0);
+  });
   window.addEventListener('hashchange', () => { readHash(); events.value = state.event; load(); });
   setupTimelineDrag();
 }

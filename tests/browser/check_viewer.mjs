@@ -240,6 +240,14 @@ try {
     result.screenshots.push(await screenshot('icicle'));
   } else if (mode === 'phased') {
     result.whole_leaf_60 = await search('leaf_60');
+    // The time axis under the lanes, and each lane's share.
+    result.axis = await page.$$eval('#timeline-axis span', (labels) => labels.map((label) => Number(label.dataset.ms)));
+    result.axis_aligned = await page.evaluate(() => {
+      const canvas = document.querySelector('#timeline canvas').getBoundingClientRect();
+      const axis = document.getElementById('timeline-axis').getBoundingClientRect();
+      return Math.abs(canvas.left - axis.left) < 2 && Math.abs(canvas.width - axis.width) < 2;
+    });
+    result.lane_shares = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => Number(name.dataset.share)));
     // Drag over the first phase of the timeline: every view follows the range.
     const lane = await page.$eval('#timeline canvas', (canvas) => {
       const box = canvas.getBoundingClientRect();

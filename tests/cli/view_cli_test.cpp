@@ -312,6 +312,17 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   EXPECT_NEAR(f["tid_leaf_60"].get<double>(), p["tid_leaf_60"].get<double>(), 1e-9);
   expect_clean_page(f);
   EXPECT_NEAR(p["whole_leaf_60"].get<double>(), 0.5, 0.1) << p.dump();
+  // A time axis under the lanes, aligned with them: six ticks from 0 ms, rising; each lane says
+  // its share, and the shares add up to the whole.
+  ASSERT_EQ(p["axis"].size(), 6u) << p.dump();
+  EXPECT_LT(std::abs(p["axis"][0].get<double>()), 1.0) << p["axis"];
+  for (std::size_t i = 1; i < 6; ++i) {
+    EXPECT_GT(p["axis"][i].get<double>(), p["axis"][i - 1].get<double>()) << p["axis"];
+  }
+  EXPECT_TRUE(p["axis_aligned"].get<bool>());
+  double shares = 0;
+  for (const auto& share : p["lane_shares"]) shares += share.get<double>();
+  EXPECT_NEAR(shares, 1.0, 1e-6) << p["lane_shares"];
   EXPECT_GE(p["first_half_leaf_60"].get<double>(), 0.95) << p.dump();
   EXPECT_LE(p["first_half_leaf_30"].get<double>(), 0.02) << p.dump();
   EXPECT_NE(p["hash"].get<std::string>().find("from="), std::string::npos);
