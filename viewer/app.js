@@ -140,7 +140,33 @@ async function load() {
   }
 }
 
+// Data-quality warnings stay on screen (hovering a frame does not replace them): a file without
+// symbols is named with the share of the selection's samples taken in it, the largest first.
+function renderWarnings() {
+  const box = $('warnings');
+  box.replaceChildren();
+  if (!summary || !summary.warnings.length) { box.hidden = true; return; }
+  const inFile = new Map();
+  if (bottomUp) {
+    for (const node of bottomUp.root.children) inFile.set(node.dso, (inFile.get(node.dso) || 0) + node.total);
+  }
+  const weight = bottomUp ? bottomUp.weight : 0;
+  const entries = summary.warnings.map((text) => {
+    const file = text.split(' ')[0];
+    return { text, part: inFile.get(file) || 0, named: inFile.has(file) };
+  });
+  entries.sort((a, b) => b.part - a.part);
+  for (const entry of entries) {
+    const line = document.createElement('div');
+    line.textContent = (entry.named ? `${percent(entry.part, weight)} of the samples: ` : '') + entry.text;
+    line.dataset.share = String(weight > 0 ? entry.part / weight : 0);
+    box.append(line);
+  }
+  box.hidden = false;
+}
+
 function render() {
+  renderWarnings();
   writeHash();
   renderTabs();
   renderTimeline();
@@ -859,7 +885,6 @@ async function start() {
   $('tab-diff').hidden = !files.current;
   if (!files.current && state.view === 'diff') state.view = 'flame';
   setupControls();
-  if (summary.warnings.length) $('details').textContent = summary.warnings.join(' · ');
   await load();  // opens the function pane the address names
 }
 

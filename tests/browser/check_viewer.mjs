@@ -391,6 +391,10 @@ try {
     // Every frame's label and the function name it stands for.
     result.frames = await page.$$eval('.frame', (frames) =>
       frames.map((frame) => ({ text: frame.textContent, name: frame.dataset.name })));
+    // The warnings stay after a frame is hovered.
+    await page.hover('.frame');
+    result.warnings = await page.$$eval('#warnings div', (lines) =>
+      lines.map((line) => ({ text: line.textContent, share: Number(line.dataset.share) })));
     result.screenshots.push(await screenshot('names'));
   } else if (mode === 'hostile') {
     result.lane_names = await page.$$eval('#timeline .lane-name', (names) => names.map((name) => name.textContent));

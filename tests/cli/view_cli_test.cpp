@@ -552,6 +552,23 @@ TEST(ViewCli, UnresolvedFramesAreNamedByFileAndOffset) {
     ++by_offset;
   }
   if (by_offset == 0) GTEST_SKIP() << "yes and head have symbols here (debug files)";
+  // Each stripped file is named with the share of samples taken in it, the largest first, and
+  // the warnings are still there after a frame was hovered.
+  const json& warnings = (*page)["warnings"];
+  ASSERT_FALSE(warnings.empty()) << page->dump();
+  bool yes_named = false;
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LE(warnings[i]["share"].get<double>(), warnings[i - 1]["share"].get<double>());
+    }
+    std::string text = warnings[i]["text"];
+    if (text.find("/yes has no symbol table") != std::string::npos) {
+      yes_named = true;
+      EXPECT_GT(warnings[i]["share"].get<double>(), 0.0) << text;
+      EXPECT_NE(text.find("% of the samples: "), std::string::npos) << text;
+    }
+  }
+  EXPECT_TRUE(yes_named) << warnings;
   expect_clean_page(*page);
   EXPECT_EQ(viewer.stop().exit_status, 0);
 }
