@@ -82,6 +82,34 @@ TEST(TopCliTest, BatchSnapshotsShowTheKnownSharesInOrder) {
   EXPECT_LE(shares_of(last_snapshot(result.out)).size(), 8u);
 }
 
+// perf top's -E/--entries (rows) and --show-nr-samples: with -z (no decay) each row's samples
+// are in the proportions of its share.
+TEST(TopCliTest, EntriesAndSamplesColumnAsPerfTop) {
+  pt::BackgroundCommand workload({known_answer_fp, "100000"});
+  ASSERT_TRUE(workload.started());
+  auto result =
+      pt::run_perfscope({"top", "-p", std::to_string(workload.pid()), "-e", "cpu-clock", "--batch",
+                         "1", "-d", "1", "-z", "-E", "3", "--show-nr-samples"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_NE(result.out.find("  Overhead       Samples  Shared Object"), std::string::npos)
+      << result.out;
+  std::map<std::string, std::pair<double, double>> rows;  // symbol: share, samples
+  std::istringstream lines(last_snapshot(result.out));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string share, samples, dso, mark, symbol;
+    if ((words >> share >> samples >> dso >> mark >> symbol) && share.ends_with("%")) {
+      rows[symbol] = {std::stod(share), std::stod(samples)};
+    }
+  }
+  ASSERT_EQ(rows.size(), 3u) << result.out;  // -E 3
+  ASSERT_TRUE(rows.count("leaf_60") && rows.count("leaf_30")) << result.out;
+  EXPECT_GT(rows["leaf_60"].second, 100.0) << result.out;
+  EXPECT_NEAR(rows["leaf_60"].second / rows["leaf_30"].second,
+              rows["leaf_60"].first / rows["leaf_30"].first, 0.01)
+      << result.out;
+}
+
 TEST(TopCliTest, CallGraphShowsEachLeafsCaller) {
   pt::BackgroundCommand workload({known_answer_fp, "100000"});
   ASSERT_TRUE(workload.started());

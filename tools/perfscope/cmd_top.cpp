@@ -182,6 +182,7 @@ void print_snapshot(const TopOptions& options, const LiveProfile& profile,
                          : std::string());
   out += std::string(78, '-') + "\n";
   TopColumns columns = top_columns(snapshot, profile.options().sort, children);
+  columns.samples = options.show_samples;
   out += top_heading(columns) + "\n";
   std::vector<std::string> callers;
   for (const LiveRow& row : snapshot.rows) {
@@ -280,7 +281,10 @@ TopCommand::TopCommand(CLI::App& app) {
   app_->add_flag("--stdio", options_.stdio, "Print text snapshots instead of the live screen");
   app_->add_option("-n,--batch", options_.batch, "Print N text snapshots, then exit")
       ->check(CLI::PositiveNumber);
-  app_->add_option("--rows", options_.rows, "Rows per text snapshot (default 40; 0: every row)");
+  app_->add_option("--rows,-E,--entries", options_.rows,
+                   "Rows per text snapshot (default 40; 0: every row); perf's -E/--entries");
+  app_->add_flag("--show-nr-samples", options_.show_samples,
+                 "A Samples column: each row's samples (decayed as its share is, exact with -z)");
   app_->add_option("--percent-limit", options_.percent_limit, "Hide rows below this share (%)")
       ->check(CLI::Range(0.0, 100.0));
   app_->add_flag("-z,--zero", options_.zero, "Forget all samples at each refresh (no decay)");
@@ -346,9 +350,10 @@ int TopCommand::run() {
   Clock::time_point next_refresh = start + interval;
   std::unique_ptr<TopScreen> screen;
   if (!text) {
-    TopScreenSetup setup{model.sort,         children,
-                         options.call_graph, options.symbol_filter,
-                         options.dso_filter, options.percent_limit};
+    TopScreenSetup setup{model.sort,          children,
+                         options.call_graph,  options.symbol_filter,
+                         options.dso_filter,  options.percent_limit,
+                         options.show_samples};
     screen = std::make_unique<TopScreen>(profile, setup);
     screen->show_interval(header_lines(run, profile, 0, false));
   }

@@ -33,6 +33,7 @@ struct TopOptions {
   bool stdio = false;
   int batch = 0;  // > 0: print this many snapshots, then exit
   std::size_t rows = 0;
+  bool show_samples = false;  // --show-nr-samples: the Samples column
   double percent_limit = 0;
   bool zero = false;
   std::string symbol_filter, dso_filter;

@@ -73,6 +73,7 @@ TopColumns top_columns(const LiveSnapshot& snapshot, std::vector<LiveSortKey> ke
 
 std::string top_heading(const TopColumns& columns) {
   std::string out = columns.children ? "  Children      Self" : "  Overhead";
+  if (columns.samples) out += "       Samples";
   for (LiveSortKey key : columns.keys) {
     switch (key) {
       case LiveSortKey::comm: out += fmt::format("  {:<{}}", "Command", columns.comm_width); break;
@@ -91,6 +92,7 @@ std::string top_heading(const TopColumns& columns) {
 std::string top_row(const LiveRow& row, const TopColumns& columns) {
   std::string out = columns.children ? fmt::format("  {:7.2f}%  {:7.2f}%", row.children, row.self)
                                      : fmt::format("  {:7.2f}%", row.self);
+  if (columns.samples) out += fmt::format("  {:>12.0f}", row.weight);
   return without_trailing_spaces(out + key_text(row, columns));
 }
 
@@ -298,6 +300,7 @@ void TopScreen::draw_lines(const std::vector<std::string>& lines, int top, int h
 
 void TopScreen::draw_table(int top, int height) {
   TopColumns columns = top_columns(snapshot_, setup_.keys, setup_.children);
+  columns.samples = setup_.samples;
   attron(A_REVERSE);
   mvaddnstr(top, 0, fmt::format("{:<{}}", top_heading(columns), COLS).c_str(), COLS);
   attroff(A_REVERSE);

@@ -18,6 +18,7 @@ namespace perfscope::cli {
 struct TopColumns {
   std::vector<LiveSortKey> keys;
   bool children = false;  // a Children column before Self
+  bool samples = false;   // a Samples column after the shares (perf top -n)
   std::size_t comm_width = 7;
   std::size_t dso_width = 13;
 };
@@ -43,6 +44,7 @@ struct TopScreenSetup {
   bool callchains = false;
   std::string symbol_filter, dso_filter;
   double percent_limit = 0;
+  bool samples = false;  // the Samples column
 };
 
 class TopScreen {
