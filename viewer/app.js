@@ -30,7 +30,7 @@ function readHash() {
   state.pid = params.get('pid') || '';
   state.tid = params.get('tid') || '';
   state.dso = params.get('dso') || '';
-  state.view = ['flame', 'icicle', 'tree', 'bottomup', 'diff'].includes(params.get('v')) ? params.get('v') : 'flame';
+  state.view = ['flame', 'icicle', 'tree', 'bottomup', 'diff', 'stack'].includes(params.get('v')) ? params.get('v') : 'flame';
   state.zoom = params.get('z') ? params.get('z').split('\u001f') : [];
   state.search = params.get('q') || '';
   state.fn = params.get('fn') || '';
@@ -171,7 +171,12 @@ function render() {
   renderTabs();
   renderTimeline();
   $('diff-pane').hidden = state.view !== 'diff';
-  if (state.view === 'diff' && diffTree) {
+  $('stack-chart-box').hidden = state.view !== 'stack';
+  if (state.view === 'stack') {
+    $('graph').hidden = true;
+    $('calltree').hidden = true;
+    loadStackChart();
+  } else if (state.view === 'diff' && diffTree) {
     $('graph').hidden = false;
     $('calltree').hidden = true;
     renderGraph(diffTree);
@@ -185,6 +190,7 @@ function render() {
     $('calltree').hidden = false;
     renderCallTree();
   }
+  $('graph-scroll').hidden = $('graph').hidden;  // no empty box above the tables and charts
   renderSearch();
   renderFunctionCallers();
   document.body.dataset.renders = String(++renders);
@@ -470,6 +476,123 @@ function renderGraph(source = tree) {
 function anchorGraph() {
   const box = $('graph-scroll');
   box.scrollTop = state.view === 'icicle' ? 0 : box.scrollHeight;
+}
+
+// ---- stack chart ----
+
+// One thread's samples in time order (x: time, y: depth from the root), as Firefox Profiler's
+// stack chart: the thread the tid filter names, else the one that weighs most in the selection.
+// It follows the range, event and filters.
+let stackChart = null;
+let stackRequest = 0;
+let stackSegments = [];
+
+async function loadStackChart() {
+  const number = ++stackRequest;
+  let answer;
+  try {
+    answer = await api('stackchart', selectionQuery(true));
+  } catch (error) {
+    if (number === stackRequest) $('status').textContent = error.message;
+    return;
+  }
+  if (number !== stackRequest) return;
+  stackChart = answer;
+  drawStackChart();
+  document.body.dataset.stackCharts = String(number);
+}
+
+function drawStackChart() {
+  const canvas = $('stack-chart');
+  const chart = stackChart;
+  const label = $('stack-chart-label');
+  stackSegments = [];
+  if (!chart || !chart.runs.length) {
+    label.textContent = 'No samples in this selection.';
+    canvas.width = 0;
+    return;
+  }
+  const rowHeight = 17;
+  const depth = [];
+  chart.stacks.forEach(([parent], index) => { depth[index] = parent < 0 ? 0 : depth[parent] + 1; });
+  const maxDepth = depth.reduce((deepest, d) => Math.max(deepest, d), 0) + 1;
+  const width = Math.max(200, $('stack-chart-box').clientWidth - 2);
+  canvas.width = width;
+  canvas.height = maxDepth * rowHeight;
+  const context = canvas.getContext('2d');
+  context.font = '11px system-ui, sans-serif';
+  context.textBaseline = 'middle';
+  // A run lasts until the next begins; the last one a typical gap past its last sample.
+  const runs = chart.runs;
+  const gap = runs.length > 1 ? (runs[runs.length - 1][0] - runs[0][0]) / Math.max(1, runs.reduce((n, run) => n + run[3], 0) - 1) : 1e6;
+  const from = runs[0][0];
+  const to = runs[runs.length - 1][1] + gap;
+  const x = (time) => (time - from) / (to - from) * width;
+  const paths = new Map();
+  const pathOf = (stack) => {
+    if (stack < 0) return [];
+    if (!paths.has(stack)) {
+      const path = [];
+      for (let s = stack; s >= 0; s = chart.stacks[s][0]) path.push(s);
+      paths.set(stack, path.reverse());
+    }
+    return paths.get(stack);
+  };
+  const open = [];
+  const flush = (d) => {
+    const segment = open[d];
+    if (!segment) return;
+    open[d] = null;
+    const [name, dso] = chart.functions[chart.stacks[segment.stack][1]];
+    const shown = shownName({ name, dso });
+    context.fillStyle = `hsl(${hue(name)}, 70%, 62%)`;
+    context.fillRect(segment.x0, d * rowHeight, Math.max(1, segment.x1 - segment.x0 - 0.5), rowHeight - 1);
+    if (segment.x1 - segment.x0 > 24) {
+      context.save();
+      context.beginPath();
+      context.rect(segment.x0, d * rowHeight, segment.x1 - segment.x0 - 2, rowHeight);
+      context.clip();
+      context.fillStyle = '#111';
+      context.fillText(shown, segment.x0 + 3, d * rowHeight + rowHeight / 2);
+      context.restore();
+    }
+    stackSegments.push({ name, dso, depth: d, x0: segment.x0, x1: segment.x1,
+      start: segment.start, end: segment.end });
+  };
+  runs.forEach((run, index) => {
+    const x0 = x(run[0]);
+    const end = index + 1 < runs.length ? runs[index + 1][0] : run[1] + gap;
+    const x1 = x(end);
+    const path = pathOf(run[2]);
+    for (let d = 0; d < Math.max(path.length, open.length); ++d) {
+      if (d < path.length && open[d] && open[d].stack === path[d]) {
+        open[d].x1 = x1;
+        open[d].end = end;
+        continue;
+      }
+      for (let deeper = open.length - 1; deeper >= d; --deeper) flush(deeper);
+      if (d < path.length) open[d] = { stack: path[d], x0, x1, start: run[0], end };
+    }
+  });
+  for (let d = open.length - 1; d >= 0; --d) flush(d);
+  const first = summary ? summary.first_time : from;
+  label.textContent = `${chart.comm} ${chart.tid}: ${((from - first) / 1e6).toFixed(1)} ms to ` +
+    `${((to - first) / 1e6).toFixed(1)} ms, ${runs.reduce((n, run) => n + run[3], 0)} samples` +
+    (chart.truncated ? ' (the first runs only: select a shorter range for the rest)' : '');
+  canvas.dataset.segments = String(stackSegments.length);
+}
+
+function setupStackChart() {
+  const canvas = $('stack-chart');
+  canvas.addEventListener('mousemove', (event) => {
+    const box = canvas.getBoundingClientRect();
+    const px = event.clientX - box.left;
+    const d = Math.floor((event.clientY - box.top) / 17);
+    const segment = stackSegments.find((s) => s.depth === d && s.x0 <= px && px < s.x1);
+    const first = summary ? summary.first_time : 0;
+    canvas.title = segment ? `${shownName(segment)} (${segment.dso}): ` +
+      `${((segment.start - first) / 1e6).toFixed(1)} to ${((segment.end - first) / 1e6).toFixed(1)} ms` : '';
+  });
 }
 
 // ---- diff ----
@@ -825,6 +948,9 @@ function setupControls() {
   $('reset-zoom').addEventListener('click', () => zoomTo([]));
   $('hot-path').addEventListener('click', expandHotPath);
   $('function-close').addEventListener('click', closeFunction);
+  setupStackChart();
+  // A page without a server has no samples' order to draw.
+  $('tab-stack').hidden = Boolean(embedded);
   $('open-function').addEventListener('click', () => { if (selectedNode && selectedNode.dso) openFunction(selectedNode.name); });
   for (const button of document.querySelectorAll('#calltree [data-sort]')) {
     button.addEventListener('click', () => { state.sort = button.dataset.sort; renderCallTree(); });
@@ -862,6 +988,7 @@ function setupControls() {
     }
   });
   window.addEventListener('resize', () => {
+    if (state.view === 'stack') drawStackChart();
     drawSelection();
     anchorGraph();
     renderTimeAxis(summary ? summary.first_time : 0);

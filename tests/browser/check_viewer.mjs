@@ -13,6 +13,7 @@
 //     hostile  a process named like markup: what the page holds after rendering it
 //     names    unresolved frames: each frame's label and the function it stands for
 //     deep     a deep stack: where the root frame is on the first screen, flame and icicle
+//     stack    the stack chart: its segments (function, depth, x span), in time order
 //     diff     two recordings (6,3,1 and 3,6,1 units): the diff view's colours and table
 //     http     the server's refusals: no token, a foreign Host, a path out of the application
 //
@@ -32,8 +33,8 @@ function fail(message) {
 const [mode, url, artifacts, argument] = process.argv.slice(2);
 // phased: RANGE_END,TID (the tid the filter is tried with)
 const [rangeEnd, filterTid] = (argument || '').split(',');
-if (!['flame', 'phased', 'offcpu', 'hostile', 'diff', 'http', 'names', 'deep'].includes(mode) || !url || !artifacts) {
-  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|diff|http|names|deep URL ARTIFACT_DIR');
+if (!['flame', 'phased', 'offcpu', 'hostile', 'diff', 'http', 'names', 'deep', 'stack'].includes(mode) || !url || !artifacts) {
+  fail('usage: check_viewer.mjs flame|phased|offcpu|hostile|diff|http|names|deep|stack URL ARTIFACT_DIR');
 }
 
 // A raw request with the given path and Host header (fetch would normalize both).
@@ -373,6 +374,14 @@ try {
     result.half_table = await diffTable();
     result.half_samples = await diffSamples();
     result.screenshots.push(await screenshot('diff-range'));
+  } else if (mode === 'stack') {
+    await page.click('#tab-stack');
+    await page.waitForFunction(() => Number(document.body.dataset.stackCharts || 0) > 0, { timeout: 60000 });
+    result.segments = await page.evaluate(() => stackSegments.map((segment) =>
+      ({ name: segment.name, depth: segment.depth, x0: segment.x0, x1: segment.x1 })));
+    result.label = await page.$eval('#stack-chart-label', (element) => element.textContent);
+    result.hash = await page.evaluate(() => location.hash);
+    result.screenshots.push(await screenshot('stack'));
   } else if (mode === 'deep') {
     // Where the root ("all") is on the screen, and how tall the graph is.
     const place = () => page.evaluate(() => {

@@ -541,7 +541,8 @@ TEST(ViewCli, UnresolvedFramesAreNamedByFileAndOffset) {
   auto page = drive("names", viewer.url(), skipped);
   if (!page) GTEST_SKIP() << skipped;
   std::size_t by_offset = 0;
-  static const std::regex shown(R"((yes|head)\+0x[0-9a-f]+)");
+  // The file's name (yes, head, or dash for sh), then the offset.
+  static const std::regex shown(R"([A-Za-z0-9_.-]+\+0x[0-9a-f]+)");
   static const std::regex bare(R"(0x0*([0-9a-f]+))");
   for (const auto& frame : (*page)["frames"]) {
     std::string text = frame["text"], name = frame["name"];
@@ -594,6 +595,43 @@ TEST(ViewCli, DeepStacksShowTheirRootOnTheFirstScreen) {
     EXPECT_GE(p[graph]["top"].get<double>(), 0.0) << graph << p.dump();
     EXPECT_LE(p[graph]["bottom"].get<double>(), 900.0) << graph << p.dump();
   }
+  expect_clean_page(p);
+  EXPECT_EQ(viewer.stop().exit_status, 0);
+}
+
+// The stack chart (Firefox Profiler's): one thread's stacks in time order. A program that spins
+// in phase_a, then in phase_b: every phase_a box is left of every phase_b box, at one depth.
+TEST(ViewCli, StackChartShowsSamplesInTimeOrder) {
+  SKIP_WITHOUT_BROWSER();
+  pt::TempDir dir;
+  std::string file = dir.path() + "/phases.data";
+  auto recorded = pt::run_perfscope({"record", "-q", "-g", "-o", file, "--",
+                                     PERFSCOPE_DEEP_STACK_WORKLOAD_PATH, "phases", "200"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  Viewer viewer(file);
+  ASSERT_FALSE(viewer.url().empty());
+  std::string skipped;
+  auto page = drive("stack", viewer.url(), skipped);
+  if (!page) GTEST_SKIP() << skipped;
+  const json& p = *page;
+  double a_end = -1, b_start = 1e9;
+  int a_depth = -1, b_depth = -2;
+  for (const auto& segment : p["segments"]) {
+    std::string name = segment["name"];
+    if (name.find("phase_a") != std::string::npos) {
+      a_end = std::max(a_end, segment["x1"].get<double>());
+      a_depth = segment["depth"];
+    } else if (name.find("phase_b") != std::string::npos) {
+      b_start = std::min(b_start, segment["x0"].get<double>());
+      b_depth = segment["depth"];
+    }
+  }
+  ASSERT_GE(a_end, 0.0) << p.dump();
+  ASSERT_LT(b_start, 1e9) << p.dump();
+  EXPECT_LE(a_end, b_start + 0.5) << p.dump();
+  EXPECT_EQ(a_depth, b_depth);
+  EXPECT_NE(p["hash"].get<std::string>().find("v=stack"), std::string::npos);
+  EXPECT_NE(p["label"].get<std::string>().find(" samples"), std::string::npos) << p["label"];
   expect_clean_page(p);
   EXPECT_EQ(viewer.stop().exit_status, 0);
 }

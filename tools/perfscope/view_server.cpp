@@ -246,6 +246,9 @@ ViewServer::ViewServer(const ProfileView& view, const PerfDataReader& reader,
         selection_of(request, profile_view.profile()),
         static_cast<std::uint32_t>(std::min<std::uint64_t>(buckets, 4000)));
   });
+  api("stackchart", [&profile_view](const httplib::Request& request) {
+    return profile_view.stack_chart_json(selection_of(request, profile_view.profile()));
+  });
   std::string files = fmt::format("{{\"base\":{},\"current\":{}}}", json_quoted(base_name),
                                   current ? json_quoted(current_name) : "null");
   api("files", [files](const httplib::Request&) { return files; });

@@ -1,6 +1,7 @@
 #include "perfscope/analysis/view/profile_view.hpp"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -295,6 +296,102 @@ std::string ProfileView::tree_json(const ViewSelection& selection,
     ordered[visits.size() - 1] = sorted_children(child, other_weight[visits.size() - 1]);
   }
   sink.format(",\"pruned\":{}}}", pruned);
+  sink.finish();
+  return out.str();
+}
+
+std::string ProfileView::stack_chart_json(const ViewSelection& selection,
+                                          std::size_t max_runs) const {
+  ViewSelection chosen = selection;
+  if (!chosen.tid) {
+    // The thread that weighs most in the selection.
+    std::vector<std::uint64_t> weight(profile_.threads.size(), 0);
+    for_each_selected(selection, [&](const ProfileSampleGroup& group, std::uint64_t,
+                                     std::uint64_t period) { weight[group.thread] += period; });
+    auto heaviest = std::max_element(weight.begin(), weight.end());
+    if (heaviest == weight.end() || *heaviest == 0) {
+      return "{\"tid\":null,\"runs\":[],\"stacks\":[],\"functions\":[]}";
+    }
+    chosen.tid = profile_.threads[static_cast<std::size_t>(heaviest - weight.begin())].tid;
+  }
+  // The stacks the runs use by function (frames at different addresses of one function are one
+  // box, as in Firefox Profiler's stack chart), each once, ancestors first.
+  std::unordered_map<std::uint32_t, std::uint32_t> stack_index, function_index;
+  std::map<std::pair<std::int64_t, std::uint32_t>, std::uint32_t> by_function;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> stacks;  // parent (or -1), function
+  std::vector<std::uint32_t> functions;
+  auto function_of = [&](std::uint32_t function) {
+    auto [at, added] =
+        function_index.emplace(function, static_cast<std::uint32_t>(functions.size()));
+    if (added) functions.push_back(function);
+    return at->second;
+  };
+  std::vector<std::uint32_t> chain;
+  auto compact = [&](std::uint32_t stack) -> std::int64_t {
+    if (stack == no_index) return -1;
+    if (auto known = stack_index.find(stack); known != stack_index.end()) return known->second;
+    chain.clear();
+    for (std::uint32_t s = stack; s != no_index; s = profile_.stacks[s].parent) chain.push_back(s);
+    std::int64_t parent = -1;
+    for (std::size_t i = chain.size(); i-- > 0;) {
+      std::pair<std::int64_t, std::uint32_t> key{
+          parent, function_of(profile_.frames[profile_.stacks[chain[i]].frame].function)};
+      auto [at, added] = by_function.emplace(key, static_cast<std::uint32_t>(stacks.size()));
+      if (added) stacks.push_back(key);
+      parent = at->second;
+    }
+    stack_index.emplace(stack, static_cast<std::uint32_t>(parent));
+    return parent;
+  };
+  struct Run {
+    std::uint64_t start, end;
+    std::int64_t stack;  // into `stacks`; -1: no stack
+    std::uint64_t samples;
+  };
+  std::vector<Run> runs;
+  bool truncated = false;
+  std::uint32_t thread = no_index;
+  for_each_selected(chosen,
+                    [&](const ProfileSampleGroup& group, std::uint64_t time, std::uint64_t) {
+                      thread = group.thread;
+                      std::int64_t stack = compact(group.stack);
+                      if (!runs.empty() && runs.back().stack == stack) {
+                        runs.back().end = time;
+                        ++runs.back().samples;
+                      } else if (runs.size() < max_runs) {
+                        runs.push_back({time, time, stack, 1});
+                      } else {
+                        truncated = true;
+                      }
+                    });
+  std::ostringstream out;
+  TextSink sink(out);
+  const ProfileThread* owner = thread == no_index ? nullptr : &profile_.threads[thread];
+  sink.format("{{\"tid\":{},\"comm\":", *chosen.tid);
+  sink.json_string(owner ? std::string_view(owner->comm) : std::string_view());
+  sink.format(",\"from\":{},\"to\":{},\"truncated\":{},\"runs\":[",
+              runs.empty() ? 0 : runs.front().start, runs.empty() ? 0 : runs.back().end, truncated);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (i != 0) sink.put(',');
+    sink.format("[{},{},{},{}]", runs[i].start, runs[i].end, runs[i].stack, runs[i].samples);
+  }
+  sink.append("],\"stacks\":[");
+  for (std::size_t i = 0; i < stacks.size(); ++i) {
+    if (i != 0) sink.put(',');
+    sink.format("[{},{}]", stacks[i].first, stacks[i].second);
+  }
+  sink.append("],\"functions\":[");
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    const ProfileFunction& function = profile_.functions[functions[i]];
+    if (i != 0) sink.put(',');
+    sink.put('[');
+    sink.json_string(function.name);
+    sink.put(',');
+    sink.json_string(function.dso == no_index ? std::string_view("[unknown]")
+                                              : std::string_view(profile_.dsos[function.dso].path));
+    sink.put(']');
+  }
+  sink.append("]}");
   sink.finish();
   return out.str();
 }

@@ -67,6 +67,12 @@ class ProfileView {
   // state it was off the CPU in. The heaviest `max_threads` threads.
   std::string timeline_json(const ViewSelection& selection, std::uint32_t buckets,
                             std::uint32_t max_threads = 64) const;
+  // The stack chart of one thread (selection.tid, else the thread that weighs most in the
+  // selection): its samples in time order, consecutive ones with the same stack as one run.
+  // {"tid","comm","from","to","truncated","functions":[[name,dso]],"stacks":[[parent,function]],
+  //  "runs":[[start,end,stack,samples]]}: times in ns, stacks indexing "stacks" (parent -1: a
+  // root frame), at most max_runs runs (then "truncated" is true and the rest left out).
+  std::string stack_chart_json(const ViewSelection& selection, std::size_t max_runs = 200000) const;
   // The whole recording as the viewer's page can select from it without a server (report
   // --format html): {"from","to","buckets","functions":[[name,dso index or -1],...],
   // "stacks":[parent or -1, function, ...],"groups":[stack or -1, thread, event, state, ...],
