@@ -800,36 +800,63 @@ function renderSearch() {
 
 // ---- function pane ----
 
-// Callers and callees of the open function, from the call tree of the selection: every place
-// the function is in it, summed by name.
+// Callers and callees of the open function, several levels each way (a butterfly, as hotspot's
+// caller/callee view), from the call tree of the selection: every place the function is in it,
+// merged by name level by level. Each row's share is of the whole selection.
+const butterflyLevels = 4;
+
 function renderFunctionCallers() {
   const pane = $('function-pane');
   if (!state.fn || !tree) { pane.hidden = true; return; }
-  const callers = new Map(), callees = new Map();
-  let total = 0;
-  const walk = (node, parent, inside) => {
-    const here = node.name === state.fn;
-    if (here && !inside) total += node.total;
-    if (here) {
-      if (parent) callers.set(parent.name, (callers.get(parent.name) || 0) + node.total);
-      for (const child of node.children) callees.set(child.name, (callees.get(child.name) || 0) + child.total);
-    }
-    for (const child of node.children) walk(child, node, inside || here);
+  const callers = new Map(), callees = new Map();  // name -> { weight, children: Map }
+  const add = (level, name, weight) => {
+    if (!level.has(name)) level.set(name, { weight: 0, children: new Map() });
+    const entry = level.get(name);
+    entry.weight += weight;
+    return entry.children;
   };
-  walk(tree.root, null, false);
+  // The callees of `node`, merged into `level`, `depth` levels down.
+  const addCallees = (node, level, depth) => {
+    if (depth === 0) return;
+    for (const child of node.children) addCallees(child, add(level, child.name, child.total), depth - 1);
+  };
+  let total = 0;
+  const ancestors = [];
+  const walk = (node, inside) => {
+    const here = node.name === state.fn;
+    if (here && !inside) {
+      total += node.total;
+      // Its callers, nearest first: parent, grandparent, ...
+      let level = callers;
+      for (let i = ancestors.length - 1; i >= 1 && ancestors.length - i <= butterflyLevels; --i) {
+        level = add(level, ancestors[i].name, node.total);
+      }
+      addCallees(node, callees, butterflyLevels);
+    }
+    ancestors.push(node);
+    for (const child of node.children) walk(child, inside || here);
+    ancestors.pop();
+  };
+  walk(tree.root, false);
   const fill = (table, entries) => {
     const body = table.querySelector('tbody');
     body.replaceChildren();
-    for (const [name, weight] of [...entries].sort((a, b) => b[1] - a[1])) {
-      const row = document.createElement('tr');
-      row.dataset.name = name;
-      const share = document.createElement('td');
-      share.textContent = percent(weight, tree.weight);
-      const label = document.createElement('td');
-      label.textContent = name;
-      row.append(share, label);
-      body.append(row);
-    }
+    const rows = (level, depth) => {
+      for (const [name, entry] of [...level].sort((a, b) => b[1].weight - a[1].weight)) {
+        const row = document.createElement('tr');
+        row.dataset.name = name;
+        row.dataset.level = String(depth);
+        const share = document.createElement('td');
+        share.textContent = percent(entry.weight, tree.weight);
+        const label = document.createElement('td');
+        label.style.paddingLeft = `${(depth - 1) * 14 + 6}px`;
+        label.textContent = name;
+        row.append(share, label);
+        body.append(row);
+        rows(entry.children, depth + 1);
+      }
+    };
+    rows(entries, 1);
   };
   fill($('function-callers'), callers);
   fill($('function-callees'), callees);

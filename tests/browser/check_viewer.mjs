@@ -199,7 +199,10 @@ try {
     await page.keyboard.press('f');
     await page.waitForFunction(() => Number(document.body.dataset.functionLoads || 0) > 0, { timeout: 60000 });
     result.function_title = await page.$eval('#function-title', (element) => element.textContent);
-    result.function_callers = await page.$$eval('#function-callers tr', (rows) => rows.map((row) => row.dataset.name));
+    result.function_callers = await page.$$eval('#function-callers tr[data-level="1"]', (rows) => rows.map((row) => row.dataset.name));
+    // The butterfly: the callers' chain, a level each row (one caller at each level here).
+    result.function_caller_chain = await page.$$eval('#function-callers tr', (rows) =>
+      rows.map((row) => [row.dataset.name, Number(row.dataset.level)]));
     result.function_instructions = await page.$$eval('#function-instructions tbody tr', (rows) =>
       rows.map((row) => ({ address: row.dataset.address, percent: Number(row.dataset.percent) })));
     result.function_lines = await page.$$eval('#function-lines tbody tr', (rows) => rows.length);

@@ -175,6 +175,10 @@ void expect_known_answer_page(const json& p, const std::string& file) {
   // The function pane: leaf_60's caller, and its instructions' shares as annotate gives them.
   EXPECT_EQ(p["function_title"], "leaf_60");
   EXPECT_EQ(p["function_callers"], json::array({"work_60"}));
+  // Several levels of callers: work_60, then main, then libc's start.
+  ASSERT_GE(p["function_caller_chain"].size(), 2u) << p["function_caller_chain"];
+  EXPECT_EQ(p["function_caller_chain"][0], json::array({"work_60", 1}));
+  EXPECT_EQ(p["function_caller_chain"][1], json::array({"main", 2}));
   EXPECT_GT(p["function_lines"].get<int>(), 0);
   EXPECT_NE(p["function_hash"].get<std::string>().find("fn=leaf_60"), std::string::npos);
   // "?" lists the keys; Escape hides the list.
