@@ -81,6 +81,8 @@ TEST_F(DataConvertTest, PerfsLayoutAndPerfsSamplesFromBothRecorders) {
         std::string symbol = x["symbol"];
         if (symbol.starts_with("__pfx_")) continue;
         ++named;
+        // perf 6.1 leaves some PLT stubs unnamed ("@plt") that perfscope names (X@plt).
+        if (symbol == "@plt" && y.value("symbol", "").ends_with("@plt")) continue;
         EXPECT_EQ(y.value("symbol", ""), perfscope_name(symbol)) << y.dump();
         EXPECT_EQ(y.value("dso", ""), x.value("dso", "")) << y.dump();
       }
