@@ -138,6 +138,9 @@ EventAttr SamplingSession::prepare_attr(const EventSpec& spec, bool leader,
   }
   if (tracks_tasks && options_.context_switches) attr.set_flag(flag::context_switch);
   if (tracks_tasks && options_.namespaces) attr.set_flag(flag::namespaces);
+  if (tracks_tasks && options_.cgroups) attr.set_flag(flag::cgroup);
+  if (tracks_tasks && options_.track_tasks && options_.build_id_mmaps)
+    attr.set_flag(flag::build_id);
   // The kernel's own count of what it could not write (see kernel_lost). Not with READ samples:
   // it would change their layout. The opener drops it where the kernel is older than 6.0.
   if (!(attr.raw().sample_type & sf::read)) {

@@ -356,3 +356,53 @@ TEST(PerfSelection, BadTimesAreOptionErrorsThatShowPerfsForms) {
     EXPECT_NE(result.err.find("A%/N"), std::string::npos) << result.err;
   }
 }
+
+// --switch-on/--switch-off: 300 getpid calls, a sleep (one clock_nanosleep), 500 more; the
+// tracepoints count each call exactly, so the samples kept are exact.
+TEST(PerfSelection, SwitchOnAndOffKeepTheSamplesBetweenTheirEvents) {
+  if (!pt::tracefs_available()) GTEST_SKIP() << "no tracefs for syscall tracepoints";
+  pt::TempDir dir;
+  const std::string file = dir.path() + "/switch.data";
+  const std::string getpid = "syscalls:sys_enter_getpid";
+  const std::string sleep = "syscalls:sys_enter_clock_nanosleep";
+  auto recorded =
+      pt::run_perfscope({"record", "-q", "-e", getpid, "-e", sleep, "-o", file, "--",
+                         PERFSCOPE_WORK_HELPER_PATH, "getpid-delay-getpid", "300", "20", "500"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  // {getpid samples, sleep samples} of `tool script OPTIONS`.
+  auto counts = [&](const std::string& tool, std::vector<std::string> options) {
+    std::vector<std::string> command{"script", "-F", "event", "-i", file};
+    command.insert(command.end(), options.begin(), options.end());
+    auto script =
+        tool == "perf" ? pt::run_perf_or_perfscope("perf", command) : pt::run_perfscope(command);
+    EXPECT_EQ(script.exit_status, 0) << script.err;
+    std::pair<std::size_t, std::size_t> found{0, 0};
+    std::istringstream lines(script.out);
+    for (std::string line; std::getline(lines, line);) {
+      found.first += line.find(getpid) != std::string::npos;
+      found.second += line.find(sleep) != std::string::npos;
+    }
+    return found;
+  };
+  using Counts = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(counts("perfscope", {}), (Counts{800, 1}));
+  EXPECT_EQ(counts("perfscope", {"--switch-on", sleep}), (Counts{500, 0}));
+  EXPECT_EQ(counts("perfscope", {"--switch-on", sleep, "--show-on-off-events"}), (Counts{500, 1}));
+  // Nothing after the switch-off event (perf 6.1 goes on after it; its manual says it stops).
+  EXPECT_EQ(counts("perfscope", {"--switch-off", sleep}), (Counts{300, 0}));
+  EXPECT_EQ(counts("perfscope", {"--switch-off", sleep, "--show-on-off-events"}), (Counts{300, 1}));
+  if (::access(perf_path.c_str(), X_OK) == 0) {
+    EXPECT_EQ(counts("perf", {"--switch-on", sleep}), (Counts{500, 0}));
+    EXPECT_EQ(counts("perf", {"--switch-on", sleep, "--show-on-off-events"}), (Counts{500, 1}));
+  }
+  // report's totals leave the others out, as --time does.
+  auto report = pt::run_perfscope({"report", "--stdio", "-i", file, "--switch-on", sleep});
+  ASSERT_EQ(report.exit_status, 0) << report.err;
+  EXPECT_NE(report.out.find("# Samples: 500  of event '" + getpid + "'"), std::string::npos)
+      << report.out;
+  auto unknown = pt::run_perfscope({"script", "-i", file, "--switch-on", "cycles"});
+  EXPECT_NE(unknown.exit_status, 0);
+  EXPECT_NE(unknown.err.find("--switch-on cycles: the recording has no such event"),
+            std::string::npos)
+      << unknown.err;
+}

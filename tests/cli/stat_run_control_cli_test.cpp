@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -155,6 +156,7 @@ TEST(StatRunControl, NullRunsRepeatsAndGroupsInPerfsLayout) {
       {"--null", "--", "sleep", "0.02"},
       {"-n", "-r", "3", "--", "sleep", "0.01"},
       {"-r", "3", "-e", "task-clock,page-faults", "--", work_helper, "getpid", "1000"},
+      {"--no-scale", "-e", "task-clock,page-faults", "--", work_helper, "getpid", "10"},
       {"-g", "-e", "task-clock,page-faults", "--", work_helper, "getpid", "10"},
       {"-a", "-e", "task-clock", "--", "sleep", "0.01"},
       {"-C", "0", "-e", "task-clock", "--", "sleep", "0.01"},
@@ -175,6 +177,63 @@ TEST(StatRunControl, NullRunsRepeatsAndGroupsInPerfsLayout) {
         << perf.err << "perfscope:\n"
         << ours.err;
   }
+}
+
+// --interval-clear: the screen cleared before each interval, and each interval under its own
+// header (perf clears on stdout; perfscope where the counts go, stderr).
+TEST(StatRunControl, IntervalClearStartsEachIntervalOnAClearScreen) {
+  auto result = pt::run_perfscope({"stat", "-I", "100", "--interval-count", "3", "--interval-clear",
+                                   "-e", "task-clock", "--", "sleep", "5"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  const std::string clear = "\033[H\033[2J";
+  std::size_t clears = 0, headers = 0;
+  std::istringstream lines(result.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line == clear) ++clears;
+    if (line.starts_with("#") && line.find("time") != std::string::npos) {
+      EXPECT_EQ(headers, clears - 1) << "a header without a clear before it:\n" << result.err;
+      ++headers;
+    }
+  }
+  EXPECT_EQ(clears, 3u) << result.err;
+  EXPECT_EQ(headers, 3u) << result.err;
+}
+
+// --table: one line per run, the bars perf draws (one '#', one more per 5 % from the mean).
+TEST(StatRunControl, TableListsEveryRunAroundTheMean) {
+  auto result = pt::run_perfscope(
+      {"stat", "-r", "5", "--table", "-e", "task-clock", "--", work_helper, "getpid", "10000"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  std::istringstream lines(result.err);
+  static const std::regex row(R"(^ +([0-9.]+) \(([+-][0-9.]+)\) (#+)$)");
+  std::smatch match;
+  std::size_t rows = 0;
+  bool table = false, final_result = false;
+  double sum = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.ends_with("# Table of individual measurements:")) table = true;
+    if (line.ends_with("# Final result:")) final_result = true;
+    if (!table || final_result || !std::regex_match(line, match, row)) continue;
+    ++rows;
+    sum += std::stod(match[2]);
+    double run = std::stod(match[1]), off = std::stod(match[2]);
+    EXPECT_EQ(match[3].length(),
+              1 + static_cast<std::size_t>(std::abs(static_cast<int>(100.0 * off / run) / 5)))
+        << line;
+  }
+  EXPECT_EQ(rows, 5u) << result.err;
+  EXPECT_TRUE(final_result) << result.err;
+  // perf's indent: each heading starts where the final result's number does.
+  std::size_t elapsed = result.err.find(" seconds time elapsed");
+  ASSERT_NE(elapsed, std::string::npos) << result.err;
+  std::size_t line = result.err.rfind('\n', elapsed) + 1;
+  std::size_t number = result.err.find_first_not_of(' ', line) - line;
+  for (const char* heading : {"# Table of individual measurements:", "# Final result:"}) {
+    std::size_t at = result.err.find(heading);
+    ASSERT_NE(at, std::string::npos) << result.err;
+    EXPECT_EQ(at - result.err.rfind('\n', at) - 1, number) << heading << "\n" << result.err;
+  }
+  EXPECT_NEAR(sum, 0.0, 0.001) << "the distances from the mean add up to 0";
 }
 
 // -D MS: what the command does before the delay is not counted, what it does after is, exactly.

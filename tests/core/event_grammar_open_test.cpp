@@ -66,6 +66,9 @@ TEST(GrammarOpens, BreakpointCountsEveryWrite) {
   int errnum = 0;
   auto event = Event::try_open(spec.attr, 0, -1, nullptr, 0, errnum);
   if (!event.valid()) GTEST_SKIP() << "breakpoints do not open here (errno " << errnum << ")";
+  if (auto problem = perfscope::testing::hardware_breakpoints_problem(); !problem.empty()) {
+    GTEST_SKIP() << problem;
+  }
   event.enable();
   for (int i = 0; i < 1000; ++i) watched_variable = i;
   event.disable();

@@ -13,6 +13,7 @@
 
 namespace pabi = perfscope::abi;
 namespace rf = pabi::read_format;
+using perfscope::as_measured;
 using perfscope::CountStatus;
 using perfscope::decode_read;
 using perfscope::read_size_bytes;
@@ -151,6 +152,19 @@ TEST(Scale, MultiplexedEventIsScaledByEnabledOverRunning) {
   EXPECT_EQ(t.status, CountStatus::multiplexed);
   EXPECT_DOUBLE_EQ(t.value, 450.0);
   EXPECT_NEAR(t.fraction_running, 2.0 / 3.0, 1e-12);
+}
+
+TEST(Scale, AsMeasuredKeepsWhatThePmuCountedWhileOnIt) {
+  // perf stat --no-scale: a quarter of the time on the PMU, its raw 1000, not the estimate.
+  Reading quarter{1000, 4000, 1000, 0, 0};
+  auto measured = as_measured(quarter, scale(quarter));
+  EXPECT_EQ(measured.status, CountStatus::multiplexed);
+  EXPECT_DOUBLE_EQ(measured.value, 1000.0);
+  EXPECT_DOUBLE_EQ(measured.fraction_running, 0.25);
+  // Counted and not-counted readings are the same either way.
+  Reading whole{12345, 1000, 1000, 0, 0};
+  EXPECT_DOUBLE_EQ(as_measured(whole, scale(whole)).value, 12345.0);
+  EXPECT_EQ(as_measured(Reading{}, scale(Reading{})).status, CountStatus::not_counted);
 }
 
 TEST(Scale, NeverRunningIsNotCounted) {

@@ -120,6 +120,12 @@ TEST_F(MachineCheckTest, BreakpointCountIsExactWhenItOpens) {
   if (breakpoints.status == CheckStatus::fail) {
     GTEST_SKIP() << "breakpoints do not open here: " << breakpoints.value;
   }
+  // Where the debug registers never fire (some virtual machines), the check says so.
+  if (!testing::hardware_breakpoints_problem().empty()) {
+    EXPECT_NE(breakpoints.status, CheckStatus::ok);
+    EXPECT_EQ(breakpoints.value, "3 writes to a watched variable counted 0");
+    return;
+  }
   EXPECT_EQ(breakpoints.status, CheckStatus::ok);
   EXPECT_EQ(breakpoints.value, "3 writes to a watched variable counted 3");
 }

@@ -143,7 +143,7 @@ EventAttr watchpoint_attr(std::uint64_t extra_sample_type = 0) {
 std::string watchpoint_unavailable() {
   int errnum = 0;
   auto event = perfscope::Event::try_open(watchpoint_attr(), 0, -1, nullptr, 0, errnum);
-  if (event.valid()) return {};
+  if (event.valid()) return perfscope::testing::hardware_breakpoints_problem();
   return std::string("cannot open a hardware watchpoint here: ") + std::strerror(errnum);
 }
 

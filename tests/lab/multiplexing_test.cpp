@@ -71,6 +71,11 @@ TEST(Multiplexing, TenEventsScaleToWithinOnePercentOfTheExactCount) {
     EXPECT_LT(count.reading.running, count.reading.enabled);
     EXPECT_GT(count.reading.running, 0U);
     EXPECT_NEAR(count.scaled.value, loop_instructions, loop_instructions * 0.01);
+    // perf stat --no-scale: the count while on the PMU, its share of the loop's instructions.
+    auto measured = perfscope::as_measured(count.reading, count.scaled);
+    EXPECT_DOUBLE_EQ(measured.value, static_cast<double>(count.reading.value));
+    EXPECT_NEAR(measured.value, loop_instructions * count.scaled.fraction_running,
+                loop_instructions * 0.01);
   }
 }
 

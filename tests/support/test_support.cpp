@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -133,6 +134,31 @@ bool hardware_counters_available() {
 }
 
 bool tracefs_available() { return sys::tracefs_root().has_value(); }
+
+std::string hardware_breakpoints_problem() {
+  static const std::string problem = [] {
+    static volatile std::uint64_t watched = 0;
+    int errnum = 0;
+    Event event = Event::try_open(EventAttr::breakpoint(reinterpret_cast<std::uintptr_t>(&watched),
+                                                        8, abi::breakpoint_type::write)
+                                      .count_user_only(),
+                                  0, -1, nullptr, 0, errnum);
+    if (!event.valid()) {
+      return "a write watchpoint does not open here (" + std::string(std::strerror(errnum)) + ")";
+    }
+    for (std::uint64_t i = 1; i <= 3; ++i) watched = i;
+    Reading reading;
+    if (!event.read(reading)) return std::string("a write watchpoint cannot be read here");
+    if (reading.value != 3) {
+      return "this machine's hardware breakpoints do not fire: a write watchpoint opens but "
+             "counted " +
+             std::to_string(reading.value) +
+             " of 3 writes (a virtual machine without debug registers, such as Firecracker)";
+    }
+    return std::string();
+  }();
+  return problem;
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

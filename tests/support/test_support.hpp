@@ -30,6 +30,10 @@ bool running_as_root();
 bool hardware_counters_available();
 // True when tracefs is mounted with events (tracepoint tests need it).
 bool tracefs_available();
+// Empty when this machine's hardware breakpoints count (a write watchpoint counts each of 3
+// writes); otherwise why not, for GTEST_SKIP: some virtual machines (Firecracker) open
+// breakpoint events whose debug registers never fire, so every count reads 0.
+std::string hardware_breakpoints_problem();
 
 // Why the browser tests cannot run here (no Chromium, no node, an npm package of `packages` not
 // installed in `browser_dir`/node_modules), or nothing. Chromium is /usr/bin/chromium unless

@@ -13,6 +13,8 @@
 #include "perfscope/analysis/annotate/annotator.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "raw_trace_dump.hpp"
+#include "report_statistics.hpp"
 #include "subcommand_table.hpp"
 
 namespace perfscope::cli {
@@ -54,6 +56,9 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
       "  perfscope annotate --children -i perf.data main   (a recording with -g)\n"
       "  perfscope annotate --source --percent-limit 10 --format json -i perf.data > hot.json");
   add_symbol_source_options(*app_, symbol_sources_);
+  app_->add_flag("-D,--dump-raw-trace", dump_raw_trace_,
+                 "perf's raw dump instead of the annotation: every record in hex and decoded, "
+                 "then every record type's count");
 }
 
 int AnnotateCommand::run() {
@@ -86,6 +91,18 @@ int AnnotateCommand::run() {
   options.profile.filter.dsos = split_comma_list(dso_list_);
 
   PerfDataReader reader = PerfDataReader::open(input_);
+  if (dump_raw_trace_) {
+    // perf annotate's: the dump, then the counts of every type (the empty ones too).
+    RawTraceDumpResult dumped =
+        print_raw_trace(reader, {PerfDumpTool::annotate, true, input_}, stdout);
+    auto error = dumped.error;
+    if (!error) {
+      error = print_record_statistics(reader, stdout, false, false, &dumped.histogram_entries);
+    }
+    std::fflush(stdout);
+    if (error) print_partial_data_warning(reader, *error);
+    return 0;
+  }
   Annotation annotation = annotate(reader, options);
   // The partial-data warning comes after the output, in the words every command uses; notes
   // (where symbols came from) are information and stay off stderr (they are in --format json).

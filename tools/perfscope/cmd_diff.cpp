@@ -25,6 +25,7 @@
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "raw_trace_dump.hpp"
 #include "subcommand_table.hpp"
 
 namespace perfscope::cli {
@@ -98,6 +99,9 @@ DiffCommand::DiffCommand(CLI::App& app) {
                                     &options_.dso_list, &options_.symbol_list, "-C", "-d", "-S"});
   app_->add_option("--event", options_.event,
                    "Recordings: compare this event only (exports need one)");
+  app_->add_flag("-D,--dump-raw-trace", options_.dump_raw_trace,
+                 "perf's raw dump of each recording (every record in hex and decoded) before "
+                 "the comparison");
   app_->add_flag("--full-names", options_.full_names,
                  "C++ names with parameter lists and return types");
   app_->add_flag("--raw-names", options_.raw_names,
@@ -218,6 +222,12 @@ int DiffCommand::run_profiles() {
   };
   auto load = [&](const std::string& path) {
     PerfDataReader reader = PerfDataReader::open(path);
+    // -D: perf diff's dump of each recording as it reads it, before the comparison.
+    if (o.dump_raw_trace) {
+      auto error = print_raw_trace(reader, {PerfDumpTool::diff, true, path}, stdout).error;
+      std::fflush(stdout);
+      if (error) print_partial_data_warning(reader, *error);
+    }
     Profile profile = build_profile(reader, options);
     partial_data.push_back(profile.summary.partial_data);
     if (profile.summary.samples == 0) {

@@ -18,6 +18,7 @@ struct DiffCommandOptions {
   double percent_limit = 0;
   std::string comm_list, dso_list, symbol_list;
   std::vector<std::uint32_t> pids, tids;
+  bool dump_raw_trace = false;  // -D: perf's raw dump of each recording first
   std::string event;
   bool full_names = false;
   bool raw_names = false;

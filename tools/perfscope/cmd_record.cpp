@@ -1,5 +1,6 @@
 // perfscope record: sample a command, a process, threads, CPUs or a cgroup into a perf.data file.
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -134,7 +135,10 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
   if (event_graph.mode == "fp") {
     sample_type |= sf::callchain;
     // No stack copy where the user part of the chain is not wanted (--kernel-callchains).
-    if (graph.fill_gaps && spec.call_graph.empty() && !options.kernel_callchains) {
+    // Nor where the user asked for user registers of their own: the completed file would lose
+    // them with the copies.
+    if (graph.fill_gaps && spec.call_graph.empty() && !options.kernel_callchains &&
+        options.user_regs == 0) {
       sample_type |= sf::regs_user | sf::stack_user;
       attr.set_sample_regs_user(abi::dwarf_unwind_register_mask());
       attr.set_sample_stack_user(frame_pointer_gap_stack_bytes(samples_per_second(attr)));
@@ -153,6 +157,29 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
   // perf's -R: raw data from every event, with the time and CPU that place it.
   if (options.raw_samples) sample_type |= sf::raw | sf::time | sf::cpu;
   if (options.sample_identifier) sample_type |= sf::identifier;
+  if (options.phys_data) sample_type |= sf::phys_addr;
+  if (options.data_page_size) sample_type |= sf::data_page_size;
+  if (options.code_page_size) sample_type |= sf::code_page_size;
+    // As perf: x86's memory events weigh in the struct form (the instruction latency beside).
+#if defined(__x86_64__)
+  if (options.weight) sample_type |= sf::weight_struct;
+#else
+  if (options.weight) sample_type |= sf::weight;
+#endif
+  if (options.transaction) sample_type |= sf::transaction;
+  if (options.intr_regs != 0) {
+    sample_type |= sf::regs_intr;
+    attr.set_sample_regs_intr(options.intr_regs);
+  }
+  if (options.user_regs != 0) {
+    sample_type |= sf::regs_user;
+    attr.set_sample_regs_user(attr.raw().sample_regs_user | options.user_regs);
+  }
+  if (options.all_cgroups) sample_type |= sf::cgroup;
+  if (options.branch_filter != 0) {
+    sample_type |= sf::branch_stack;
+    attr.set_branch_sample_type(options.branch_filter);
+  }
   attr.set_sample_type(sample_type);
   // As perf's evsel config: only the two exclude bits, whatever the event's modifiers said.
   if (options.all_user) attr.set_flag(flag::exclude_kernel).set_flag(flag::exclude_user, false);
@@ -179,6 +206,32 @@ std::string timestamp_suffix() {
   return fmt::format("{}{:02}", text, now.tv_usec / 10000);
 }
 
+// perf's HEADER_GROUP_DESC: each braced group of two events or more, by its leader's index.
+std::vector<EventGroupDesc> group_descriptions(const std::vector<EventGroupSpec>& groups) {
+  std::vector<EventGroupDesc> described;
+  std::uint32_t index = 0;
+  for (const auto& group : groups) {
+    auto members = static_cast<std::uint32_t>(group.events.size());
+    if (group.braced && members > 1) described.push_back({"", index, members});
+    index += members;
+  }
+  return described;
+}
+
+// perf's --group: every event in one group led by the first (braced groups included).
+std::vector<EventGroupSpec> as_one_group(std::vector<EventGroupSpec> groups) {
+  if (groups.size() == 1) {
+    groups.front().braced = true;
+    return groups;
+  }
+  EventGroupSpec one;
+  one.braced = true;
+  for (auto& group : groups) {
+    for (auto& spec : group.events) one.events.push_back(std::move(spec));
+  }
+  return {std::move(one)};
+}
+
 // --filter: each on the events of the -e it follows; perf's refusal for any that is not a
 // tracepoint.
 void apply_event_filters(std::vector<EventGroupSpec>& groups,
@@ -198,7 +251,10 @@ void apply_event_filters(std::vector<EventGroupSpec>& groups,
             "option); put it after the tracepoint's -e",
             filter.text, filter.event_list, spec.name));
       }
-      spec.filter = filter.text;
+      // A second filter on the same event (--exclude-perf after --filter) narrows it, as perf
+      // appends them.
+      spec.filter =
+          spec.filter.empty() ? filter.text : fmt::format("({}) && ({})", spec.filter, filter.text);
     }
   }
 }
@@ -282,6 +338,8 @@ struct Recording {
   // -g and --call-graph dwarf: the user stacks completed on their way to the file.
   std::unique_ptr<StackCompletionSink> completion;
   bool size_limit_reached = false;  // --max-size: recording stopped at the file's size
+  // The braced groups ({a,b}, --group) as the file's GROUP_DESC says them.
+  std::vector<EventGroupDesc> groups;
   RecordingSink& active_sink() {
     if (completion) return *completion;
     return push ? push->sink() : *sink;
@@ -410,6 +468,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     }
   }
   auto groups = parse_event_list(events);
+  if (options.group) groups = as_one_group(std::move(groups));
   apply_event_filters(groups, options.filters);
   if (options.wall) check_wall_events(groups);
   OffCpuCapability capability;
@@ -454,6 +513,9 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
     }
   }
   std::optional<StackCompletion> completion;
+  // --user-regs: the registers asked for stay in the file, and so the stack copies with them
+  // (perf's own format: the report unwinds them).
+  if (options.user_regs != 0) options.keep_stacks = true;
   if (copies_fill_gaps && !copies_unwound) {
     completion = StackCompletion::fill_frame_pointer_gaps;
     dwarf_graph = false;  // the file has no stack copies for perf to unwind
@@ -465,6 +527,8 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   sampling.data_pages = options.mmap_pages;
   if (options.no_buffering) sampling.wakeup_events = 1;
   sampling.namespaces = options.namespaces;
+  sampling.cgroups = options.all_cgroups;
+  sampling.build_id_mmaps = options.buildid_mmap;
   sampling.inherit = !options.per_thread;
   // A switch-out sample with its call chain on every blocking switch outpaces one wake-up per
   // quarter of perf's default buffer on a busy machine: four times that (2 MiB per CPU), where
@@ -505,7 +569,8 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
                                                          {},
                                                          aux,
                                                          {},
-                                                         false});
+                                                         false,
+                                                         group_descriptions(groups)});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
   RecordingSession& session = *recording->session;
   session.check_fit([](const SampleMisfit& misfit) {
@@ -522,11 +587,34 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
       options.output == "-" && target.has_command() ? sys::divert_stdout_to_stderr() : -1;
   try {
     session.open();
+  } catch (const Error& error) {
+    if (saved_stdout >= 0) sys::restore_stdout(saved_stdout);
+    if (options.branch_filter != 0 &&
+        (error.code().value() == EOPNOTSUPP || error.code().value() == EINVAL)) {
+      throw std::runtime_error(fmt::format(
+          "branch stacks (-b/-j) need a PMU that records taken branches (Intel LBR, AMD "
+          "LbrExtV2, Arm BRBE), and this machine's events cannot ({}); leave out -b/-j, and "
+          "use --call-graph fp or dwarf for call stacks",
+          error.what()));
+    }
+    throw;
   } catch (...) {
     if (saved_stdout >= 0) sys::restore_stdout(saved_stdout);
     throw;
   }
   if (saved_stdout >= 0) sys::restore_stdout(saved_stdout);
+  // perf's -r: the recorder under SCHED_FIFO, after the command was forked (it keeps its own
+  // policy).
+  if (options.realtime_priority > 0) {
+    struct sched_param parameter {};
+    parameter.sched_priority = options.realtime_priority;
+    if (::sched_setscheduler(0, SCHED_FIFO, &parameter) != 0) {
+      throw std::runtime_error(fmt::format(
+          "-r {}: cannot run the recorder under SCHED_FIFO: {} (root or CAP_SYS_NICE, and a "
+          "priority from 1 to {})",
+          options.realtime_priority, std::strerror(errno), ::sched_get_priority_max(SCHED_FIFO)));
+    }
+  }
   if (!recording->options.quiet) {
     if (!recording->options.mmap_note.empty()) {
       fmt::print(stderr, "perfscope: note: {}\n", recording->options.mmap_note);
@@ -574,6 +662,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
       PerfDataFeatures features = describe_host(own_command_line());
       features.tracing_data = recording->tracing_data;
       features.clock_data = recording->clock_data;
+      features.groups = recording->groups;
       writer.begin_pipe(features);
     }
     // First, as perf writes it: readers set up the trace's decoder before any record.
@@ -678,6 +767,7 @@ int finish(Recording& recording) {
   if (recording.options.no_buildid) features.build_ids.clear();
   features.tracing_data = std::move(recording.tracing_data);
   features.clock_data = recording.clock_data;
+  features.groups = recording.groups;
   if (sink.first_time() != 0) features.sample_time = {sink.first_time(), sink.last_time()};
   if (!writer.pipe_mode()) carry_jit_files(sink, features);
   if (recording.options.clockid >= 0 && !writer.pipe_mode()) {
@@ -868,6 +958,11 @@ int RecordCommand::run(bool verbose, std::vector<std::string> command) {
 
 int run_record(RecordOptions options, bool verbose) {
   install_stop_handlers();
+  if (verbose && options.no_bpf_event) {
+    fmt::print(stderr,
+               "perfscope: --no-bpf-event: perfscope records no BPF program events (BPF_EVENT, "
+               "and KSYMBOL for BPF programs) anyway: nothing to leave out\n");
+  }
   auto recording = prepare(std::move(options));
   if (!recording) return 0;  // --dry-run
   record(*recording, verbose);

@@ -24,6 +24,7 @@
 #include "perfscope/analysis/profile/report_table.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "raw_trace_dump.hpp"
 #include "report_html.hpp"
 #include "report_perf_options.hpp"
 #include "report_statistics.hpp"
@@ -111,6 +112,7 @@ ReportCommand::ReportCommand(CLI::App& app) {
                    "viewer of perfscope view and the profile in one file that opens from file://)");
   app_->add_option("-o,--output", options_.output, "Write to this file instead of stdout");
   add_report_perf_options(*app_, options_);
+  add_event_switch_options(*app_, options_.switches);
   app_->add_flag("--wall", options_.wall,
                  "Wall-clock view of an off-CPU recording: on-CPU (cpu-clock) and off-CPU "
                  "samples as one wall-time event, shares of the threads' wall time");
@@ -194,6 +196,23 @@ int ReportCommand::run() {
   options.keep_sample_times = html;  // the viewer's time ranges (ProfileView)
 
   PerfDataReader reader = PerfDataReader::open(o.input);
+  if (o.dump_raw_trace) {
+    if (!o.quiet) {
+      std::fputs(
+          "# To display the perf.data header info, please use --header/--header-only "
+          "options.\n#\n",
+          stdout);
+    }
+    RawTraceDumpResult dumped =
+        print_raw_trace(reader, {PerfDumpTool::report, true, o.input}, stdout);
+    auto error = dumped.error;
+    if (!error) {
+      error = print_record_statistics(reader, stdout, true, false, &dumped.histogram_entries);
+    }
+    std::fflush(stdout);
+    if (error) print_partial_data_warning(reader, *error);
+    return 0;
+  }
   if (o.record_statistics || o.tasks) {
     auto error = o.record_statistics ? print_record_statistics(reader, stdout, o.skip_empty)
                                      : print_task_tree(reader, stdout);
@@ -202,6 +221,8 @@ int ReportCommand::run() {
     return 0;
   }
   options.filter.times = TimeRanges::parse(o.time, reader.features().sample_time);
+  options.filter.switches =
+      EventSwitchWindows::compute(reader, o.switches.on, o.switches.off, o.switches.show);
   report.time_slices = o.time;
   // perf never counts the samples --hide-unresolved leaves out: shares are of the rest.
   report.relative_percentages = o.percentage == "relative" || o.hide_unresolved;

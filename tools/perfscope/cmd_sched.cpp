@@ -17,6 +17,7 @@
 #include "perfscope/analysis/sched/thread_states.hpp"
 #include "perfscope/analysis/sched/timehist.hpp"
 #include "perfscope/sys/kernel_files.hpp"
+#include "raw_trace_dump.hpp"
 #include "subcommand_table.hpp"
 
 namespace perfscope::cli {
@@ -54,8 +55,13 @@ struct OpenedTrace {
   std::unique_ptr<SchedTrace> trace;
 };
 
-OpenedTrace open_trace(const std::string& input) {
+OpenedTrace open_trace(const std::string& input, bool dump_raw_trace) {
   OpenedTrace opened{std::make_unique<PerfDataReader>(PerfDataReader::open(input)), nullptr};
+  if (dump_raw_trace) {
+    auto error = print_raw_trace(*opened.reader, {PerfDumpTool::sched, true, input}, stdout).error;
+    std::fflush(stdout);
+    if (error) print_partial_data_warning(*opened.reader, *error);
+  }
   for (const auto& note : opened.reader->notes()) {
     fmt::print(stderr, "perfscope sched: note: {}\n", note);
   }
@@ -86,8 +92,12 @@ int report_walk(const SchedWalkStats& stats, const PerfDataReader& reader) {
   return 0;
 }
 
-void add_input_option(CLI::App& app, std::string& input) {
-  app.add_option("-i,--input", input, "The recording (default perf.data)");
+void add_input_options(CLI::App& app, SchedCommandOptions& options) {
+  app.add_option("-i,--input", options.input, "The recording (default perf.data)");
+  app.add_flag("-D,--dump-raw-trace", options.dump_raw_trace,
+               "perf's raw dump of every record (hex and decoded) before the analysis");
+  app.add_flag("-f,--force", options.force,
+               "Accepted for perf's scripts: perfscope reads any recording it can open");
 }
 
 }  // namespace
@@ -95,7 +105,7 @@ void add_input_option(CLI::App& app, std::string& input) {
 SchedCommand::SchedCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "sched");
   app_->require_subcommand(1);
-  add_input_option(*app_, options_.input);
+  add_input_options(*app_, options_);
   app_->footer(
       "Subcommands: record, timehist, latency, states (perfscope sched SUBCOMMAND --help); "
       "script is perfscope script, as perf sched script is perf script.\n\n"
@@ -123,7 +133,7 @@ SchedCommand::SchedCommand(CLI::App& app) {
 
   timehist_ = app_->add_subcommand(
       "timehist", "One row per context switch: wait time, scheduling delay, run time");
-  add_input_option(*timehist_, options_.input);
+  add_input_options(*timehist_, options_);
   timehist_->add_flag("--state", options_.show_state,
                       "Add the state each task left the CPU in (perf's letters)");
   timehist_->footer(
@@ -136,7 +146,7 @@ SchedCommand::SchedCommand(CLI::App& app) {
 
   latency_ = app_->add_subcommand(
       "latency", "Per task: run time, switches, average and maximum scheduling delay");
-  add_input_option(*latency_, options_.input);
+  add_input_options(*latency_, options_);
   latency_->add_option("-s,--sort", options_.sort,
                        "Sort keys, most significant first: avg, max, switch, runtime, pid "
                        "(default: avg, max, switch, runtime)");
@@ -153,7 +163,7 @@ SchedCommand::SchedCommand(CLI::App& app) {
   states_ = app_->add_subcommand(
       "states",
       "Per thread: running, runnable (waiting), sleeping, blocked (D) share of wall time");
-  add_input_option(*states_, options_.input);
+  add_input_options(*states_, options_);
   states_->footer(
       "Each thread is followed from its first event (its wake-up or first switch) to its exit or "
       "the end of the recording; the states add up to that wall time. A preempted task is "
@@ -198,7 +208,7 @@ int SchedCommand::record_sched(std::vector<std::string> after_dashes) {
 }
 
 int SchedCommand::run_timehist() {
-  OpenedTrace opened = open_trace(options_.input);
+  OpenedTrace opened = open_trace(options_.input, options_.dump_raw_trace);
   TimehistText text(options_.show_state);
   std::string out;
   text.header(out);
@@ -225,7 +235,7 @@ int SchedCommand::run_latency() {
   options.sort_keys = parse_latency_sort_keys(options_.sort);
   options.per_thread = options_.per_thread;
   options.count_waking = options_.count_waking;
-  OpenedTrace opened = open_trace(options_.input);
+  OpenedTrace opened = open_trace(options_.input, options_.dump_raw_trace);
   LatencyAnalyzer analyzer(opened.trace->tasks(), options, opened.trace->has_event("sched_waking"));
   SchedInterest interest;
   interest.migrations = interest.names = false;
@@ -237,7 +247,7 @@ int SchedCommand::run_latency() {
 }
 
 int SchedCommand::run_states() {
-  OpenedTrace opened = open_trace(options_.input);
+  OpenedTrace opened = open_trace(options_.input, options_.dump_raw_trace);
   ThreadStateAnalyzer analyzer(opened.trace->tasks());
   SchedInterest interest;
   interest.migrations = false;

@@ -12,7 +12,9 @@ namespace perfscope::cli {
 
 struct SchedCommandOptions {
   std::string input = "perf.data";
-  bool show_state = false;                         // timehist --state
+  bool dump_raw_trace = false;  // -D: perf's raw dump of every record before the analysis
+  bool force = false;           // -f: perf's "don't complain": perfscope reads any it can open
+  bool show_state = false;      // timehist --state
   std::string sort = "avg, max, switch, runtime";  // latency -s
   bool per_thread = false;                         // latency -p
   bool count_waking = false;                       // latency --waking

@@ -26,6 +26,7 @@
 #include "perfscope/analysis/recording/off_cpu_state.hpp"
 #include "perfscope/core/event_attr.hpp"
 #include "perfscope/core/safe_text.hpp"
+#include "raw_trace_dump.hpp"
 #include "report_perf_options.hpp"
 #include "script_dlfilter.hpp"
 #include "script_fields.hpp"
@@ -152,6 +153,11 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_->add_flag("--ns", nanoseconds_, "Times with nine decimals");
   app_->add_flag("--header", header_, "The file's header (host, events, features) first");
   app_->add_flag("--header-only", header_only_, "Only the file's header");
+  app_->add_flag("-D,--dump-raw-trace", dump_raw_trace_,
+                 "perf's raw dump of every record (hex and decoded, in perf's order) before the "
+                 "script's output");
+  app_->add_flag("--dump-unsorted-raw-trace", dump_unsorted_raw_trace_,
+                 "The raw dump in file order (and the script's output in file order)");
   app_->add_flag("--reltime", relative_time_, "Times since the first record printed");
   app_->add_flag("--deltatime", delta_time_, "Times since the previous record printed");
   app_->add_option("--dlfilter", dlfilter_,
@@ -162,6 +168,7 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   add_inline_option(*app_, inline_frames_);
   add_threads_option(*app_, threads_);
   add_symbol_source_options(*app_, symbol_sources_);
+  add_event_switch_options(*app_, switches_);
   app_->footer(
       "Examples:\n"
       "  perfscope script -F comm,tid,time,sym -i perf.data\n"
@@ -172,6 +179,8 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
 script_text::ScriptSelection ScriptCommand::script_selection(const PerfDataReader& reader) const {
   script_text::ScriptSelection selection;
   selection.times = TimeRanges::parse(time_, reader.features().sample_time);
+  selection.switches =
+      EventSwitchWindows::compute(reader, switches_.on, switches_.off, switches_.show);
   if (!cpus_.empty()) selection.cpus = cpu_selection(cpus_, reader);
   selection.pids = parse_task_id_list("--pid", pids_);
   selection.tids = parse_task_id_list("--tid", tids_);
@@ -200,6 +209,12 @@ int ScriptCommand::run() {
     std::string header = render_file_header(reader, input_);
     std::fwrite(header.data(), 1, header.size(), stdout);
     if (header_only_) return 0;
+  }
+  if (dump_raw_trace_ || dump_unsorted_raw_trace_) {
+    if (dump_unsorted_raw_trace_) ordered_ = false;
+    auto dumped = print_raw_trace(reader, {PerfDumpTool::script, ordered_, input_}, stdout).error;
+    std::fflush(stdout);
+    if (dumped) print_partial_data_warning(reader, *dumped);
   }
   std::optional<PerfDataError> error;
   std::size_t undecodable = 0, undecodable_side_band = 0;

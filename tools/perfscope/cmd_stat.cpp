@@ -38,6 +38,17 @@ namespace perfscope::cli {
 
 namespace {
 
+// --no-scale: each count as the PMU counted it while the event was on it, not extrapolated to
+// the whole run (the share it ran is still printed).
+void as_measured(std::vector<EventCount>& counts) {
+  for (EventCount& count : counts)
+    count.scaled = perfscope::as_measured(count.reading, count.scaled);
+}
+
+// --interval-clear: perf's CONSOLE_CLEAR (cursor home, erase the screen), before the interval's
+// header.
+void clear_screen(std::FILE* out) { std::fputs("\033[H\033[2J\n", out); }
+
 constexpr std::string_view default_events =
     "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,"
     "branch-misses";
@@ -165,6 +176,14 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_option("--pre", options_.pre, "Run this shell command before each run (with -r)");
   app_->add_option("--post", options_.post, "Run this shell command after each run (with -r)");
   app_->add_flag("--sync", options_.sync, "Call sync() before each run");
+  app_->add_flag("--table", options_.run_table,
+                 "With -r: each run's elapsed time and its distance from the mean, as perf's "
+                 "table of individual measurements");
+  app_->add_flag("--interval-clear", options_.interval_clear,
+                 "With -I: clear the screen before each interval (a live view on a terminal)");
+  app_->add_flag("-c,--scale,!--no-scale", options_.scale,
+                 "Scale multiplexed counts to the whole run (the default); --no-scale prints "
+                 "what the PMU counted while the event was on it");
   app_->add_flag("-d,--detailed", options_.detailed,
                  "Add perf's detailed cache events (-dd and -ddd add more)");
   // `stat record` and `stat report` (main rewrites them into these).
@@ -284,6 +303,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   result.command = options.command;
   result.command_is_target = target.kind() == Target::Kind::command;
   result.runs = options.repeat;
+  result.run_table = options.run_table && options.repeat > 1;
   std::vector<RunningStatistics> per_event;
   std::unique_ptr<StatRecordWriter> recording;
   if (!options.record_to.empty()) {
@@ -387,9 +407,11 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
         delta[i].reading = now_counts[i].reading.since(previous[i].reading);
         delta[i].scaled = scale_delta(delta[i].reading, now_counts[i].reading);
       }
+      if (!options.scale) as_measured(delta);
+      if (!options.quiet && options.interval_clear) clear_screen(out);
       if (!options.quiet) {
         print_stat_interval(out, format, (at - started) / 1e9, delta, at - previous_at,
-                            first_interval, separator);
+                            first_interval || options.interval_clear, separator);
       }
       first_interval = false;
       previous = now_counts;
@@ -454,6 +476,7 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
     if (options.interval_ms > 0 && !(options.interval_count > 0 && ended_early)) print_interval();
     double elapsed = now_ns() - started;
     result.counts = session.read();
+    if (!options.scale) as_measured(result.counts);
     if (recording) {
       // With -I the intervals are the record, as perf's (its files have no final round).
       if (options.interval_ms == 0) {

@@ -22,6 +22,7 @@
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/live/live_profile.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/event_spec.hpp"
 #include "perfscope/engine/sampling_session.hpp"
@@ -292,6 +293,10 @@ TopCommand::TopCommand(CLI::App& app) {
                    "Show only symbols containing this text (key s in the live view)");
   app_->add_option("--dso-filter", options_.dso_filter,
                    "Show only DSOs containing this text (key d in the live view)");
+  add_kernel_symbol_options(*app_, options_.kernel, "-k,--vmlinux", "");
+  app_->add_option("--kallsyms", options_.kallsyms,
+                   "Kernel symbols from this file (a copy of /proc/kallsyms), as perf's --kallsyms")
+      ->check(readable_file());
   app_->add_option("-m,--mmap-pages", options_.mmap_pages,
                    "Ring buffer data pages per CPU or thread (a power of two)");
   app_->footer(
@@ -328,6 +333,13 @@ int TopCommand::run() {
   model.decay = options.zero ? 0.0 : 7.0 / 8.0;
   model.sort = parse_live_sort_keys(options.sort);
   model.resolver.symbols.parameter_lists = false;  // perf top's short C++ names
+  apply_kernel_symbol_options(options.kernel, model.resolver.symbols);
+  // The live kernel: its build id picks a vmlinux of the same build where perf looks for one.
+  model.resolver.symbols.kernel_build_id = kernel_build_id().value_or(std::vector<std::uint8_t>());
+  if (!options.kallsyms.empty()) {
+    model.resolver.symbols.kallsyms_path = options.kallsyms;
+    model.resolver.symbols.kallsyms_path_chosen = true;
+  }
   bool text = options.stdio || options.batch > 0;
   if (!text && (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO))) {
     fmt::print(stderr, "perfscope top: no terminal: printing text snapshots (--stdio)\n");

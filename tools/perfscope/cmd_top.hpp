@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "perfscope/engine/machine_check.hpp"
 
 namespace perfscope::cli {
@@ -38,6 +39,8 @@ struct TopOptions {
   bool zero = false;
   std::string symbol_filter, dso_filter;
   std::size_t mmap_pages = 0;
+  KernelSymbolOptions kernel;  // -k/--vmlinux, --ignore-vmlinux, --demangle-kernel
+  std::string kallsyms;        // --kallsyms FILE
 };
 
 class TopCommand {

@@ -400,6 +400,17 @@ void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets
   }
 }
 
+void add_event_switch_options(CLI::App& app, EventSwitchOptions& targets) {
+  app.add_option("--switch-on", targets.on,
+                 "Consider the samples after a sample of this event only (until --switch-off)")
+      ->type_name("EVENT");
+  app.add_option("--switch-off", targets.off,
+                 "Consider no sample after a sample of this event (until the next --switch-on)")
+      ->type_name("EVENT");
+  app.add_flag("--show-on-off-events", targets.show,
+               "Keep the samples of the --switch-on/--switch-off events themselves");
+}
+
 void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets) {
   app.add_option("--archive", targets.archives,
                  "Read the recorded files from this archive (perfscope archive's .tar.zst, perf "
@@ -411,11 +422,35 @@ void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets) {
   app.add_option("--kallsyms", targets.kallsyms,
                  "Kernel symbols from this file (a copy of /proc/kallsyms), as perf's --kallsyms")
       ->check(readable_file());
+  add_kernel_symbol_options(app, targets.kernel, "-k,--vmlinux", "-m,--modules");
   app.add_flag("--demangle{1},--no-demangle{-1}", targets.demangle,
                "C++ and Rust names demangled (the default) or as the symbol table holds them");
   app.add_flag("-f,--force", targets.force,
                "Accepted for perf's scripts: perf refuses a recording another user owns unless "
                "forced; perfscope reads any recording it can open");
+}
+
+void add_kernel_symbol_options(CLI::App& app, KernelSymbolOptions& targets,
+                               const std::string& vmlinux_names, const std::string& modules_names) {
+  app.add_option(vmlinux_names, targets.vmlinux,
+                 "Kernel symbols from this vmlinux image (its symbol table, moved to where the "
+                 "recording's kernel was) instead of kallsyms")
+      ->check(readable_file());
+  app.add_flag("--ignore-vmlinux", targets.ignore_vmlinux,
+               "Do not look for a vmlinux of the recording's kernel (/boot/vmlinux-RELEASE, "
+               "/usr/lib/debug/boot/vmlinux-RELEASE, ...): kernel symbols from kallsyms");
+  app.add_flag("--demangle-kernel", targets.demangle_kernel,
+               "Demangle kernel symbols too (Rust and C++ names in the kernel)");
+  if (modules_names.empty()) return;
+  app.add_flag(modules_names, targets.modules,
+               "Module symbols of the live kernel: perfscope names module addresses from kallsyms "
+               "(with their [module]) whether or not this is given");
+}
+
+void apply_kernel_symbol_options(const KernelSymbolOptions& options, SymbolizerOptions& symbols) {
+  if (!options.ignore_vmlinux) symbols.vmlinux_path = options.vmlinux;
+  symbols.search_vmlinux = !options.ignore_vmlinux;
+  symbols.demangle_kernel = options.demangle_kernel;
 }
 
 void add_inline_option(CLI::App& app, int& choice) {
@@ -465,6 +500,7 @@ SymbolSources::SymbolSources(const SymbolSourceOptions& options) {
     roots_.symfs = options.symfs;
   }
   kallsyms_ = options.kallsyms;
+  kernel_ = options.kernel;
   demangle_ = options.demangle;
 }
 
@@ -477,6 +513,7 @@ void SymbolSources::apply(SymbolizerOptions& symbols) const {
     symbols.kallsyms_path_chosen = true;
   }
   if (demangle_ != 0) symbols.demangle = demangle_ > 0;
+  apply_kernel_symbol_options(kernel_, symbols);
   // perf's buildid.dir setting: where its build-id cache is (kallsyms copies, binaries).
   if (auto cache = perf_config().get("buildid.dir")) symbols.build_id_cache_dir = *cache;
 }

@@ -93,6 +93,27 @@ struct SampleFilterOptions {
 };
 void add_sample_filter_options(CLI::App& app, const SampleFilterOptions& targets);
 
+// perf's --switch-on EVENT, --switch-off EVENT and --show-on-off-events (report, script).
+struct EventSwitchOptions {
+  std::string on, off;
+  bool show = false;
+};
+void add_event_switch_options(CLI::App& app, EventSwitchOptions& targets);
+
+// perf's kernel-symbol options: -k/--vmlinux FILE, --ignore-vmlinux, --demangle-kernel and
+// -m/--modules (module symbols of the live kernel: what perfscope reads from kallsyms anyway).
+struct KernelSymbolOptions {
+  std::string vmlinux;
+  bool ignore_vmlinux = false;
+  bool demangle_kernel = false;
+  bool modules = false;
+};
+// `vmlinux_names` and `modules_names` as the command has them in perf ("-k,--vmlinux";
+// "-m,--modules", or empty where perf has no such option).
+void add_kernel_symbol_options(CLI::App& app, KernelSymbolOptions& targets,
+                               const std::string& vmlinux_names, const std::string& modules_names);
+void apply_kernel_symbol_options(const KernelSymbolOptions& options, SymbolizerOptions& symbols);
+
 // Where report, script, annotate and archive read the recorded files when they are not (or no
 // longer) at their recorded paths: --archive FILE (a perfscope or perf archive, or a directory
 // in perf's ~/.debug layout; repeatable) and --symfs DIR (perf's option).
@@ -100,8 +121,9 @@ struct SymbolSourceOptions {
   std::vector<std::string> archives;
   std::string symfs;
   std::string kallsyms;  // perf's --kallsyms FILE: kernel symbols from this file
-  int demangle = 0;      // perf's --demangle (> 0) and --no-demangle (< 0)
-  bool force = false;    // perf's -f/--force: perfscope refuses no file for its owner anyway
+  KernelSymbolOptions kernel;
+  int demangle = 0;    // perf's --demangle (> 0) and --no-demangle (< 0)
+  bool force = false;  // perf's -f/--force: perfscope refuses no file for its owner anyway
 };
 void add_symbol_source_options(CLI::App& app, SymbolSourceOptions& targets);
 
@@ -130,13 +152,15 @@ class SymbolSources {
   SymbolSources(const SymbolSources&) = delete;
   SymbolSources& operator=(const SymbolSources&) = delete;
   const SymbolLookupRoots& roots() const noexcept { return roots_; }
-  // The lookup roots, --kallsyms and --demangle/--no-demangle into `symbols`.
+  // The lookup roots, --kallsyms, the kernel-symbol options and --demangle/--no-demangle into
+  // `symbols`.
   void apply(SymbolizerOptions& symbols) const;
 
  private:
   std::vector<ExtractedSymbolArchive> extracted_;
   SymbolLookupRoots roots_;
   std::string kallsyms_;
+  KernelSymbolOptions kernel_;
   int demangle_ = 0;
 };
 

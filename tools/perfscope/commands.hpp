@@ -58,6 +58,9 @@ struct StatOptions {
   int log_fd = -1;
   std::string pre, post;
   bool sync = false;
+  bool run_table = false;       // --table: each -r run's elapsed time, as perf's table
+  bool interval_clear = false;  // --interval-clear: a clear screen before each -I interval
+  bool scale = true;            // -c/--scale; --no-scale: multiplexed counts as measured
   std::vector<std::string> command;
 };
 
@@ -275,7 +278,23 @@ struct RecordOptions {
     std::string event_list;  // that -e's text, for errors
   };
   std::vector<EventFilter> filters;
-  std::string mmap_note;  // what -m rounded, said when recording starts
+  // Sample fields perf's options add to every event.
+  bool phys_data = false;       // --phys-data: PERF_SAMPLE_PHYS_ADDR
+  bool data_page_size = false;  // --data-page-size: PERF_SAMPLE_DATA_PAGE_SIZE
+  bool code_page_size = false;  // --code-page-size: PERF_SAMPLE_CODE_PAGE_SIZE
+  bool weight = false;          // -W/--weight: PERF_SAMPLE_WEIGHT(_STRUCT)
+  bool transaction = false;     // --transaction: PERF_SAMPLE_TRANSACTION
+  std::uint64_t intr_regs = 0;  // -I/--intr-regs: PERF_SAMPLE_REGS_INTR of these registers
+  std::uint64_t user_regs = 0;  // --user-regs: PERF_SAMPLE_REGS_USER of these registers
+  bool all_cgroups = false;     // --all-cgroups: PERF_SAMPLE_CGROUP and CGROUP records
+  bool buildid_mmap = false;    // --buildid-mmap: build ids in the MMAP2 records
+  // -b/-j: branch stacks (PERF_SAMPLE_BRANCH_STACK) with these PERF_SAMPLE_BRANCH_* bits.
+  std::uint64_t branch_filter = 0;
+  bool group = false;         // --group: every event in one group
+  bool exclude_perf = false;  // --exclude-perf: no tracepoint hits of perfscope itself
+  int realtime_priority = 0;  // -r/--realtime: the recorder under SCHED_FIFO at this priority
+  bool no_bpf_event = false;  // --no-bpf-event: nothing to leave out (no BPF records here)
+  std::string mmap_note;      // what -m rounded, said when recording starts
   std::vector<std::string> command;
   PushOptions push;  // --push URL: profiles to a backend (cmd_push.hpp)
 };
@@ -324,6 +343,9 @@ class ScriptCommand {
   std::string comms_, pids_, tids_, cpus_, time_, symbols_, dsos_;
   bool hide_call_graph_ = false, nanoseconds_ = false, relative_time_ = false, delta_time_ = false;
   bool header_ = false, header_only_ = false;  // perf's --header, --header-only
+  // -D and --dump-unsorted-raw-trace: perf's raw dump of every record before the script's output.
+  bool dump_raw_trace_ = false, dump_unsorted_raw_trace_ = false;
+  EventSwitchOptions switches_;  // --switch-on, --switch-off, --show-on-off-events
   std::size_t max_stack_ = ~std::size_t{0};
   int inline_frames_ = 0;    // add_inline_option's choice
   std::size_t threads_ = 0;  // add_threads_option's
@@ -368,6 +390,8 @@ struct ReportCommandOptions {
   bool header = false, header_only = false;
   std::uint32_t max_stack = 0;  // 0: whole chains
   std::string output_fields;    // -F
+  bool dump_raw_trace = false;  // -D: perf's raw dump of every record, no profile
+  EventSwitchOptions switches;  // --switch-on, --switch-off, --show-on-off-events
 };
 
 class ReportCommand {
@@ -397,6 +421,7 @@ class AnnotateCommand {
   std::vector<std::string> symbols_;
   bool stdio_ = false, source_ = false, asm_only_ = false, full_names_ = false, raw_names_ = false;
   bool children_ = false;
+  bool dump_raw_trace_ = false;  // -D: perf's raw dump of every record, no annotation
   std::string format_ = "text";
   double percent_limit_ = 5.0;
   std::string comm_list_, dso_list_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -14,6 +15,8 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "perfscope/abi/sample_format.hpp"
+#include "perfscope/abi/user_registers.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 
 namespace perfscope::cli {
@@ -121,6 +124,7 @@ std::vector<RecordOptions::EventFilter> event_filters_in_order(
     const CLI::App& app, const std::function<std::size_t(const std::string&)>& count_events) {
   const CLI::Option* event = app.get_option("-e");
   const CLI::Option* filter = app.get_option("--filter");
+  const CLI::Option* exclude_perf = app.get_option_no_throw("--exclude-perf");
   const std::vector<std::string> lists = event->as<std::vector<std::string>>();
   const std::vector<std::string> texts =
       filter->count() ? filter->as<std::vector<std::string>>() : std::vector<std::string>{};
@@ -142,9 +146,96 @@ std::vector<RecordOptions::EventFilter> event_filters_in_order(
       }
       last_list->text = text;
       filters.push_back(*last_list);
+    } else if (option == exclude_perf && exclude_perf != nullptr) {
+      // perf's --exclude-perf: the tracepoints of the -e before it skip the recorder's own hits.
+      if (!last_list) {
+        throw std::invalid_argument(
+            "--exclude-perf has no event: it applies to the tracepoints of the -e before it "
+            "(perfscope record -a -e raw_syscalls:sys_enter --exclude-perf)");
+      }
+      last_list->text = fmt::format("common_pid != {}", ::getpid());
+      filters.push_back(*last_list);
     }
   }
   return filters;
+}
+
+std::uint64_t parse_register_list(const std::string& text, const char* option) {
+#if defined(__aarch64__)
+  constexpr bool arm64 = true;
+#else
+  constexpr bool arm64 = false;
+#endif
+  const std::uint64_t available = abi::dwarf_unwind_register_mask();
+  if (available == 0) {
+    throw CLI::ValidationError(option,
+                               "perfscope knows no registers of this machine's architecture to "
+                               "sample (x86-64 and arm64 it does)");
+  }
+  if (text.empty()) return available;  // perf: every general register
+  std::string names;
+  for (std::uint64_t mask = available; mask != 0; mask &= mask - 1) {
+    names += fmt::format("{} ",
+                         abi::register_name(static_cast<unsigned>(std::countr_zero(mask)), arm64));
+  }
+  if (text == "?") throw CLI::ValidationError(option, "available registers: " + names);
+  std::uint64_t chosen = 0;
+  for (std::string_view word : split_comma_list(text)) {
+    bool found = false;
+    for (std::uint64_t mask = available; mask != 0 && !found; mask &= mask - 1) {
+      auto reg = static_cast<unsigned>(std::countr_zero(mask));
+      std::string_view name = abi::register_name(reg, arm64);
+      found = name.size() == word.size() &&
+              std::equal(name.begin(), name.end(), word.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) ==
+                       std::tolower(static_cast<unsigned char>(b));
+              });
+      if (found) chosen |= std::uint64_t{1} << reg;
+    }
+    if (!found) {
+      throw CLI::ValidationError(
+          option, fmt::format("unknown register \"{}\": the registers are {}", word, names));
+    }
+  }
+  return chosen;
+}
+
+std::uint64_t parse_branch_filter(const std::string& text) {
+  namespace bs = abi::branch_sample;
+  static const std::pair<std::string_view, std::uint64_t> modes[] = {{"u", bs::user},
+                                                                     {"k", bs::kernel},
+                                                                     {"hv", bs::hv},
+                                                                     {"any", bs::any},
+                                                                     {"any_call", bs::any_call},
+                                                                     {"any_ret", bs::any_return},
+                                                                     {"ind_call", bs::ind_call},
+                                                                     {"abort_tx", bs::abort_tx},
+                                                                     {"in_tx", bs::in_tx},
+                                                                     {"no_tx", bs::no_tx},
+                                                                     {"cond", bs::cond},
+                                                                     {"ind_jmp", bs::ind_jump},
+                                                                     {"call", bs::call},
+                                                                     {"save_type", bs::type_save},
+                                                                     {"stack", bs::call_stack},
+                                                                     {"hw_index", bs::hw_index},
+                                                                     {"priv", bs::priv_save},
+                                                                     {"counter", bs::counters}};
+  std::uint64_t bits = 0;
+  for (std::string_view word : split_comma_list(text)) {
+    auto found = std::find_if(std::begin(modes), std::end(modes),
+                              [&](const auto& mode) { return mode.first == word; });
+    if (found == std::end(modes)) {
+      std::string known;
+      for (const auto& mode : modes)
+        known += fmt::format("{}{}", known.empty() ? "" : ",", mode.first);
+      throw CLI::ValidationError(
+          "-j", fmt::format("unknown branch filter '{}': the filters are {}", word, known));
+    }
+    bits |= found->second;
+  }
+  // Only privilege levels: every taken branch at those levels, as perf.
+  if ((bits & ~bs::plm_all) == 0) bits |= bs::any;
+  return bits;
 }
 
 void add_perf_record_options(CLI::App& app, RecordOptions& options) {
@@ -214,10 +305,79 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
       "per-thread counts in the recording (PERF_SAMPLE_READ with inherit_stat) are not "
       "written by perfscope record: count per thread with 'perfscope stat --per-thread -- "
       "COMMAND'");
+  app.add_option_function<std::string>(
+         "-I,--intr-regs",
+         [&options](const std::string& text) {
+           options.intr_regs = parse_register_list(text, "--intr-regs");
+         },
+         "Sample these registers at the interrupt (PERF_SAMPLE_REGS_INTR; all general ones "
+         "without a list; -I? names them): script -F iregs prints them")
+      ->expected(0, 1)
+      ->type_name("REGS");
+  app.add_option_function<std::string>(
+         "--user-regs",
+         [&options](const std::string& text) {
+           options.user_regs = parse_register_list(text, "--user-regs");
+         },
+         "Sample these user-space registers (PERF_SAMPLE_REGS_USER; all general ones without a "
+         "list): script -F uregs prints them")
+      ->expected(0, 1)
+      ->type_name("REGS");
+  app.add_flag("--phys-data", options.phys_data,
+               "Record the physical address of each sample's data address (PERF_SAMPLE_PHYS_ADDR; "
+               "with -d): script -F phys_addr");
+  app.add_flag("--data-page-size", options.data_page_size,
+               "Record the page size of each sample's data address (PERF_SAMPLE_DATA_PAGE_SIZE; "
+               "with -d): script -F data_page_size");
+  app.add_flag("--code-page-size", options.code_page_size,
+               "Record the page size of each sample's code address (PERF_SAMPLE_CODE_PAGE_SIZE): "
+               "script -F code_page_size");
+  app.add_flag("-W,--weight", options.weight,
+               "Record each sample's weight (PERF_SAMPLE_WEIGHT: the latency memory events "
+               "measure; 0 for other events)");
+  app.add_flag("--transaction", options.transaction,
+               "Record each sample's transaction flags (PERF_SAMPLE_TRANSACTION: TSX aborts; 0 "
+               "elsewhere)");
+  app.add_flag("--all-cgroups", options.all_cgroups,
+               "Record each sample's cgroup (PERF_SAMPLE_CGROUP) and the cgroups' paths (CGROUP "
+               "records): report --sort cgroup names them");
+  app.add_flag("--buildid-mmap", options.buildid_mmap,
+               "The kernel writes each mapped file's build id into its MMAP2 record (kernel "
+               "5.12+): no build-id section is gathered at the end");
+  app.add_flag_callback(
+      "-b,--branch-any", [&options] { options.branch_filter |= abi::branch_sample::any; },
+      "Sample the taken branches (branch stacks: PERF_SAMPLE_BRANCH_STACK, needs a PMU that "
+      "records them, such as Intel LBR or Arm BRBE)");
+  app.add_option_function<std::string>(
+         "-j,--branch-filter",
+         [&options](const std::string& text) {
+           options.branch_filter |= parse_branch_filter(text);
+         },
+         "Sample these taken branches: any, any_call, any_ret, ind_call, ind_jmp, call, cond, "
+         "abort_tx, in_tx, no_tx, save_type, stack, hw_index, priv, counter, with u, k, hv")
+      ->type_name("FILTERS");
+  app.add_flag("--group", options.group,
+               "Every event in one group (counted together), as perf's --group");
+  app.add_flag("--exclude-perf", options.exclude_perf,
+               "The tracepoints of the -e before it skip perfscope's own hits (a common_pid "
+               "filter)");
+  app.add_option("-r,--realtime", options.realtime_priority,
+                 "Run the recorder under SCHED_FIFO at this priority (root or CAP_SYS_NICE), so "
+                 "that a busy machine does not keep it from draining")
+      ->check(CLI::Range(1, 99))
+      ->type_name("PRIORITY");
+  app.add_flag("--no-bpf-event", options.no_bpf_event,
+               "perf's switch for BPF program records: perfscope records none (-v says so)");
   add_refused_option(
-      app, "--user-regs", "perf's user register samples: not written by perfscope", true,
-      "perfscope record samples user registers only for --call-graph dwarf (the unwinder's "
-      "registers); a chosen register set is not supported: leave out --user-regs");
+      app, "--clang-path", "perf's compiler for BPF scriptlets: perfscope runs no BPF programs",
+      true,
+      "perf compiles BPF scriptlets (-e prog.c) with clang; perfscope loads no BPF programs: "
+      "use tracepoints, kprobes or uprobes (perfscope probe) as events instead");
+  add_refused_option(
+      app, "--clang-opt",
+      "perf's compiler options for BPF scriptlets: perfscope runs no BPF programs", true,
+      "perf compiles BPF scriptlets (-e prog.c) with clang; perfscope loads no BPF programs: "
+      "use tracepoints, kprobes or uprobes (perfscope probe) as events instead");
 }
 
 }  // namespace perfscope::cli

@@ -31,16 +31,27 @@ int parse_clockid(const std::string& text);
 // A size as perf's --max-size: bytes, or with B, K, M or G. Throws CLI::ValidationError.
 std::uint64_t parse_size(const std::string& text, const char* option);
 
-// The --filter options of a parsed record command paired with the -e each follows, as perf
-// pairs them: a filter is for every event of the -e list before it. `count_events` says how many
-// events a list holds. Throws std::invalid_argument for a --filter with no -e before it.
+// The --filter (and --exclude-perf) options of a parsed record command paired with the -e each
+// follows, as perf pairs them: a filter is for every event of the -e list before it.
+// `count_events` says how many events a list holds. Throws std::invalid_argument for a --filter
+// with no -e before it.
 std::vector<RecordOptions::EventFilter> event_filters_in_order(
     const CLI::App& app, const std::function<std::size_t(const std::string&)>& count_events);
 
+// -I/--intr-regs and --user-regs: perf's register names, any case, comma-separated; empty: every
+// general register; "?" throws the list. Throws CLI::ValidationError naming `option`.
+std::uint64_t parse_register_list(const std::string& text, const char* option);
+
+// -j as perf: its branch filter names (any, any_call, ..., u, k, hv) into PERF_SAMPLE_BRANCH_*
+// bits; privilege levels alone mean every taken branch at them.
+std::uint64_t parse_branch_filter(const std::string& text);
+
 // perf record's everyday options into `options` (-T, -d, -q, -N, -B, --switch-events, -P, -k,
 // --all-user, --all-kernel, --user/kernel-callchains, -R, --sample-identifier, --no-buffering,
-// --dry-run, --timestamp-filename, --max-size; --filter is read by event_filters_in_order);
-// -z, -s and --user-regs refused with the reason and what to do instead.
+// --dry-run, --timestamp-filename, --max-size, the sample fields (-I, --user-regs,
+// --phys-data, --data/code-page-size, -W, --transaction, --all-cgroups, --buildid-mmap, -b, -j),
+// --group, --exclude-perf, -r; --filter is read by event_filters_in_order); -z, -s and the BPF
+// compiler's options refused with the reason and what to do instead.
 void add_perf_record_options(CLI::App& app, RecordOptions& options);
 
 }  // namespace perfscope::cli

@@ -53,6 +53,9 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
                "--stats leaves out the record types and events with no record (the default)");
   app.add_flag("--tasks", options.tasks,
                "Only the recording's tasks (pid, tid, parent, comm), children under parents");
+  app.add_flag("-D,--dump-raw-trace", options.dump_raw_trace,
+               "perf's raw dump instead of the profile: every record in hex and decoded, in "
+               "perf's order and layout, then each record type's count");
   app.add_flag("--header", options.header, "The file's header (host, events, features) first");
   app.add_flag("--header-only", options.header_only, "Only the file's header");
   app.add_option("--max-stack", options.max_stack,

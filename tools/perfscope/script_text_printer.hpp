@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/perf_data/event_switch.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/perf_data/sample_selection.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
@@ -109,7 +110,8 @@ inline void add_recorded_build_ids(StackResolver& resolver, const PerfDataReader
 // the sampled ip's function and file (-S/--symbols, --dsos).
 struct ScriptSelection {
   TimeRanges times;
-  std::vector<bool> cpus;  // by CPU number; empty: every CPU
+  EventSwitchWindows switches;  // --switch-on, --switch-off
+  std::vector<bool> cpus;       // by CPU number; empty: every CPU
   std::vector<std::uint32_t> pids, tids;
   std::vector<std::string> comms, symbols, dsos;
 };
@@ -294,6 +296,7 @@ class TextPrinter {
     if (!selection.times.empty() &&
         (!sample_.has(sf::time) || !selection.times.contains(sample_.time)))
       return false;
+    if (!selection.switches.keeps(event_, sample_.time)) return false;
     if (!selection.cpus.empty() && (!sample_.has(sf::cpu) || sample_.cpu >= selection.cpus.size() ||
                                     !selection.cpus[sample_.cpu]))
       return false;

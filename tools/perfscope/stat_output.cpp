@@ -59,6 +59,22 @@ std::string format_value(const EventCount& count, double value) {
   return fmt::format("{:.0f}", std::round(value));
 }
 
+// perf stat --table: each run's elapsed time, its distance from the mean, and a bar of one '#'
+// and one more per 5 % of that distance; indented to where the final result's number starts.
+void print_run_table(std::FILE* out, const std::vector<double>& runs_ns, double mean_seconds,
+                     int digits) {
+  std::string mean = fmt::format(" {:>17.{}f}", mean_seconds, digits);
+  std::size_t indent = mean.find_first_not_of(' ');
+  fmt::print(out, "{:{}}# Table of individual measurements:\n", "", indent);
+  for (double run_ns : runs_ns) {
+    double run = run_ns / 1e9;
+    int bars = 1 + std::abs(static_cast<int>(100.0 * (run - mean_seconds) / run) / 5);
+    fmt::print(out, " {:>17.{}f} ({:+.{}f}) {}\n", run, digits, run - mean_seconds, digits,
+               std::string(static_cast<std::size_t>(bars), '#'));
+  }
+  fmt::print(out, "\n{:{}}# Final result:\n", "", indent);
+}
+
 std::string text_line(const std::vector<EventCount>& counts, std::size_t i, double elapsed_ns,
                       const RunningStatistics* statistics) {
   const EventCount& count = counts[i];
@@ -426,6 +442,8 @@ void print_stat(std::FILE* out, StatFormat format, const StatResult& result,
     int digits = error_seconds > 1 || error_seconds <= 0
                      ? 2
                      : static_cast<int>(std::lround(std::ceil(-std::log10(error_seconds)))) + 2;
+    if (result.run_table)
+      print_run_table(out, result.elapsed_values_ns, elapsed.mean() / 1e9, digits);
     fmt::print(out, " {:>17.{}f} +- {:.{}f} seconds time elapsed", elapsed.mean() / 1e9, digits,
                error_seconds, digits);
     if (elapsed.relative_error_percent() != 0) {

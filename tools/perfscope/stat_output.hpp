@@ -36,6 +36,7 @@ struct StatResult {
   // system time are printed, as perf prints them.
   bool command_is_target = false;
   int runs = 1;
+  bool run_table = false;  // --table: each run's elapsed time before the final result
   int exit_status = 0;
   bool has_exit_status = false;
   // -A/--per-*: the counts of each CPU, core, die, socket, node or thread (counts holds the

@@ -77,6 +77,13 @@ inline ScaledCount scale(const Reading& reading) noexcept {
   return result;
 }
 
+// perf stat --no-scale: the status and share of `scaled`, with the value as the PMU counted it
+// while the event was on it (no extrapolation to the time it was off).
+inline ScaledCount as_measured(const Reading& reading, ScaledCount scaled) noexcept {
+  if (scaled.status == CountStatus::multiplexed) scaled.value = static_cast<double>(reading.value);
+  return scaled;
+}
+
 // Scales the change between two readings of one event (interval mode). A per-task event whose
 // task did not run in the interval has no enabled time: that is an exact zero, not "not
 // counted", as long as the event has run at some point (`cumulative`).

@@ -39,6 +39,8 @@ struct SamplingOptions {
   bool track_tasks = true;             // COMM (with exec), MMAP2, FORK and EXIT records
   bool context_switches = false;       // SWITCH / SWITCH_CPU_WIDE records
   bool namespaces = false;             // NAMESPACES records of new tasks (and synthesized ones)
+  bool cgroups = false;                // CGROUP records of new cgroups (and synthesized ones)
+  bool build_id_mmaps = false;         // MMAP2 records with the file's build id (kernel 5.12+)
   bool time_ordered = true;            // merge the buffers by timestamp
   bool skip_unsupported = false;       // leave out events this machine cannot sample
   // MMAP2 for data mappings too (perf's mmap_data): perf's dwarf unwinder reads .eh_frame_hdr

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -94,6 +95,54 @@ void synthesize_lost_samples(std::uint64_t lost, std::size_t sample_id_size,
   RecordBuilder record(RecordType::lost_samples, 0);
   record.value<std::uint64_t>(lost);
   record.emit(sample_id_size, sink);
+}
+
+std::string cgroup2_mount() {
+  auto mounts = sys::read_text_file("/proc/self/mounts");
+  if (!mounts) return {};
+  std::istringstream lines(*mounts);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string device, point, type;
+    fields >> device >> point >> type;
+    if (type == "cgroup2") return point;
+  }
+  return {};
+}
+
+std::size_t synthesize_cgroups(std::size_t sample_id_size, const RecordSink& sink,
+                               const std::string& root) {
+  // The kernel's cgroup id of a cgroup2 directory is its kernfs node's, which is the inode
+  // number the directory shows.
+  auto emit = [&](const std::string& path, const std::string& relative) {
+    struct stat status {};
+    if (::stat(path.c_str(), &status) != 0) return false;
+    RecordBuilder record(RecordType::cgroup, 0);
+    record.value<std::uint64_t>(static_cast<std::uint64_t>(status.st_ino));
+    record.text(relative);
+    record.emit(sample_id_size, sink);
+    return true;
+  };
+  std::error_code error;
+  if (root.empty() || !std::filesystem::exists(root + "/cgroup.controllers", error)) {
+    // No cgroup2 hierarchy mounted: every task is in its root, whose id is 1.
+    RecordBuilder record(RecordType::cgroup, 0);
+    record.value<std::uint64_t>(1);
+    record.text("/");
+    record.emit(sample_id_size, sink);
+    return 1;
+  }
+  std::size_t count = emit(root, "/") ? 1 : 0;
+  namespace fs = std::filesystem;
+  for (fs::recursive_directory_iterator
+           it(root, fs::directory_options::skip_permission_denied, error),
+       end;
+       !error && it != end; it.increment(error)) {
+    if (!it->is_directory(error) || it->is_symlink(error)) continue;
+    std::string path = it->path().string();
+    if (emit(path, path.substr(root.size()))) ++count;
+  }
+  return count;
 }
 
 bool synthesize_kernel_map(std::size_t sample_id_size, const RecordSink& sink) {

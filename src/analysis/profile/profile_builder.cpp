@@ -466,6 +466,7 @@ struct ProfileBuilder::State {
       return;
     }
     if (!filter.cpus.empty() && (cpu >= filter.cpus.size() || !filter.cpus[cpu])) return;
+    if (!filter.switches.keeps(event_index, time)) return;
     profile.events[event_index].period_read += sample.has(sf::period) ? sample.period : 1;
     ++profile.events[event_index].samples_read;
     if (!thread_passes(sample)) return;

@@ -53,7 +53,7 @@ class RecordingSession::Filter final : public RecordConsumer {
 RecordingSession::RecordingSession(std::vector<EventGroupSpec> groups, Target target,
                                    SamplingOptions options)
     : target_(target),
-      synthesis_{options.namespaces},
+      synthesis_{options.namespaces, options.cgroups},
       sampling_(std::move(groups), std::move(target), options) {}
 
 void RecordingSession::check_fit(const std::function<std::string(const SampleMisfit&)>& fix) const {
@@ -95,6 +95,7 @@ void RecordingSession::synthesize(RecordingSink& sink) {
       user_only_.push_back(sampling_.opened_attr(i).has(flag::exclude_kernel));
     }
   }
+  if (synthesis_.cgroups) synthesize_cgroups(trailer, to_sink, cgroup2_mount());
   switch (target_.kind()) {
     case Target::Kind::process:
       synthesize_process(target_.pid(), trailer, to_sink, synthesis_);

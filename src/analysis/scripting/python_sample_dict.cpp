@@ -10,6 +10,7 @@
 #include "perfscope/abi/perf_event_attr.hpp"
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/abi/user_registers.hpp"
 #include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/core/reading.hpp"
 
@@ -98,26 +99,7 @@ PyObject* text(std::string_view value) {
 }
 PyObject* number(std::uint64_t value) { return PyLong_FromUnsignedLongLong(value); }
 
-// perf's register names (perf_reg_name) for the recording's architecture.
-std::string_view register_name(unsigned reg, bool arm64) {
-  static constexpr std::array<std::string_view, 24> x86{
-      "AX", "BX", "CX", "DX", "SI", "DI", "BP",  "SP",  "IP",  "FLAGS", "CS",  "SS",
-      "DS", "ES", "FS", "GS", "R8", "R9", "R10", "R11", "R12", "R13",   "R14", "R15"};
-  static constexpr std::array<std::string_view, 33> aarch64{
-      "x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10",
-      "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
-      "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "lr",  "sp",  "pc"};
-  if (arm64) {
-    if (reg < aarch64.size()) return aarch64[reg];
-    return reg == 46 ? "vg" : "unknown";
-  }
-  if (reg < x86.size()) return x86[reg];
-  static constexpr std::array<std::string_view, 16> xmm{
-      "XMM0", "XMM1", "XMM2",  "XMM3",  "XMM4",  "XMM5",  "XMM6",  "XMM7",
-      "XMM8", "XMM9", "XMM10", "XMM11", "XMM12", "XMM13", "XMM14", "XMM15"};
-  if (reg >= 32 && reg < 64 && reg % 2 == 0) return xmm[(reg - 32) / 2];
-  return "unknown";
-}
+using abi::register_name;
 
 // Addresses perf resolves in the sample's process as code or data (sample_addr_correlates_sym):
 // page-fault addresses, and branch targets of BTS.

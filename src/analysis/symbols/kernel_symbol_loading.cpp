@@ -6,6 +6,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "analysis/symbols/vmlinux_symbols.hpp"
+#include "perfscope/analysis/symbols/build_id.hpp"
 #include "perfscope/analysis/symbols/kallsyms_cache.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "perfscope/sys/memory_map.hpp"
@@ -34,6 +36,11 @@ void KernelState::load(const KernelSource& source) noexcept {
 std::shared_ptr<const LoadedKernel> KernelState::read(const KernelSource& source) noexcept {
   auto kernel = std::make_shared<LoadedKernel>();
   try {
+    if (!source.vmlinux_path.empty()) {
+      read_vmlinux(source, *kernel);
+      return kernel;
+    }
+    if (source.search_vmlinux && find_vmlinux(source, *kernel)) return kernel;
     if (read_cached_copy(source, *kernel)) return kernel;
     read_symbols(source.kallsyms_path, *kernel);
     std::uint64_t running = kernel->symbols.reference_address();
@@ -94,6 +101,43 @@ void KernelState::read_symbols(const std::string& path, LoadedKernel& kernel) {
   } else if (kernel.symbols.empty()) {
     kernel.problem = fmt::format("no kernel symbols in {}", path);
   }
+}
+
+void KernelState::read_vmlinux(const KernelSource& source, LoadedKernel& kernel) {
+  VmlinuxSymbols image = read_vmlinux_symbols(source.vmlinux_path, source.reference_address);
+  if (!image.problem.empty()) {
+    kernel.problem = std::move(image.problem);
+    return;
+  }
+  kernel.read = true;
+  kernel.symbols = std::move(image.symbols);
+  if (!source.build_id.empty() && !image.build_id.empty() && image.build_id != source.build_id) {
+    kernel.note = fmt::format(
+        "kernel symbols may be wrong: the vmlinux {} has build id {}, the recording's kernel {}",
+        source.vmlinux_path, build_id_hex(image.build_id), build_id_hex(source.build_id));
+  }
+}
+
+bool KernelState::find_vmlinux(const KernelSource& source, LoadedKernel& kernel) {
+  // Without the recording's build id a found image could be of any kernel: perf's search is
+  // only trusted where the build ids say it is the same kernel.
+  if (source.build_id.empty()) return false;
+  std::vector<std::string> candidates;
+  for (const std::string& path : vmlinux_search_paths(source.release)) {
+    if (!source.symfs.empty()) {
+      candidates.push_back(source.symfs + (path.starts_with('/') ? "" : "/") + path);
+    }
+    candidates.push_back(path);
+  }
+  for (const std::string& path : candidates) {
+    if (read_build_id(path).value_or(std::vector<std::uint8_t>()) != source.build_id) continue;
+    VmlinuxSymbols image = read_vmlinux_symbols(path, source.reference_address);
+    if (!image.problem.empty()) continue;
+    kernel.read = true;
+    kernel.symbols = std::move(image.symbols);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace detail

@@ -25,6 +25,10 @@ struct KernelSource {
   std::vector<std::string> archived_copies;  // the lookup roots' copies, tried first
   std::vector<std::uint8_t> build_id;
   std::uint64_t reference_address = 0;
+  std::string vmlinux_path;     // chosen by the user: read, whatever its build id
+  bool search_vmlinux = false;  // look where perf looks for one of the recording's build id
+  std::string release;          // the recording kernel's release, for the search paths
+  std::string symfs;            // looked under first
 };
 
 // What a kallsyms file gave: read once per symbolizer, or once for several (SharedKernelSymbols).
@@ -59,6 +63,9 @@ struct KernelState {
   // The copy of kallsyms that the recording saved, when its _text is where the recording's was.
   static bool read_cached_copy(const KernelSource& source, LoadedKernel& kernel);
   static void read_symbols(const std::string& path, LoadedKernel& kernel);
+  static void read_vmlinux(const KernelSource& source, LoadedKernel& kernel);
+  // The first vmlinux of the recording's build id where perf looks; false when none.
+  static bool find_vmlinux(const KernelSource& source, LoadedKernel& kernel);
 };
 
 }  // namespace detail

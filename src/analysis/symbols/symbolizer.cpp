@@ -113,7 +113,9 @@ struct Symbolizer::State {
   std::vector<std::string> warnings;
   std::vector<std::string> notes;
   SymbolizerStatistics statistics;
-  std::unordered_set<std::string> short_plt_names;  // node-based: views into it stay valid
+  // Names made here (short PLT names, demangled kernel names); node-based: views into it stay
+  // valid.
+  std::unordered_set<std::string> short_plt_names;
 
   // The recording's vDSO (Symbolizer::set_recording_files).
   std::vector<EmbeddedFile> vdso_images;
@@ -472,17 +474,24 @@ struct Symbolizer::State {
   }
 
   KernelSource kernel_source() const {
-    // A chosen kallsyms_path is read as it is: no build id, so no cached copy instead of it.
-    if (options.kallsyms_path_chosen) {
-      return KernelSource{options.kallsyms_path,
-                          options.build_id_cache_dir,
-                          {},
-                          {},
-                          options.kernel_reference_address};
+    KernelSource source;
+    source.kallsyms_path = options.kallsyms_path;
+    source.cache_dir = options.build_id_cache_dir;
+    source.reference_address = options.kernel_reference_address;
+    // A chosen kallsyms_path is read as it is (perf reads --kallsyms before any vmlinux): no
+    // build id, so no cached copy and no vmlinux instead of it.
+    if (options.kallsyms_path_chosen) return source;
+    source.archived_copies = locator.kallsyms_candidates(options.kernel_build_id);
+    source.build_id = options.kernel_build_id;
+    source.vmlinux_path = options.vmlinux_path;
+    source.search_vmlinux = options.search_vmlinux;
+    source.symfs = options.lookup.symfs;
+    if (recording_os_release) {
+      source.release = *recording_os_release;
+    } else if (struct utsname names{}; ::uname(&names) == 0) {
+      source.release = names.release;
     }
-    return KernelSource{options.kallsyms_path, options.build_id_cache_dir,
-                        locator.kallsyms_candidates(options.kernel_build_id),
-                        options.kernel_build_id, options.kernel_reference_address};
+    return source;
   }
 
   void load_kernel() {
@@ -687,6 +696,12 @@ SymbolizedAddress Symbolizer::resolve_kernel(std::uint64_t address) {
     result.unresolved_reason = kernel.problem;
   } else if (kernel.symbols.find(address, hit)) {
     result.symbol = hit.name;
+    if (state.options.demangle_kernel && looks_mangled(hit.name)) {
+      std::string demangled =
+          demangle_symbol(std::string(hit.name).c_str(), state.demangled_form());
+      if (!demangled.empty())
+        result.symbol = *state.short_plt_names.insert(std::move(demangled)).first;
+    }
     result.dso = hit.dso;
     result.offset = address - hit.start;
     result.size = hit.end - hit.start;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 
 namespace perfscope {
 
@@ -19,7 +20,18 @@ using RecordSink = std::function<void(std::span<const std::byte>)>;
 struct SynthesisOptions {
   // A NAMESPACES record for each thread (its /proc/PID/ns links), as perf record --namespaces.
   bool namespaces = false;
+  // A CGROUP record for each cgroup of the cgroup2 hierarchy (id and path), as perf record
+  // --all-cgroups: samples' PERF_SAMPLE_CGROUP ids then have a path.
+  bool cgroups = false;
 };
+
+// Where the cgroup2 hierarchy is mounted (/proc/self/mounts); empty when it is not.
+std::string cgroup2_mount();
+// A PERF_RECORD_CGROUP for every cgroup under the cgroup2 mount at `root` ("/" for the root
+// itself); without a cgroup2 mount, the one root cgroup every task is in (id 1). Returns how
+// many were synthesized.
+std::size_t synthesize_cgroups(std::size_t sample_id_size, const RecordSink& sink,
+                               const std::string& root);
 
 // A PERF_RECORD_MMAP for [kernel.kallsyms]_text at _text (from /proc/kallsyms). False when the
 // address cannot be read (kptr_restrict).

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/perf_data/event_switch.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/perf_data/sample_selection.hpp"
 #include "perfscope/analysis/profile/profile.hpp"
@@ -31,6 +32,8 @@ struct ProfileFilter {
   // perf's --time ranges (both ends included), with the same rule for off-CPU intervals.
   TimeRanges times;
   std::vector<bool> cpus;  // perf's --cpu, by CPU number; empty: every CPU
+  // perf's --switch-on/--switch-off: left out of the totals too, as --time.
+  EventSwitchWindows switches;
   // perf's --hide-unresolved: only samples whose leaf frame has a symbol (the others are left
   // out entirely, totals included, as perf leaves them out).
   bool resolved_only = false;

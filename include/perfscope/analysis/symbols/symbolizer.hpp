@@ -51,8 +51,17 @@ struct SymbolizerOptions {
   // with a warning (the recording is of another boot or machine).
   std::vector<std::uint8_t> kernel_build_id;
   std::uint64_t kernel_reference_address = 0;  // 0: unknown
-  std::string build_id_cache_dir;              // empty: $HOME/.debug
-  std::string jit_map_dir = "/tmp";            // where perf-PID.map files are looked for
+  // perf's -k/--vmlinux: the kernel's symbols from this image (moved to the recording's _text),
+  // instead of kallsyms. Empty: perf's own search, unless search_vmlinux is off (perf's
+  // --ignore-vmlinux): the vmlinux files perf looks in (/boot/vmlinux-RELEASE,
+  // /usr/lib/debug/boot/vmlinux-RELEASE, ...; under the symfs first), used when the image's build
+  // id is the recording kernel's.
+  std::string vmlinux_path;
+  bool search_vmlinux = true;
+  // perf's --demangle-kernel: kernel symbols demangled too (Rust and C++ names in the kernel).
+  bool demangle_kernel = false;
+  std::string build_id_cache_dir;    // empty: $HOME/.debug
+  std::string jit_map_dir = "/tmp";  // where perf-PID.map files are looked for
   // Where the recorded files are looked for before their recorded paths: extracted archives
   // (--archive) and a symfs (--symfs).
   SymbolLookupRoots lookup;
