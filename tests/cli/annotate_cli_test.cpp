@@ -518,3 +518,114 @@ TEST(AnnotateCliErrors, BadOptionsSayWhatIsWrong) {
 }
 
 }  // namespace
+
+// perf annotate's options (issue #44): --symbol, --cpu, -q, --asm-raw, --full-paths,
+// --show-total-period, --percent-type, --prefix/--prefix-strip and --skip-missing, on the known
+// answer's hot function.
+TEST(AnnotateCliOptions, PerfsAnnotateOptions) {
+  pt::TempDir dir;
+  const std::string source_dir = PERFSCOPE_SOURCE_DIR;
+  std::string file =
+      record_with("perfscope", "options", {"--sample-cpu"}, PERFSCOPE_KNOWN_ANSWER_FP_PATH);
+  pt::remove_at_exit(file);
+  auto annotate = [&](std::vector<std::string> extra) {
+    std::vector<std::string> arguments{"annotate", "-i", file};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    pt::CommandResult result = pt::run_perfscope(arguments);
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    return result.out;
+  };
+  json document = annotate_json({"-i", file, "leaf_60"});
+  ASSERT_EQ(document["functions"].size(), 1u);
+  const json& leaf = document["functions"][0];
+  const std::uint64_t function_samples = leaf["samples"], function_period = leaf["period"];
+  const std::uint64_t total_samples = document["total_samples"];
+  // The hottest instruction, by the JSON document.
+  json hottest = leaf["instructions"][0];
+  for (const json& each : leaf["instructions"]) {
+    if (each["samples"] > hottest["samples"]) hottest = each;
+  }
+  const std::uint64_t hot_samples = hottest["samples"];
+  const std::string hot_address = fmt::format("{:x}", hex(hottest["address"]));
+  // The text line of the hottest instruction: "PERCENT SAMPLES [PERIOD] ADDRESS ...".
+  auto hot_line = [&](const std::string& text) {
+    std::regex row("\n +([0-9.]+) +" + std::to_string(hot_samples) + " +([0-9]+ +)?" + hot_address +
+                   "  ([^\n]*)");
+    std::smatch match;
+    EXPECT_TRUE(std::regex_search(text, match, row)) << text;
+    return match;
+  };
+  EXPECT_EQ(annotate({"leaf_60"}), annotate({"--symbol", "leaf_60"}));
+  EXPECT_EQ(annotate({"leaf_60"}), annotate({"-s", "leaf_60"}));
+
+  // --percent-type: the function's samples, the event's.
+  auto percent_of = [&](const std::string& type) {
+    return std::stod(hot_line(annotate({"leaf_60", "--percent-type", type}))[1]);
+  };
+  EXPECT_NEAR(percent_of("local-hits"),
+              100.0 * static_cast<double>(hot_samples) / static_cast<double>(function_samples),
+              0.006);
+  EXPECT_NEAR(percent_of("global-hits"),
+              100.0 * static_cast<double>(hot_samples) / static_cast<double>(total_samples), 0.006);
+  EXPECT_NEAR(percent_of("local-period"), hottest["percent"].get<double>(), 0.006);
+
+  // --show-total-period: the Period column adds up to the function's period.
+  std::string periods = annotate({"leaf_60", "--show-total-period"});
+  EXPECT_NE(periods.find(" Percent  Samples       Period          Address  Instruction"),
+            std::string::npos)
+      << periods;
+  std::smatch hot = hot_line(periods);
+  EXPECT_EQ(std::stoull(hot[2]), hottest["period"].get<std::uint64_t>()) << hot[0];
+  (void)function_period;
+
+  // --asm-raw: the encoding beside each instruction (push %rbp is 55).
+  std::string raw = annotate({"leaf_60", "--asm-raw"});
+  EXPECT_TRUE(std::regex_search(raw, std::regex(R"(  55 +push +%rbp)"))) << raw;
+
+  // --full-paths: the source file by its whole path.
+  std::string full = annotate({"leaf_60", "--full-paths"});
+  EXPECT_NE(full.find(source_dir + "/tests/analysis/data/known_answer.cpp:"), std::string::npos)
+      << full;
+  EXPECT_EQ(annotate({"leaf_60"}).find(source_dir + "/tests/"), std::string::npos);
+
+  // --prefix/--prefix-strip: the sources read from a copy elsewhere.
+  std::string source = pt::read_file(source_dir + "/tests/analysis/data/known_answer.cpp");
+  std::size_t marker = source.find("KNOWN_ANSWER_NOINLINE std::uint64_t leaf_60(");
+  ASSERT_NE(marker, std::string::npos);
+  source.insert(source.find('\n', marker), "  // read from the copy");
+  std::filesystem::create_directories(dir.path() + "/copy/data");
+  dir.write("copy/data/known_answer.cpp", source);
+  const std::string parent = source_dir + "/tests/analysis";
+  auto depth = static_cast<std::size_t>(std::count(parent.begin(), parent.end(), '/'));
+  std::string copied = annotate(
+      {"leaf_60", "--prefix", dir.path() + "/copy", "--prefix-strip", std::to_string(depth)});
+  EXPECT_NE(copied.find("// read from the copy"), std::string::npos) << copied;
+
+  // --cpu: the samples taken on that CPU only (script says which those are).
+  auto cpus = pt::run_perfscope({"script", "-F", "cpu", "-i", file});
+  std::size_t on_cpu0 = 0;
+  std::istringstream lines(cpus.out);
+  for (std::string line; std::getline(lines, line);)
+    on_cpu0 += line.find("[000]") != std::string::npos;
+  std::string cpu0 = annotate({"leaf_60", "-C", "0"});
+  EXPECT_NE(cpu0.find("of the " + std::to_string(on_cpu0) + " samples"), std::string::npos) << cpu0;
+}
+
+// --skip-missing leaves out a function whose file is gone; -q says nothing on stderr.
+TEST(AnnotateCliOptions, SkipMissingAndQuiet) {
+  pt::TempDir dir;
+  std::string binary = dir.path() + "/known_answer_copy";
+  std::filesystem::copy_file(PERFSCOPE_KNOWN_ANSWER_FP_PATH, binary);
+  std::string file = record_with("perfscope", "missing", {}, binary);
+  pt::remove_at_exit(file);
+  std::filesystem::remove(binary);
+  auto plain = pt::run_perfscope({"annotate", "-i", file, "leaf_60"});
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+  EXPECT_NE(plain.out.find("leaf_60 in " + binary), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("note: cannot read its code: file not found"), std::string::npos)
+      << plain.out;
+  auto skipped = pt::run_perfscope({"annotate", "-q", "--skip-missing", "-i", file, "leaf_60"});
+  ASSERT_EQ(skipped.exit_status, 0) << skipped.err;
+  EXPECT_EQ(skipped.out.find("leaf_60 in"), std::string::npos) << skipped.out;
+  EXPECT_EQ(skipped.err, "");
+}

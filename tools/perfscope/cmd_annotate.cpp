@@ -12,6 +12,7 @@
 #include "perfscope/analysis/annotate/annotation_output.hpp"
 #include "perfscope/analysis/annotate/annotator.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/sample_selection.hpp"
 #include "perfscope/core/safe_text.hpp"
 #include "raw_trace_dump.hpp"
 #include "report_statistics.hpp"
@@ -56,6 +57,29 @@ AnnotateCommand::AnnotateCommand(CLI::App& app) {
       "  perfscope annotate --children -i perf.data main   (a recording with -g)\n"
       "  perfscope annotate --source --percent-limit 10 --format json -i perf.data > hot.json");
   add_symbol_source_options(*app_, symbol_sources_);
+  app_->add_option("-s,--symbol", symbols_,
+                   "A function to annotate (as the names after the options)")
+      ->type_name("SYMBOL");
+  app_->add_option("-C,--cpu", cpu_list_, "Only samples taken on these CPUs (0-3,8)");
+  app_->add_flag("-q,--quiet", quiet_, "No warnings on stderr: the annotation alone");
+  app_->add_flag("-n,--show-nr-samples", show_nr_samples_,
+                 "The Samples column (perfscope shows it always)");
+  app_->add_flag("--show-total-period", text_.show_period,
+                 "A Period column: the event's count each instruction stands for");
+  app_->add_flag("--asm-raw", text_.raw_bytes, "Each instruction's encoding (its bytes in hex)");
+  app_->add_flag("--full-paths", text_.full_paths, "Source files by their whole path");
+  app_->add_flag("--skip-missing", text_.skip_missing,
+                 "Leave out the functions whose code cannot be read (JIT code, missing files)");
+  app_->add_option("--prefix", text_.prefix,
+                   "Read the source files under this directory (with --prefix-strip)")
+      ->type_name("DIR");
+  app_->add_option("--prefix-strip", text_.prefix_strip,
+                   "Leave out the first N directories of the source paths (with --prefix)")
+      ->type_name("N");
+  app_->add_option("--percent-type", percent_type_,
+                   "What the percentages are of: local-period (the function's period, the "
+                   "default), local-hits (its samples), global-period, global-hits (the event's)")
+      ->check(CLI::IsMember({"local-period", "local-hits", "global-period", "global-hits"}));
   app_->add_flag("-D,--dump-raw-trace", dump_raw_trace_,
                  "perf's raw dump instead of the annotation: every record in hex and decoded, "
                  "then every record type's count");
@@ -89,8 +113,14 @@ int AnnotateCommand::run() {
   options.profile.filter.pids = pids_;
   options.profile.filter.tids = tids_;
   options.profile.filter.dsos = split_comma_list(dso_list_);
+  text_.raw_names = raw_names_;
+  text_.percent = percent_type_ == "local-hits"      ? AnnotatePercent::local_hits
+                  : percent_type_ == "global-period" ? AnnotatePercent::global_period
+                  : percent_type_ == "global-hits"   ? AnnotatePercent::global_hits
+                                                     : AnnotatePercent::local_period;
 
   PerfDataReader reader = PerfDataReader::open(input_);
+  if (!cpu_list_.empty()) options.profile.filter.cpus = cpu_selection(cpu_list_, reader);
   if (dump_raw_trace_) {
     // perf annotate's: the dump, then the counts of every type (the empty ones too).
     RawTraceDumpResult dumped =
@@ -107,7 +137,7 @@ int AnnotateCommand::run() {
   // The partial-data warning comes after the output, in the words every command uses; notes
   // (where symbols came from) are information and stay off stderr (they are in --format json).
   for (const std::string& warning : annotation.warnings) {
-    if (warning == annotation.partial_data) continue;
+    if (warning == annotation.partial_data || quiet_) continue;
     fmt::print(stderr, "perfscope: warning: {}\n",
                raw_names_ ? warning : terminal_safe_lines(warning));
   }
@@ -116,7 +146,7 @@ int AnnotateCommand::run() {
                                                            source_     ? AnnotateView::source
                                                            : asm_only_ ? AnnotateView::asm_only
                                                                        : AnnotateView::interleaved,
-                                                           raw_names_);
+                                                           text_);
   std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
   std::cout.flush();
   if (!std::cout) throw std::runtime_error("writing stdout failed");

@@ -9,6 +9,7 @@
 
 #include "cmd_push.hpp"
 #include "command_line.hpp"
+#include "perfscope/analysis/annotate/annotation_output.hpp"
 #include "script_side_band.hpp"
 
 namespace perfscope {
@@ -422,6 +423,10 @@ class AnnotateCommand {
   bool stdio_ = false, source_ = false, asm_only_ = false, full_names_ = false, raw_names_ = false;
   bool children_ = false;
   bool dump_raw_trace_ = false;  // -D: perf's raw dump of every record, no annotation
+  AnnotateTextOptions text_;     // --asm-raw, --full-paths, --show-total-period, --prefix, ...
+  std::string percent_type_ = "local-period";
+  std::string cpu_list_;
+  bool quiet_ = false, show_nr_samples_ = false;
   std::string format_ = "text";
   double percent_limit_ = 5.0;
   std::string comm_list_, dso_list_;

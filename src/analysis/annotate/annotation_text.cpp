@@ -23,17 +23,20 @@ class SourceFiles {
     std::vector<std::string> lines;
     std::string problem;
   };
+  explicit SourceFiles(const AnnotateTextOptions& options) : options_(options) {}
   const File& get(const std::string& path) {
     auto found = files_.find(path);
     if (found != files_.end()) return found->second;
     File& file = files_[path];
-    std::optional<std::string> text = sys::read_regular_file(path);
+    std::string where = located(path);
+    std::optional<std::string> text = sys::read_regular_file(where);
     if (!text) {
       file.problem = fmt::format(
-          "cannot read {}: {} (the path the debug info names, joined "
-          "with its compilation directory; annotate where the sources "
-          "are)",
-          path, std::strerror(errno));
+          "cannot read {}: {} ({}; annotate where the sources are, or give --prefix and "
+          "--prefix-strip)",
+          where, std::strerror(errno),
+          where == path ? "the path the debug info names, joined with its compilation directory"
+                        : "--prefix and --prefix-strip applied to " + path);
       return file;
     }
     std::size_t start = 0;
@@ -53,6 +56,21 @@ class SourceFiles {
   }
 
  private:
+  // Where a source file is read: --prefix-strip's directories off, --prefix's put in front.
+  std::string located(const std::string& path) const {
+    if (options_.prefix.empty() && options_.prefix_strip == 0) return path;
+    std::string_view rest = path;
+    for (unsigned i = 0; i < options_.prefix_strip; ++i) {
+      std::size_t slash = rest.find('/', rest.starts_with('/') ? 1 : 0);
+      if (slash == std::string_view::npos) break;
+      rest.remove_prefix(slash);
+    }
+    while (rest.starts_with('/')) rest.remove_prefix(1);
+    return options_.prefix.empty() ? "/" + std::string(rest)
+                                   : options_.prefix + "/" + std::string(rest);
+  }
+
+  const AnnotateTextOptions& options_;
   std::map<std::string, File> files_;
 };
 
@@ -61,7 +79,8 @@ using detail::file_name_of;
 // What the text shows of a name: escaped for a terminal unless the user asked for raw names.
 class Shown {
  public:
-  explicit Shown(bool raw) : raw_(raw) {}
+  explicit Shown(bool raw, bool full_paths = false) : raw_(raw), full_paths_(full_paths) {}
+  bool full_paths() const noexcept { return full_paths_; }
   std::string operator()(std::string_view text) const {
     return raw_ || is_terminal_safe(text) ? std::string(text) : terminal_safe(text);
   }
@@ -72,10 +91,14 @@ class Shown {
 
  private:
   bool raw_;
+  bool full_paths_;
 };
 
 std::string location_text(const Shown& shown, const AnnotatedSource& source) {
-  return fmt::format("{}:{}", shown(file_name_of(source.file)), source.line);
+  return fmt::format(
+      "{}:{}",
+      shown(shown.full_paths() ? std::string_view(source.file) : file_name_of(source.file)),
+      source.line);
 }
 
 void header(std::string& out, const Shown& shown, const Annotation& annotation,
@@ -141,11 +164,40 @@ std::string block_heading(SourceFiles& sources, const Shown& shown,
   return text;
 }
 
+// An instruction's or line's share as --percent-type asks.
+double share(const AnnotateTextOptions& options, const Annotation& annotation,
+             const AnnotatedFunction& function, std::uint64_t samples, std::uint64_t period,
+             double local_period) {
+  auto of = [](std::uint64_t part, std::uint64_t whole) {
+    return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  };
+  switch (options.percent) {
+    case AnnotatePercent::local_period: return local_period;
+    case AnnotatePercent::local_hits: return of(samples, function.samples);
+    case AnnotatePercent::global_period: return of(period, annotation.total_period);
+    case AnnotatePercent::global_hits: return of(samples, annotation.total_samples);
+  }
+  return local_period;
+}
+
+// perf's --asm-raw: the encoding in hex, as objdump prints it beside the instruction.
+std::string encoding(const Instruction& instruction) {
+  std::string text;
+  for (std::uint8_t byte : instruction.bytes) {
+    fmt::format_to(std::back_inserter(text), "{}{:02x}", text.empty() ? "" : " ", byte);
+  }
+  return fmt::format("{:<21}  ", text);
+}
+
 void render_instructions(std::string& out, SourceFiles& sources, const Shown& shown,
-                         const AnnotatedFunction& function, bool with_source, bool callees) {
-  out += callees ? "   Self%  Samples  Callee%  Samples          Address  Instruction\n"
-                 : " Percent  Samples          Address  Instruction\n";
-  const std::size_t indent = callees ? 53 : 35;
+                         const Annotation& annotation, const AnnotatedFunction& function,
+                         bool with_source, const AnnotateTextOptions& options) {
+  const bool callees = annotation.callees;
+  std::string period_column = options.show_period ? fmt::format("{:>12} ", "Period") : "";
+  out += callees ? "   Self%  Samples  Callee%  Samples " + period_column +
+                       "         Address  Instruction\n"
+                 : " Percent  Samples " + period_column + "         Address  Instruction\n";
+  const std::size_t indent = (callees ? 53 : 35) + period_column.size();
   std::string last_heading;
   for (const AnnotatedInstruction& entry : function.instructions) {
     if (with_source && !entry.source.file.empty()) {
@@ -155,14 +207,16 @@ void render_instructions(std::string& out, SourceFiles& sources, const Shown& sh
         last_heading = std::move(heading);
       }
     }
+    double percent =
+        share(options, annotation, function, entry.samples, entry.period, entry.percent);
     std::string shares =
-        callees
-            ? callee_columns(entry.samples, entry.percent, entry.callee_samples,
-                             entry.callee_percent)
-            : fmt::format("{:>8} {:>8}",
-                          entry.samples == 0 ? std::string() : fmt::format("{:.2f}", entry.percent),
-                          entry.samples);
-    fmt::format_to(std::back_inserter(out), "{} {:>16x}  {}\n", shares, entry.instruction.address,
+        callees ? callee_columns(entry.samples, percent, entry.callee_samples, entry.callee_percent)
+                : fmt::format("{:>8} {:>8}",
+                              entry.samples == 0 ? std::string() : fmt::format("{:.2f}", percent),
+                              entry.samples);
+    if (options.show_period) shares += fmt::format(" {:>12}", entry.period);
+    fmt::format_to(std::back_inserter(out), "{} {:>16x}  {}{}\n", shares, entry.instruction.address,
+                   options.raw_bytes ? encoding(entry.instruction) : std::string(),
                    entry.text.empty() ? "?" : shown(entry.text));
   }
 }
@@ -227,20 +281,23 @@ void render_source(std::string& out, SourceFiles& sources, const Shown& shown,
 
 }  // namespace
 
-std::string render_annotation(const Annotation& annotation, AnnotateView view, bool raw_names) {
+std::string render_annotation(const Annotation& annotation, AnnotateView view,
+                              const AnnotateTextOptions& options) {
   std::string out;
-  SourceFiles sources;
-  Shown shown(raw_names);
-  for (std::size_t i = 0; i < annotation.functions.size(); ++i) {
-    const AnnotatedFunction& function = annotation.functions[i];
-    if (i > 0) out += "\n";
+  SourceFiles sources(options);
+  Shown shown(options.raw_names, options.full_paths);
+  bool first = true;
+  for (const AnnotatedFunction& function : annotation.functions) {
+    if (options.skip_missing && !function.no_code_reason.empty()) continue;
+    if (!first) out += "\n";
+    first = false;
     header(out, shown, annotation, function);
     out += "\n";
     if (view == AnnotateView::source && function.no_code_reason.empty()) {
       render_source(out, sources, shown, function, annotation.callees);
     } else {
-      render_instructions(out, sources, shown, function, view == AnnotateView::interleaved,
-                          annotation.callees);
+      render_instructions(out, sources, shown, annotation, function,
+                          view == AnnotateView::interleaved, options);
     }
   }
   return out;

@@ -575,11 +575,12 @@ Annotation annotate(const PerfDataReader& reader, const AnnotateOptions& options
   profile_options.symbols.inline_frames = false;
   if (!profile_options.filter.event && reader.events().size() > 1) profile_options.filter.event = 0;
   // Named functions, their own samples, of every thread: samples elsewhere need only be
-  // counted. (The thread filters and callees need every sample resolved.)
+  // counted. (The thread, CPU and time filters and callees need every sample resolved.)
   const ProfileFilter& filter = profile_options.filter;
   if (options.sieve_samples && !options.symbols.empty() && !options.callees &&
       filter.comms.empty() && filter.pids.empty() && filter.tids.empty() && filter.dsos.empty() &&
-      filter.symbols.empty() && filter.from == 0 && filter.to == ~std::uint64_t{0}) {
+      filter.symbols.empty() && filter.cpus.empty() && filter.times.empty() &&
+      !filter.switches.active() && filter.from == 0 && filter.to == ~std::uint64_t{0}) {
     if (auto sieve = NamedFunctionSieve::make(reader, profile_options, options.symbols)) {
       Profile profile;
       if (auto records = sieve->count_samples()) {

@@ -85,10 +85,9 @@ void expect_same(const BothWays& both) {
     EXPECT_EQ(a.functions[i].samples, b.functions[i].samples);
     EXPECT_EQ(a.functions[i].unplaced_samples, b.functions[i].unplaced_samples);
   }
-  EXPECT_EQ(render_annotation(a, AnnotateView::interleaved, false),
-            render_annotation(b, AnnotateView::interleaved, false));
-  EXPECT_EQ(render_annotation(a, AnnotateView::source, false),
-            render_annotation(b, AnnotateView::source, false));
+  EXPECT_EQ(render_annotation(a, AnnotateView::interleaved),
+            render_annotation(b, AnnotateView::interleaved));
+  EXPECT_EQ(render_annotation(a, AnnotateView::source), render_annotation(b, AnnotateView::source));
   // JSON holds the warnings too: the same but for those.
   auto without_warnings = [](const Annotation& annotation) {
     nlohmann::json document = nlohmann::json::parse(annotation_json(annotation));
