@@ -110,6 +110,28 @@ TEST(TopCliTest, EntriesAndSamplesColumnAsPerfTop) {
       << result.out;
 }
 
+// --switch-on: nothing until a sample of that event (the known answer never calls getppid);
+// --switch-off on it: everything, the switch never turning.
+TEST(TopCliTest, SwitchOnAndOffAsPerfTop) {
+  if (!pt::tracefs_available()) GTEST_SKIP() << "no tracefs for the switching tracepoint";
+  pt::BackgroundCommand workload({known_answer_fp, "100000"});
+  ASSERT_TRUE(workload.started());
+  const std::string never = "syscalls:sys_enter_getppid";
+  auto top = [&](const char* option) {
+    auto result = pt::run_perfscope({"top", "-p", std::to_string(workload.pid()), "-e", "cpu-clock",
+                                     "-e", never, "--batch", "1", "-d", "1", "-z", option, never});
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    return last_snapshot(result.out);
+  };
+  EXPECT_EQ(top("--switch-on").find("leaf_60"), std::string::npos);
+  EXPECT_NE(top("--switch-off").find("leaf_60"), std::string::npos);
+  auto unknown = pt::run_perfscope({"top", "-p", std::to_string(workload.pid()), "--batch", "1",
+                                    "--switch-on", "no-such-event"});
+  EXPECT_NE(unknown.err.find("--switch-on no-such-event: there is no such event"),
+            std::string::npos)
+      << unknown.err;
+}
+
 TEST(TopCliTest, CallGraphShowsEachLeafsCaller) {
   pt::BackgroundCommand workload({known_answer_fp, "100000"});
   ASSERT_TRUE(workload.started());

@@ -294,6 +294,7 @@ TopCommand::TopCommand(CLI::App& app) {
   app_->add_option("--dso-filter", options_.dso_filter,
                    "Show only DSOs containing this text (key d in the live view)");
   add_kernel_symbol_options(*app_, options_.kernel, "-k,--vmlinux", "");
+  add_event_switch_options(*app_, options_.switches);
   app_->add_option("--kallsyms", options_.kallsyms,
                    "Kernel symbols from this file (a copy of /proc/kallsyms), as perf's --kallsyms")
       ->check(readable_file());
@@ -348,6 +349,13 @@ int TopCommand::run() {
 
   LiveProfile profile(model);
   TopRun run = open_session(options, profile);
+  if (!options.switches.on.empty() || !options.switches.off.empty()) {
+    std::vector<std::string> names;
+    for (const auto& event : run.session->sampling().events()) names.push_back(event.name);
+    profile.set_event_switch(EventSwitch(switch_event_index(names, options.switches.on, "on"),
+                                         switch_event_index(names, options.switches.off, "off"),
+                                         options.switches.show));
+  }
   RecordingSession& session = *run.session;
   const sys::ExitWatch& target_watch = run.target_watch;
   bool target_gone = false;

@@ -39,8 +39,9 @@ struct TopOptions {
   bool zero = false;
   std::string symbol_filter, dso_filter;
   std::size_t mmap_pages = 0;
-  KernelSymbolOptions kernel;  // -k/--vmlinux, --ignore-vmlinux, --demangle-kernel
-  std::string kallsyms;        // --kallsyms FILE
+  KernelSymbolOptions kernel;   // -k/--vmlinux, --ignore-vmlinux, --demangle-kernel
+  std::string kallsyms;         // --kallsyms FILE
+  EventSwitchOptions switches;  // --switch-on, --switch-off, --show-on-off-events
 };
 
 class TopCommand {

@@ -123,6 +123,7 @@ struct LiveProfile::State {
   };
 
   LiveProfileOptions options;
+  EventSwitch event_switch;  // --switch-on/--switch-off
   StackResolver resolver;
   bool keep_comm = false, keep_pid = false;
 
@@ -336,10 +337,17 @@ LiveProfile::LiveProfile(LiveProfileOptions options)
 
 LiveProfile::~LiveProfile() = default;
 
-void LiveProfile::record(const RecordView& view, std::size_t, const ParseConfig& config) {
+void LiveProfile::set_event_switch(EventSwitch event_switch) {
+  state_->event_switch = event_switch;
+}
+
+void LiveProfile::record(const RecordView& view, std::size_t event, const ParseConfig& config) {
   State& state = *state_;
   switch (static_cast<abi::RecordType>(view.header.type)) {
-    case abi::RecordType::sample: state.observe_sample(view, config); return;
+    case abi::RecordType::sample:
+      if (state.event_switch.active() && !state.event_switch.keeps(event)) return;
+      state.observe_sample(view, config);
+      return;
     case abi::RecordType::comm:
       ++state.comm_epoch;
       state.resolver.observe(view, config);

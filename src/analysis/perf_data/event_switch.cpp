@@ -11,50 +11,45 @@
 
 namespace perfscope {
 
-namespace {
-
-std::optional<std::size_t> event_named(const PerfDataReader& reader, const std::string& name,
-                                       const char* which) {
+std::optional<std::size_t> switch_event_index(const std::vector<std::string>& event_names,
+                                              const std::string& name, const char* which) {
   if (name.empty()) return std::nullopt;
-  const auto& events = reader.events();
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    if (events[i].name == name) return i;
+  for (std::size_t i = 0; i < event_names.size(); ++i) {
+    if (event_names[i] == name) return i;
   }
   std::string known;
-  for (const auto& event : events) known += (known.empty() ? "" : ", ") + event.name;
+  for (const auto& event : event_names) known += (known.empty() ? "" : ", ") + event;
   throw std::invalid_argument(fmt::format(
-      "--switch-{} {}: the recording has no such event (its events: {}; perfscope evlist lists "
-      "them)",
+      "--switch-{} {}: there is no such event (the events: {}; perfscope evlist lists a "
+      "recording's)",
       which, name, known));
 }
-
-}  // namespace
 
 EventSwitchWindows EventSwitchWindows::compute(const PerfDataReader& reader, const std::string& on,
                                                const std::string& off, bool show_switches) {
   EventSwitchWindows result;
-  std::optional<std::size_t> on_event = event_named(reader, on, "on");
-  std::optional<std::size_t> off_event = event_named(reader, off, "off");
-  if (!on_event && !off_event) return result;
+  std::vector<std::string> names;
+  for (const auto& event : reader.events()) names.push_back(event.name);
+  EventSwitch state(switch_event_index(names, on, "on"), switch_event_index(names, off, "off"),
+                    show_switches);
+  if (!state.active()) return result;
   result.active_ = true;
-  bool discarding = on_event.has_value();
   std::uint64_t start = 0;
   const auto sample = static_cast<std::uint32_t>(abi::RecordType::sample);
   auto error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
     if (record.view.header.type != sample) return;
-    if (discarding) {
-      if (record.event != on_event) return;
-      discarding = false;
+    const bool was_discarding = state.discarding();
+    const bool kept = state.keeps(record.event);
+    if (was_discarding == state.discarding()) return;
+    if (was_discarding) {
       start = record.time;
-      if (show_switches) result.shown_.emplace_back(record.event, record.time);
-    } else if (record.event == off_event) {
-      discarding = true;
+    } else {
       result.windows_.emplace_back(start, record.time);
-      if (show_switches) result.shown_.emplace_back(record.event, record.time);
     }
+    if (kept) result.shown_.emplace_back(record.event, record.time);
   });
   (void)error;  // a file cut short: the windows of what was read (the walk that follows says so)
-  if (!discarding) result.windows_.emplace_back(start, ~std::uint64_t{0});
+  if (!state.discarding()) result.windows_.emplace_back(start, ~std::uint64_t{0});
   std::sort(result.shown_.begin(), result.shown_.end());
   return result;
 }

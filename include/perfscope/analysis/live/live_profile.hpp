@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/perf_data/event_switch.hpp"
 #include "perfscope/analysis/profile/stack_resolver.hpp"
 #include "perfscope/analysis/recording/recording_session.hpp"
 #include "perfscope/core/parse_config.hpp"
@@ -120,6 +121,8 @@ class LiveProfile final : public RecordingSink {
   // nodes that faded below a tenth of a sample are dropped, the interval counters restart.
   // Tasks that exited before the previous refresh are forgotten (their late samples have been
   // read by now; their rows keep their names), and the address cache is dropped past its limit.
+  // perf top's --switch-on/--switch-off: samples are taken only while the switch is on.
+  void set_event_switch(EventSwitch event_switch);
   void end_interval();
 
   LiveSnapshot snapshot(const LiveSnapshotOptions& options = {}) const;

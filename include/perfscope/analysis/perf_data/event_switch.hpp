@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,41 @@
 namespace perfscope {
 
 class PerfDataReader;
+
+// The switch as samples come, in time order (perf top's, and what the windows are made of).
+class EventSwitch {
+ public:
+  EventSwitch() = default;
+  // Event indexes; nullopt where no such switch is given.
+  EventSwitch(std::optional<std::size_t> on, std::optional<std::size_t> off, bool show_switches)
+      : on_(on), off_(off), show_(show_switches), discarding_(on.has_value()) {}
+  bool active() const noexcept { return on_ || off_; }
+  bool discarding() const noexcept { return discarding_; }
+  // Whether the next sample, of event `event`, is considered; a switching sample turns the
+  // switch.
+  bool keeps(std::size_t event) noexcept {
+    if (discarding_) {
+      if (event != on_) return false;
+      discarding_ = false;
+      return show_;
+    }
+    if (event == off_) {
+      discarding_ = true;
+      return show_;
+    }
+    return true;
+  }
+
+ private:
+  std::optional<std::size_t> on_, off_;
+  bool show_ = false;
+  bool discarding_ = false;
+};
+
+// The index of the recording's (or session's) event named `name`; nullopt for an empty name.
+// Throws std::invalid_argument, naming the events there are, when none is called so.
+PERFSCOPE_EXPORT std::optional<std::size_t> switch_event_index(
+    const std::vector<std::string>& event_names, const std::string& name, const char* which);
 
 class EventSwitchWindows {
  public:
