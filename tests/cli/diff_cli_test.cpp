@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -376,4 +377,40 @@ TEST(DiffCliTest, SymbolSourcesAsPerfDiffs) {
   auto symfs = pt::run_perfscope({"diff", "--symfs", "/", base, current});
   EXPECT_EQ(symfs.exit_status, 0) << symfs.err;
   EXPECT_NE(symfs.out.find("[k] __x64_sys_getpid"), std::string::npos) << symfs.out;
+}
+
+// perf diff's --cpu and --time pick each recording's samples (the same ones script picks), and
+// -q leaves stderr alone.
+TEST(DiffCliOptions, CpuAndTimePickEachRecordingsSamples) {
+  pt::TempDir dir;
+  std::string file = dir.path() + "/cpus.data";
+  auto recorded =
+      pt::run_perfscope({"record", "-q", "--sample-cpu", "-F", "4000", "-e", "cpu-clock", "-o",
+                         file, "--", PERFSCOPE_KNOWN_ANSWER_FP_PATH, "100"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto script_lines = [&](std::vector<std::string> selection) {
+    std::vector<std::string> command{"script", "-F", "cpu", "-i", file};
+    command.insert(command.end(), selection.begin(), selection.end());
+    auto script = pt::run_perfscope(command);
+    EXPECT_EQ(script.exit_status, 0) << script.err;
+    return static_cast<std::uint64_t>(std::count(script.out.begin(), script.out.end(), '\n'));
+  };
+  auto diff_samples = [&](std::vector<std::string> selection) {
+    std::vector<std::string> command{"diff", "-q", "--format", "json"};
+    command.insert(command.end(), selection.begin(), selection.end());
+    command.insert(command.end(), {file, file});
+    auto diff = pt::run_perfscope(command);
+    EXPECT_EQ(diff.exit_status, 0) << diff.err;
+    EXPECT_EQ(diff.err, "");
+    auto document = nlohmann::json::parse(diff.out);
+    const auto& event = document["events"][0];
+    EXPECT_EQ(event["base"]["samples"], event["new"]["samples"]);
+    return event["base"]["samples"].get<std::uint64_t>();
+  };
+  EXPECT_EQ(diff_samples({}), script_lines({}));
+  // The CPU that took samples (a busy machine can leave the workload on one).
+  std::string busy = script_lines({"--cpu", "0"}) > 0 ? "0" : "1";
+  EXPECT_EQ(diff_samples({"--cpu", busy}), script_lines({"--cpu", busy}));
+  EXPECT_EQ(diff_samples({"--time", "10%/2"}), script_lines({"--time", "10%/2"}));
+  EXPECT_LT(diff_samples({"--time", "10%/2"}), diff_samples({}));
 }

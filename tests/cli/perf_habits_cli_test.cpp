@@ -416,7 +416,23 @@ TEST(PerfHabits, ReportHidesUnresolvedSamplesAsPerf) {
   if (unresolved(all) == 0) GTEST_SKIP() << "yes and head have symbols here (debug files)";
   EXPECT_LT(hidden.size(), all.size());
   if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "perf is not installed";
-  EXPECT_EQ(hidden, rows("perf", {"--hide-unresolved"}));
+  // perf 6.1 leaves a PLT stub of the C library unnamed ("@plt") where perfscope names it
+  // (__tunable_get_val@plt): the same row, which sorts elsewhere among rows of the same share.
+  auto perfs = rows("perf", {"--hide-unresolved"});
+  auto joined = [](const std::vector<std::string>& lines) {
+    std::string text;
+    for (const std::string& line : lines) text += line + "\n";
+    return text;
+  };
+  auto sorted_lines = [](const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream split(text);
+    for (std::string line; std::getline(split, line);) lines.push_back(line);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  EXPECT_EQ(sorted_lines(pt::plt_names_as_perf_6_1(joined(hidden), joined(perfs))),
+            sorted_lines(joined(perfs)));
 }
 
 TEST(PerfHabits, MemfdCodeIsNamedByItsMapping) {

@@ -270,7 +270,10 @@ TEST(PerfSelection, ReportKeepsPerfsRowsSharesAndColumns) {
       {"--time", "0%-10%,30%-40%"},
       {"--percentage", "relative", "--symbols", "leaf_60,leaf_30"},
       {"--percentage", "relative", "--comms", "known_answer_fp", "-S", "leaf_10"},
-      {"--percentage", "absolute", "--dsos", "known_answer_fp"}};
+      {"--percentage", "absolute", "--dsos", "known_answer_fp"},
+      // Functions whose names contain the text (leaf_10 ... leaf_60, not main).
+      {"--symbol-filter", "leaf_"},
+      {"--symbol-filter", "af_3"}};
   for (const auto& selection : selections) expect_same_report(r.path, selection);
   // Not --pid and --tid: perf report applies them to merged rows (a row of two processes' samples
   // is kept or dropped whole, by the thread of its first sample); script, above, agrees with

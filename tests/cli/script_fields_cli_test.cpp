@@ -128,7 +128,8 @@ TEST(ScriptFields, FieldChangesAndSourceLinesAsPerfScript) {
     if (ours[i].first != perfs[i].first) continue;
     if (ours[i].first.find("/ld-linux") == std::string::npos) {
       EXPECT_EQ(ours[i].second, perfs[i].second) << ours[i].first;
-    } else {
+    } else if (!(ours[i].second.empty() && line_number(perfs[i].second) == "0")) {
+      // (Where the loader's assembly start has no line, perf prints one numbered 0.)
       EXPECT_EQ(ours[i].second.empty(), perfs[i].second.empty()) << ours[i].first;
       EXPECT_EQ(line_number(ours[i].second), line_number(perfs[i].second)) << ours[i].first;
     }

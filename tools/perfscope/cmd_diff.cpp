@@ -23,6 +23,7 @@
 #include "perfscope/analysis/diff/stat_file.hpp"
 #include "perfscope/analysis/exporters/profile_exporters.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
+#include "perfscope/analysis/perf_data/sample_selection.hpp"
 #include "perfscope/analysis/profile/profile_builder.hpp"
 #include "perfscope/sys/kernel_files.hpp"
 #include "raw_trace_dump.hpp"
@@ -99,6 +100,12 @@ DiffCommand::DiffCommand(CLI::App& app) {
                                     &options_.dso_list, &options_.symbol_list, "-C", "-d", "-S"});
   app_->add_option("--event", options_.event,
                    "Recordings: compare this event only (exports need one)");
+  app_->add_option("--cpu", options_.cpu_list,
+                   "Recordings: only the samples taken on these CPUs (0-3,8), in each");
+  app_->add_option("--time", options_.time,
+                   "Recordings: only the samples in these times, in each (report's forms: "
+                   "START,STOP in seconds, A%/N, A%-B%: percentages of each recording)");
+  app_->add_flag("-q,--quiet", options_.quiet, "No warnings on stderr: the comparison alone");
   app_->add_flag("-D,--dump-raw-trace", options_.dump_raw_trace,
                  "perf's raw dump of each recording (every record in hex and decoded) before "
                  "the comparison");
@@ -218,6 +225,7 @@ int DiffCommand::run_profiles() {
   options.threads = options_.threads;
   std::vector<std::string> partial_data;  // said after the output
   auto warn_of_partial_data = [&] {
+    if (o.quiet) return;
     for (const std::string& warning : partial_data) print_partial_data_warning(warning);
   };
   auto load = [&](const std::string& path) {
@@ -228,14 +236,18 @@ int DiffCommand::run_profiles() {
       std::fflush(stdout);
       if (error) print_partial_data_warning(reader, *error);
     }
-    Profile profile = build_profile(reader, options);
+    // --cpu and --time are each recording's: its CPUs, its own first and last sample.
+    ProfileOptions file_options = options;
+    file_options.filter.times = TimeRanges::parse(o.time, reader.features().sample_time);
+    if (!o.cpu_list.empty()) file_options.filter.cpus = cpu_selection(o.cpu_list, reader);
+    Profile profile = build_profile(reader, file_options);
     partial_data.push_back(profile.summary.partial_data);
     if (profile.summary.samples == 0) {
       throw std::runtime_error(
           profile.summary.samples_read == 0
               ? fmt::format("'{}': the recording has no samples", path)
               : fmt::format("'{}': none of its {} samples passed the filters (--comms, --pid, "
-                            "--tid, --dsos, --symbols)",
+                            "--tid, --dsos, --symbols, --cpu, --time)",
                             path, profile.summary.samples_read));
     }
     return profile;

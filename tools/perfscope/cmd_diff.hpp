@@ -19,6 +19,8 @@ struct DiffCommandOptions {
   std::string comm_list, dso_list, symbol_list;
   std::vector<std::uint32_t> pids, tids;
   bool dump_raw_trace = false;  // -D: perf's raw dump of each recording first
+  std::string cpu_list, time;   // --cpu, --time: each recording's samples there only
+  bool quiet = false;           // -q: no warnings on stderr
   std::string event;
   bool full_names = false;
   bool raw_names = false;

@@ -190,6 +190,7 @@ int ReportCommand::run() {
   options.filter.dsos = comma_separated(o.dso_list);
   options.filter.symbols = comma_separated(o.symbol_list);
   options.filter.resolved_only = o.hide_unresolved;
+  options.filter.symbol_part = o.symbol_filter;
   // The table and the aggregating exporters need the samples folded only: their memory stays
   // bounded by the distinct stacks, whatever the length of the recording.
   options.keep_samples = !html && format && export_needs_each_sample(*format);

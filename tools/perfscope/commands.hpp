@@ -393,6 +393,7 @@ struct ReportCommandOptions {
   std::string output_fields;    // -F
   bool dump_raw_trace = false;  // -D: perf's raw dump of every record, no profile
   EventSwitchOptions switches;  // --switch-on, --switch-off, --show-on-off-events
+  std::string symbol_filter;    // --symbol-filter: rows whose function's name contains it
 };
 
 class ReportCommand {

@@ -56,6 +56,10 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
   app.add_flag("-D,--dump-raw-trace", options.dump_raw_trace,
                "perf's raw dump instead of the profile: every record in hex and decoded, in "
                "perf's order and layout, then each record type's count");
+  app.add_option("--symbol-filter", options.symbol_filter,
+                 "Only the samples in functions whose name contains this text (shares stay of the "
+                 "whole event, as perf's)")
+      ->type_name("TEXT");
   app.add_flag("--header", options.header, "The file's header (host, events, features) first");
   app.add_flag("--header-only", options.header_only, "Only the file's header");
   app.add_option("--max-stack", options.max_stack,

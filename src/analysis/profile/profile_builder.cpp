@@ -422,6 +422,9 @@ struct ProfileBuilder::State {
       pass =
           std::find(filter.symbols.begin(), filter.symbols.end(), f.name) != filter.symbols.end();
     }
+    if (pass && !filter.symbol_part.empty()) {
+      pass = f.name.find(filter.symbol_part) != std::string::npos;
+    }
     if (pass && !filter.dsos.empty()) {
       std::string_view path = f.dso == no_index ? std::string_view("[unknown]")
                                                 : std::string_view(profile.dsos[f.dso].path);

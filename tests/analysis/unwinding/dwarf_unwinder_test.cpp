@@ -654,7 +654,9 @@ TEST(DwarfUnwinder, ShortStackCopiesEndWhereLibdwflEndsThemWithoutIt) {
   expect_same_as_libdwfl(data, unwinding);
   // 128 bytes hold leaf_fn, middle_fn and outer_fn but not libc's start frames.
   EXPECT_LT(unwinding.statistics.complete * 2, unwinding.statistics.samples);
-  EXPECT_GE(unwinding.statistics.by_cached_rules * 100, unwinding.statistics.samples * 95)
+  // (The first walk at each address derives its rules: on a busy machine, with fewer samples,
+  // those first walks are a larger part.)
+  EXPECT_GE(unwinding.statistics.by_cached_rules * 100, unwinding.statistics.samples * 90)
       << unwinding.statistics.by_cached_rules << " of " << unwinding.statistics.samples;
   std::filesystem::remove(data);
 }

@@ -24,8 +24,10 @@ namespace perfscope {
 struct ProfileFilter {
   std::vector<std::string> comms;
   std::vector<std::uint32_t> pids, tids;
-  std::vector<std::string> dsos;       // of the sampled (leaf) frame: full path or file name
-  std::vector<std::string> symbols;    // of the sampled (leaf) frame
+  std::vector<std::string> dsos;     // of the sampled (leaf) frame: full path or file name
+  std::vector<std::string> symbols;  // of the sampled (leaf) frame
+  // perf's --symbol-filter: the sampled (leaf) function's name contains this text.
+  std::string symbol_part;
   std::optional<std::uint32_t> event;  // index into the recording's events
   // Samples taken in [from, to) ns; an off-CPU sample when any of its interval is.
   std::uint64_t from = 0, to = ~std::uint64_t{0};
@@ -39,7 +41,7 @@ struct ProfileFilter {
   bool resolved_only = false;
   // Whether a sample passes by its leaf frame's function (what must be symbolized first).
   bool by_leaf_function() const noexcept {
-    return !dsos.empty() || !symbols.empty() || resolved_only;
+    return !dsos.empty() || !symbols.empty() || !symbol_part.empty() || resolved_only;
   }
 };
 
