@@ -123,11 +123,16 @@ std::string without_default_versions(const std::string& text) {
 //   - perf 6.1's unnamed .plt.got stubs ("@plt+0x0" in script, "[.] @plt" in report), which
 //     perfscope names NAME@plt;
 //   - a return address at the next symbol's first byte ("_dl_start_user+0x0"), which perfscope
-//     names by the function that made the call.
+//     names by the function that made the call;
+//   - a static binary's .plt, which perf names by the _init before it.
 bool named_otherwise_on_purpose(const std::string& perf_line) {
   static const std::regex compat(R"([A-Za-z0-9_.]@GLIBC_[0-9.]+\b)");
   static const std::regex unnamed_stub(R"( @plt(\+|$))");
+  // perf also names a static binary's .plt by the _init before it ("_init+0x20"), where
+  // perfscope names the section (".plt+0x8"), as it names other binaries' stubs.
+  static const std::regex init_over_plt(R"( _init\+0x[0-9a-f]+ \(|\[\.\] _init\s*$)");
   return std::regex_search(perf_line, compat) || std::regex_search(perf_line, unnamed_stub) ||
+         std::regex_search(perf_line, init_over_plt) ||
          perf_line.find("+0x0 (") != std::string::npos;
 }
 std::string without_function_name(const std::string& line) {
