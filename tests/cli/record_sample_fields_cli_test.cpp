@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -209,12 +210,21 @@ TEST_F(RecordSampleFields, GroupPutsEveryEventInOneGroup) {
 
 TEST_F(RecordSampleFields, ExcludePerfLeavesOutTheRecordersOwnTracepointHits) {
   if (!pt::tracefs_available()) GTEST_SKIP() << "no tracefs for syscall tracepoints";
-  // The recorder's own system calls: those of a perfscope process other than the one that
-  // becomes the command (it is a copy of the recorder until its exec, as perf's is).
+  // The recorder's own system calls: those of a process of the recorder's name other than the
+  // command (a copy of the recorder until its exec, as perf's is). The recorder runs under a
+  // name of its own: the suite's other perfscope processes are in a system-wide recording too.
+  std::string recorder = dir_.path() + "/perfscope-excl";
+  std::filesystem::copy_file(PERFSCOPE_CLI_PATH, recorder);
+  std::filesystem::permissions(recorder, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
   auto recorder_hits = [&](const std::vector<std::string>& options) {
-    std::vector<std::string> all{"-a", "-e", "raw_syscalls:sys_enter"};
-    all.insert(all.end(), options.begin(), options.end());
-    std::string recording = record(all, {work_helper, "getpid", "20000"});
+    std::string recording = dir_.path() + "/excl" + std::to_string(options.size()) + ".data";
+    std::vector<std::string> command{recorder,  "record", "-q", "-o",
+                                     recording, "-a",     "-e", "raw_syscalls:sys_enter"};
+    command.insert(command.end(), options.begin(), options.end());
+    command.insert(command.end(), {"--", work_helper, "getpid", "20000"});
+    auto recorded = pt::run_command(command);
+    EXPECT_EQ(recorded.exit_status, 0) << recorded.err;
     auto script = pt::run_perfscope({"script", "-F", "comm,pid", "-i", recording});
     std::vector<std::pair<std::string, std::string>> hits;
     std::string helper_pid;
@@ -232,7 +242,7 @@ TEST_F(RecordSampleFields, ExcludePerfLeavesOutTheRecordersOwnTracepointHits) {
     }
     EXPECT_GE(helper, 20000u);
     return std::count_if(hits.begin(), hits.end(), [&](const auto& hit) {
-      return hit.first == "perfscope" && hit.second != helper_pid;
+      return hit.first == "perfscope-excl" && hit.second != helper_pid;
     });
   };
   EXPECT_GT(recorder_hits({}), 0u);
