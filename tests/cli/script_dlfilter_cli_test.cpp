@@ -1,10 +1,13 @@
 // perf script --dlfilter on perfscope (issue #45): a C filter compiled against perf's
 // perf_dlfilter.h, unchanged, picks the same samples in perfscope script as in perf script (its
 // start, filter_event_early, filter_event and stop, and the callbacks it makes: args,
-// resolve_ip, resolve_address, attr, object_code).
+// resolve_ip, resolve_address, attr, object_code, insn, srcline).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,11 @@ const std::string workload = PERFSCOPE_KNOWN_ANSWER_FP_PATH;
 const std::string filter = PERFSCOPE_DLFILTER_PATH;
 #else
 const std::string filter;
+#endif
+#ifdef PERFSCOPE_PRINT_DLFILTER_PATH
+const std::string print_filter = PERFSCOPE_PRINT_DLFILTER_PATH;
+#else
+const std::string print_filter;
 #endif
 
 std::string busiest_pid(const std::string& data) {
@@ -58,6 +66,61 @@ TEST(ScriptDlfilter, PerfsFilterPicksPerfsSamples) {
   auto perf = pt::run_command(perf_words);
   EXPECT_EQ(ours.out, perf.out);
   EXPECT_EQ(ours.err, perf.err);
+}
+
+// The filter's lines ("ip IP dso FILE insn BYTES srcline FILE:LINE") for the samples in files
+// of `dsos`.
+std::vector<std::string> callback_lines(const std::string& out,
+                                        const std::vector<std::string>& dsos) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("ip ")) continue;
+    for (const std::string& dso : dsos) {
+      if (line.find(" dso " + dso + " ") != std::string::npos) lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+TEST(ScriptDlfilter, InstructionAndSourceLineAreThoseOfPerf) {
+  if (print_filter.empty()) GTEST_SKIP() << "perf's perf_dlfilter.h is not installed (linux-perf)";
+  pt::TempDir dir;
+  std::string data = dir.path() + "/ka.data";
+  auto recorded = pt::run_perfscope({"record", "-q", "-o", data, "--", workload, "5"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  std::vector<std::string> words{"script", "-i", data, "--dlfilter", print_filter};
+  auto ours = pt::run_perfscope(words);
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  // The workload's own samples: whole x86 instructions and known_answer.cpp's lines; the
+  // kernel's: neither (no file holds the kernel's code or lines).
+  std::vector<std::string> own = callback_lines(ours.out, {workload});
+  ASSERT_GT(own.size(), 50u) << ours.out.substr(0, 2000);
+  static const std::regex own_line(
+      R"(ip [0-9a-f]+ dso \S+ insn( [0-9a-f]{2})+ srcline \S+/known_answer\.cpp:[1-9][0-9]*)");
+  std::size_t whole = 0;
+  for (const std::string& line : own) whole += std::regex_match(line, own_line) ? 1 : 0;
+  EXPECT_GT(whole, own.size() * 9 / 10) << own.front();
+  for (const std::string& line : callback_lines(ours.out, {"[kernel.kallsyms]"})) {
+    EXPECT_TRUE(line.ends_with(" insn srcline (none):0")) << line;
+  }
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
+  std::vector<std::string> perf_words{perf_path};
+  perf_words.insert(perf_words.end(), words.begin(), words.end());
+  auto perf = pt::run_command(perf_words);
+  ASSERT_EQ(perf.exit_status, 0) << perf.err;
+  // perf's file is the unit's directory joined to the name the DWARF gives
+  // ("/src/build/../tests/x.cpp"); perfscope shortens it ("/src/tests/x.cpp").
+  std::vector<std::string> theirs = callback_lines(perf.out, {workload, "[kernel.kallsyms]"});
+  for (std::string& line : theirs) {
+    std::size_t file = line.find(" srcline /");
+    if (file == std::string::npos) continue;
+    file += std::string_view(" srcline ").size();
+    std::size_t colon = line.rfind(':');
+    std::string path = line.substr(file, colon - file);
+    line.replace(file, colon - file, std::filesystem::path(path).lexically_normal().string());
+  }
+  EXPECT_EQ(callback_lines(ours.out, {workload, "[kernel.kallsyms]"}), theirs);
 }
 
 TEST(ScriptDlfilter, FailuresSayWhat) {

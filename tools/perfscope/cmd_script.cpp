@@ -224,7 +224,8 @@ int ScriptCommand::run() {
   SymbolSources sources(symbol_sources_);  // archives stay unpacked until the script is done
   sources.apply(symbols);
   ScriptFieldSpec spec(fields_);  // checked before the walk: a typo is an option error
-  symbols.source_lines = spec.wants_srcline();
+  // A dlfilter may ask any sample's source line (perf's srcline callback).
+  symbols.source_lines = spec.wants_srcline() || !dlfilter_.empty();
   ScriptTextOptions text_options;
   text_options.raw_names = raw_names_;
   text_options.side_band = side_band_;

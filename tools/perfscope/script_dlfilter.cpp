@@ -5,13 +5,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <stdexcept>
 
 #include "perfscope/abi/sample_format.hpp"
+#include "perfscope/analysis/annotate/disassembler.hpp"
 
 namespace perfscope::cli {
 
@@ -46,17 +49,56 @@ struct DlFilter::Context {
     dl::AddressLocation al;
     std::string sym, dso;
     std::vector<std::uint8_t> build_id;
+    std::string source_file;  // empty: no line table names it
+    std::uint32_t source_line = 0;
   };
   const SampleFilterInput* input = nullptr;
   std::vector<std::string> arguments;
   std::vector<char*> argv;
   Location ip, addr, any;
-  bool ip_done = false, addr_done = false;
+  bool ip_done = false, addr_done = false, insn_done = false;
   std::string comm;
+  std::array<std::uint8_t, 16> insn{};  // x86's longest instruction
+  std::uint32_t insn_length = 0;
+  std::unique_ptr<Disassembler> disassembler;
 
   void begin(const SampleFilterInput& sample) {
     input = &sample;
-    ip_done = addr_done = false;
+    ip_done = addr_done = insn_done = false;
+  }
+
+  // The bytes of the file mapped at `address`, read at its offset in the file: at most `length`
+  // of them; -1 for the kernel's and anonymous memory (perf reads those from no file either).
+  std::int32_t read_code(std::uint64_t address, void* buffer, std::uint32_t length) {
+    if (input == nullptr || buffer == nullptr) return -1;
+    const ResolvedAddress& where =
+        input->resolver.resolve(input->sample.pid, {address, input->cpumode, false});
+    if (where.kernel || !where.mapping || where.dso.empty() || where.dso.front() != '/') return -1;
+    std::ifstream file{std::string(where.dso), std::ios::binary};
+    if (!file.seekg(static_cast<std::streamoff>(where.dso_address))) return -1;
+    file.read(static_cast<char*>(buffer), length);
+    return static_cast<std::int32_t>(file.gcount());
+  }
+
+  // perf's insn: the whole instruction at the sample's ip, its length decoded (x86-64 as perf
+  // decodes it; AArch64's fixed four bytes too, where perf gives none).
+  void fetch_instruction() {
+    insn_done = true;
+    insn_length = 0;
+    if (input == nullptr || input->sample.ip == 0) return;
+    std::int32_t read = read_code(input->sample.ip, insn.data(), insn.size());
+    if (read <= 0) return;
+#if defined(__aarch64__)
+    constexpr Architecture host = Architecture::aarch64;
+#else
+    constexpr Architecture host = Architecture::x86_64;
+#endif
+    if (!disassembler) disassembler = make_disassembler(host);
+    auto decoded = disassembler->disassemble(
+        std::span<const std::uint8_t>(insn.data(), static_cast<std::size_t>(read)),
+        input->sample.ip);
+    if (decoded.empty() || decoded.front().mnemonic == ".byte") return;
+    insn_length = decoded.front().size;
   }
 
   // `address` named as perf script names it, into `out`; false when no mapping holds it.
@@ -72,6 +114,8 @@ struct DlFilter::Context {
     out.al.size = size != 0 ? size : sizeof(dl::AddressLocation);
     out.sym.assign(where.symbol.symbol);
     out.dso.assign(where.dso);
+    out.source_file.assign(where.kernel ? std::string_view() : where.symbol.source.file);
+    out.source_line = where.symbol.source.line;
     out.al.addr = where.dso_address;
     out.al.is_kernel_ip = where.kernel ? 1 : 0;
     out.al.is_64_bit = 1;
@@ -141,16 +185,27 @@ std::int32_t resolve_address(void* ctx, std::uint64_t address, dl::AddressLocati
   return 0;
 }
 
-// Instruction bytes are carried only by AUX-trace samples, which perfscope does not decode.
-const std::uint8_t* instruction(void*, std::uint32_t* length) {
-  if (length != nullptr) *length = 0;
-  return nullptr;
+const std::uint8_t* instruction(void* ctx, std::uint32_t* length) {
+  auto& context = context_of(ctx);
+  if (length == nullptr) return nullptr;
+  *length = 0;
+  if (context.input == nullptr) return nullptr;
+  if (!context.insn_done) context.fetch_instruction();
+  *length = context.insn_length;
+  return context.insn_length != 0 ? context.insn.data() : nullptr;
 }
 
-// Source lines are not read for filters (perf computes them from DWARF on demand).
-const char* source_line(void*, std::uint32_t* line) {
+// perf's srcline: the ip's source file (its path as the DWARF gives it) and line; nullptr for
+// the kernel's and for files without line tables. The symbolizer reads line tables when a
+// dlfilter is loaded, since the filter may ask.
+const char* source_line(void* ctx, std::uint32_t* line) {
+  auto& context = context_of(ctx);
   if (line != nullptr) *line = 0;
-  return nullptr;
+  if (context.input == nullptr) return nullptr;
+  resolve_ip(ctx);
+  if (context.ip.source_file.empty()) return nullptr;
+  if (line != nullptr) *line = context.ip.source_line;
+  return context.ip.source_file.c_str();
 }
 
 void* event_attr(void* ctx) {
@@ -159,17 +214,8 @@ void* event_attr(void* ctx) {
   return const_cast<abi::PerfEventAttr*>(&context.input->event.attr);
 }
 
-// The bytes of the file mapped at `ip`: ELF files are read at the ip's offset in the file.
 std::int32_t object_code(void* ctx, std::uint64_t ip, void* buffer, std::uint32_t length) {
-  auto& context = context_of(ctx);
-  if (context.input == nullptr || buffer == nullptr) return -1;
-  const ResolvedAddress& where = context.input->resolver.resolve(
-      context.input->sample.pid, {ip, context.input->cpumode, false});
-  if (where.kernel || !where.mapping || where.dso.empty() || where.dso.front() != '/') return -1;
-  std::ifstream file{std::string(where.dso), std::ios::binary};
-  if (!file.seekg(static_cast<std::streamoff>(where.dso_address))) return -1;
-  file.read(static_cast<char*>(buffer), length);
-  return static_cast<std::int32_t>(file.gcount());
+  return context_of(ctx).read_code(ip, buffer, length);
 }
 
 }  // namespace
@@ -205,6 +251,9 @@ DlFilter::DlFilter(const std::string& path, std::vector<std::string> arguments)
     ours.object_code = object_code;
     std::memcpy(functions, &ours, sizeof ours);
   }
+  filter_stdout_ = static_cast<std::FILE**>(::dlsym(handle_, "stdout"));
+  filter_fpending_ = reinterpret_cast<std::size_t (*)(std::FILE*)>(::dlsym(handle_, "__fpending"));
+  filter_fflush_ = reinterpret_cast<int (*)(std::FILE*)>(::dlsym(handle_, "fflush"));
   if (auto start = reinterpret_cast<dl::StartFunction>(::dlsym(handle_, "start"))) {
     int status = start(&data_, context_.get());
     if (status < 0) {
@@ -216,6 +265,7 @@ DlFilter::DlFilter(const std::string& path, std::vector<std::string> arguments)
 }
 
 DlFilter::~DlFilter() {
+  write_pending_output();
   if (handle_ != nullptr) ::dlclose(handle_);
 }
 
@@ -272,11 +322,23 @@ bool DlFilter::keep(const SampleFilterInput& input) {
   return call(filter_event_, input, "filter_event");
 }
 
+bool DlFilter::has_pending_output() const {
+  return filter_stdout_ != nullptr && filter_fpending_ != nullptr && filter_fflush_ != nullptr &&
+         *filter_stdout_ != nullptr && filter_fpending_(*filter_stdout_) != 0;
+}
+
+void DlFilter::write_pending_output() {
+  if (filter_stdout_ != nullptr && filter_fflush_ != nullptr && *filter_stdout_ != nullptr) {
+    filter_fflush_(*filter_stdout_);
+  }
+}
+
 bool DlFilter::finish(std::string& error) {
   context_->input = nullptr;
   if (stop_ == nullptr) return true;
   int status = stop_(data_, context_.get());
   stop_ = nullptr;
+  write_pending_output();  // before dlclose, after everything perfscope printed
   if (status < 0) {
     error = fmt::format("--dlfilter {}: its stop() failed ({})", path_, status);
     return false;

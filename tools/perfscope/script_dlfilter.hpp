@@ -3,6 +3,7 @@
 // perf_dlfilter_fns callbacks), so that a filter written for perf works unchanged on perfscope.
 #pragma once
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ class DlFilter final : public SampleFilter {
 
   bool keep_early(const SampleFilterInput& input) override;
   bool keep(const SampleFilterInput& input) override;
+  bool has_pending_output() const override;
+  void write_pending_output() override;
   // Runs the filter's stop(); false (with `error` saying why) when it fails.
   bool finish(std::string& error);
 
@@ -39,6 +42,11 @@ class DlFilter final : public SampleFilter {
   void* data_ = nullptr;
   abi::dlfilter::FilterFunction filter_event_ = nullptr, filter_event_early_ = nullptr;
   abi::dlfilter::StopFunction stop_ = nullptr;
+  // The filter's own C library's stdout, which is not perfscope's when perfscope is linked
+  // statically: its buffer is written out between the samples' text, where perf's would be.
+  std::FILE** filter_stdout_ = nullptr;
+  std::size_t (*filter_fpending_)(std::FILE*) = nullptr;
+  int (*filter_fflush_)(std::FILE*) = nullptr;
   std::unique_ptr<Context> context_;
 };
 

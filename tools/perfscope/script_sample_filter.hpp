@@ -24,6 +24,10 @@ class SampleFilter {
   // False: the sample is not printed. Throws std::runtime_error when the filter fails.
   virtual bool keep_early(const SampleFilterInput& input) = 0;
   virtual bool keep(const SampleFilterInput& input) = 0;
+  // Text the filter printed that is still buffered, and writing it out (after the caller has
+  // written what goes before it).
+  virtual bool has_pending_output() const { return false; }
+  virtual void write_pending_output() {}
 };
 
 }  // namespace perfscope::cli

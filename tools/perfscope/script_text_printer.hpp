@@ -184,10 +184,16 @@ class TextPrinter {
         static_cast<std::uint16_t>(record.view.header.misc & abi::record_misc::cpumode_mask);
     if (options_.filter != nullptr) {
       SampleFilterInput input{record, event, sample_, cpumode, resolver_};
-      if (!options_.filter->keep_early(input) || !selected(cpumode) ||
-          !options_.filter->keep(input)) {
-        return;
+      bool keep =
+          options_.filter->keep_early(input) && selected(cpumode) && options_.filter->keep(input);
+      // What the filter printed goes after the samples before it, as in perf (a dlfilter sees
+      // the samples in order, on this thread).
+      if (options_.filter->has_pending_output()) {
+        output_.flush();
+        std::fflush(stdout);
+        options_.filter->write_pending_output();
       }
+      if (!keep) return;
     } else if (!selected(cpumode)) {
       return;
     }
