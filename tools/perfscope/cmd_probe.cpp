@@ -15,10 +15,21 @@ namespace perfscope::cli {
 
 namespace {
 
-std::string probe_line(const DynamicProbe& probe) {
+// perf's line of a probe: "  probe_t:work         (on work in /bin/t with n m)"; `arguments`
+// as the definition gave them (when added) or as the kernel names them (when listed).
+std::string probe_line(const DynamicProbe& probe, const std::string& arguments) {
   std::string name = probe.group + ":" + probe.event;
-  if (probe.kernel) return fmt::format("  {:<20} (on {})\n", name, probe.on);
-  return fmt::format("  {:<20} (on {} in {})\n", name, probe.on, probe.binary);
+  std::string with = arguments.empty() ? std::string() : " with " + arguments;
+  if (probe.kernel) return fmt::format("  {:<20} (on {}{})\n", name, probe.on, with);
+  return fmt::format("  {:<20} (on {} in {}{})\n", name, probe.on, probe.binary, with);
+}
+
+std::string listed_arguments(const DynamicProbe& probe) {
+  std::string names;
+  for (const std::string& name : probe.argument_names()) {
+    names += names.empty() ? name : " " + name;
+  }
+  return names;
 }
 
 }  // namespace
@@ -26,8 +37,12 @@ std::string probe_line(const DynamicProbe& probe) {
 ProbeCommand::ProbeCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "probe");
   app_->add_option("-x,--exec", binary_, "The executable or library of the uprobes");
-  app_->add_option("-a,--add", add_, "Add a probe: [EVENT=]FUNCTION[+OFFSET|%return] (repeatable)");
-  app_->add_option("definitions", positional_, "Probes to add, as --add takes them");
+  app_->add_option("-a,--add", add_,
+                   "Add a probe: '[EVENT=]FUNCTION[+OFFSET|%return] [ARG...]', each ARG a C "
+                   "variable by name ([NAME=]VAR[->FIELD|.FIELD|[N]][:TYPE], $params, $vars) or "
+                   "a raw fetch argument (%di, +8(%sp), $comm) (repeatable)");
+  app_->add_option("definitions", positional_,
+                   "A probe to add, as --add takes it (its words joined)");
   app_->add_option("-d,--del", delete_, "Remove the probes GROUP:EVENT (globs) names");
   app_->add_option("-l,--list", list_, "List the probes (those the glob names)")->expected(0, 1);
   app_->add_option("-F,--funcs", funcs_, "List the functions probes can go on (of -x BINARY)")
@@ -42,6 +57,7 @@ ProbeCommand::ProbeCommand(CLI::App& app) {
   app_->footer(
       "Examples:\n"
       "  perfscope probe -x /usr/lib/x86_64-linux-gnu/libc.so.6 --add malloc\n"
+      "  perfscope probe -x ./server --add 'handle_request req->id req->path:string'\n"
       "  perfscope stat -e probe_libc:malloc -- ls\n"
       "  perfscope probe -l\n"
       "  perfscope probe -d 'probe_libc:*'");
@@ -54,7 +70,13 @@ int ProbeCommand::run() {
         "yet; use perf probe for them");
   }
   std::vector<std::string> additions = add_;
-  additions.insert(additions.end(), positional_.begin(), positional_.end());
+  // perf's words after the options are one definition: "probe -x BIN work n m".
+  if (!positional_.empty()) {
+    std::string definition;
+    for (const std::string& word : positional_)
+      definition += definition.empty() ? word : " " + word;
+    additions.push_back(definition);
+  }
   bool listing = app_->count("--list") != 0, functions = app_->count("--funcs") != 0;
   if (additions.empty() && delete_.empty() && definitions_.empty() && !listing && !functions) {
     throw std::invalid_argument(
@@ -77,6 +99,7 @@ int ProbeCommand::run() {
   DynamicProbes probes;
   for (const std::string& definition : definitions_) {
     DynamicProbe probe = probes.add(parse_probe_definition(definition), binary_, true, true);
+    if (!quiet_) std::fputs(probe.notice.c_str(), stderr);
     std::string line = probe_definition_line(probe) + "\n";
     std::fwrite(line.data(), 1, line.size(), stdout);
   }
@@ -95,7 +118,8 @@ int ProbeCommand::run() {
     for (const std::string& definition : additions) {
       DynamicProbe probe =
           probes.add(parse_probe_definition(definition), binary_, force_, dry_run_);
-      text += probe_line(probe);
+      if (!quiet_) std::fputs(probe.notice.c_str(), stderr);
+      text += probe_line(probe, probe.requested_arguments);
       last = probe.group + ":" + probe.event;
     }
     if (!quiet_) {
@@ -112,7 +136,7 @@ int ProbeCommand::run() {
       if (!list_.empty() && !name.starts_with(list_) && name.find(list_) == std::string::npos) {
         continue;
       }
-      out += probe_line(probe);
+      out += probe_line(probe, listed_arguments(probe));
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
   }

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "analysis/symbols/demangler.hpp"
 #include "perfscope/analysis/event_resolvers/elf_symbol_resolver.hpp"
@@ -84,6 +85,15 @@ std::string function_at(const std::string& binary, std::uint64_t offset) {
   return found;
 }
 
+std::string join(const std::vector<std::string>& words, std::string_view separator) {
+  std::string out;
+  for (const std::string& word : words) {
+    if (!out.empty()) out += separator;
+    out += word;
+  }
+  return out;
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -108,14 +118,15 @@ void write_line(const std::string& path, const std::string& line) {
 
 // One line of uprobe_events or kprobe_events: "p:GROUP/EVENT PATH:0xOFFSET", "r:...",
 // "p:GROUP/EVENT FUNCTION+OFFSET" (arguments after, ignored).
-std::optional<DynamicProbe> parse_line(const std::string& line, bool kernel) {
+std::optional<DynamicProbe> parse_line(const std::string& line, bool kernel, bool places) {
   if (line.size() < 3 || (line[0] != 'p' && line[0] != 'r') || line[1] != ':') return std::nullopt;
   std::istringstream words(line.substr(2));
   std::string name, where;
   if (!(words >> name >> where)) return std::nullopt;
+  DynamicProbe probe;
+  for (std::string argument; words >> argument;) probe.fetch_arguments.push_back(argument);
   std::size_t slash = name.find('/');
   if (slash == std::string::npos) return std::nullopt;
-  DynamicProbe probe;
   probe.group = name.substr(0, slash);
   probe.event = name.substr(slash + 1);
   probe.kernel = kernel;
@@ -128,9 +139,13 @@ std::optional<DynamicProbe> parse_line(const std::string& line, bool kernel) {
     if (colon == std::string::npos) return std::nullopt;
     probe.binary = where.substr(0, colon);
     probe.offset = std::strtoull(where.c_str() + colon + 1, nullptr, 0);
-    probe.on = function_at(probe.binary, probe.offset);
+    if (places) {
+      auto source_point = probe_source_point(probe.binary, probe.offset);
+      probe.on = source_point ? *source_point : function_at(probe.binary, probe.offset);
+    }
   }
-  if (probe.return_probe) probe.on += "%return";
+  // perf's order: the place, then %return, then @FILE.
+  if (probe.return_probe) probe.on.insert(std::min(probe.on.find('@'), probe.on.size()), "%return");
   return probe;
 }
 
@@ -138,12 +153,11 @@ std::optional<DynamicProbe> parse_line(const std::string& line, bool kernel) {
 
 ProbeRequest parse_probe_definition(const std::string& definition) {
   ProbeRequest request;
-  std::string text = definition;
-  if (text.find_first_of(" \t") != std::string::npos) {
-    throw std::invalid_argument(fmt::format(
-        "'{}': probe arguments (read from DWARF by perf) are not supported by perfscope yet; "
-        "give the function alone, and read the arguments with perf probe",
-        definition));
+  std::istringstream words(definition);
+  std::string text;
+  words >> text;
+  for (std::string argument; words >> argument;) {
+    request.arguments.push_back(parse_probe_argument(argument));
   }
   if (text.find('@') != std::string::npos || text.find(';') != std::string::npos) {
     throw std::invalid_argument(fmt::format(
@@ -196,9 +210,21 @@ std::vector<std::string> probe_functions(const std::string& binary) {
 
 std::string probe_definition_line(const DynamicProbe& probe) {
   char kind = probe.return_probe ? 'r' : 'p';
-  if (probe.kernel) return fmt::format("{}:{}/{} {}", kind, probe.group, probe.event, probe.place);
-  return fmt::format("{}:{}/{} {}:{:#018x}", kind, probe.group, probe.event, probe.binary,
-                     probe.offset);
+  std::string line = probe.kernel
+                         ? fmt::format("{}:{}/{} {}", kind, probe.group, probe.event, probe.place)
+                         : fmt::format("{}:{}/{} {}:{:#x}", kind, probe.group, probe.event,
+                                       probe.binary, probe.offset);
+  for (const std::string& argument : probe.fetch_arguments) line += " " + argument;
+  return line;
+}
+
+std::vector<std::string> DynamicProbe::argument_names() const {
+  std::vector<std::string> names;
+  for (const std::string& argument : fetch_arguments) {
+    std::size_t equals = argument.find('=');
+    names.push_back(equals == std::string::npos ? argument : argument.substr(0, equals));
+  }
+  return names;
 }
 
 std::string uprobe_group(const std::string& binary) {
@@ -216,17 +242,27 @@ DynamicProbes::DynamicProbes() {
   root_ = *root;
 }
 
+bool DynamicProbes::hex_types_available() const {
+  return read_text(root_ + "/README").find("x8/16/32/64") != std::string::npos;
+}
+
 bool DynamicProbes::kprobes_available() const {
   return ::access((root_ + "/kprobe_events").c_str(), F_OK) == 0;
 }
 
-std::vector<DynamicProbe> DynamicProbes::list() const {
+std::vector<DynamicProbe> DynamicProbes::list(bool places) const {
   std::vector<DynamicProbe> probes;
   for (bool kernel : {true, false}) {
     std::istringstream lines(read_text(root_ + (kernel ? "/kprobe_events" : "/uprobe_events")));
+    std::size_t first = probes.size();
     for (std::string line; std::getline(lines, line);) {
-      if (auto probe = parse_line(line, kernel)) probes.push_back(std::move(*probe));
+      if (auto probe = parse_line(line, kernel, places)) probes.push_back(std::move(*probe));
     }
+    // perf lists each kind's probes by name.
+    std::stable_sort(probes.begin() + static_cast<std::ptrdiff_t>(first), probes.end(),
+                     [](const DynamicProbe& a, const DynamicProbe& b) {
+                       return std::tie(a.group, a.event) < std::tie(b.group, b.event);
+                     });
   }
   return probes;
 }
@@ -238,6 +274,25 @@ DynamicProbe DynamicProbes::add(const ProbeRequest& request, const std::string& 
   probe.return_probe = request.return_probe;
   std::string base = request.event.empty() ? safe_event_name(request.function) : request.event;
   if (request.event.empty() && request.return_probe) base += "__return";
+  bool by_name = false;
+  std::vector<std::string> requested;
+  for (const ProbeArgument& argument : request.arguments) {
+    by_name = by_name || argument.is_c_variable() || argument.variable == "$params" ||
+              argument.variable == "$vars";
+    requested.push_back(argument.text());
+  }
+  probe.requested_arguments = join(requested, " ");
+  if (probe.kernel && by_name) {
+    throw std::runtime_error(
+        "kernel probes take raw arguments only in perfscope (%di, +8(%sp), $comm): arguments by "
+        "name need the kernel's DWARF (a vmlinux with debug information), which perfscope probe "
+        "does not read; perf probe does");
+  }
+  if (!by_name) {
+    for (const ProbeArgument& argument : request.arguments) {
+      probe.fetch_arguments.push_back(argument.text());
+    }
+  }
   if (probe.kernel) {
     if (!kprobes_available()) {
       throw std::runtime_error(
@@ -251,16 +306,25 @@ DynamicProbe DynamicProbes::add(const ProbeRequest& request, const std::string& 
   } else {
     std::error_code error;
     probe.binary = std::filesystem::absolute(binary, error).lexically_normal().string();
-    SymbolOffset found = ElfSymbolResolver().file_offset(probe.binary, request.function);
-    if (!found.offset) throw std::runtime_error(found.error);
     probe.group = uprobe_group(probe.binary);
-    probe.offset = *found.offset + request.offset;
+    if (by_name) {
+      ProbePlacement placement =
+          place_uprobe(probe.binary, request.function, request.offset, request.return_probe,
+                       request.arguments, hex_types_available());
+      probe.offset = placement.file_offset;
+      probe.fetch_arguments = std::move(placement.fetch_arguments);
+      probe.notice = std::move(placement.notice);
+    } else {
+      SymbolOffset found = ElfSymbolResolver().file_offset(probe.binary, request.function);
+      if (!found.offset) throw std::runtime_error(found.error);
+      probe.offset = *found.offset + request.offset;
+    }
     probe.on = request.offset != 0 ? fmt::format("{}+{}", request.function, request.offset)
                                    : request.function;
   }
   if (probe.return_probe) probe.on += "%return";
   // perf's names: the function's, then _1, _2, ... when forced next to an existing one.
-  std::vector<DynamicProbe> existing = list();
+  std::vector<DynamicProbe> existing = list(false);
   auto taken = [&](const std::string& name) {
     for (const auto& other : existing) {
       if (other.group == probe.group && other.event == name) return true;
@@ -287,7 +351,7 @@ DynamicProbe DynamicProbes::add(const ProbeRequest& request, const std::string& 
 std::vector<DynamicProbe> DynamicProbes::remove(const std::string& pattern) {
   std::string full = pattern.find(':') == std::string::npos ? "*:" + pattern : pattern;
   std::vector<DynamicProbe> removed;
-  for (const DynamicProbe& probe : list()) {
+  for (const DynamicProbe& probe : list(false)) {
     std::string name = probe.group + ":" + probe.event;
     if (::fnmatch(full.c_str(), name.c_str(), 0) != 0) continue;
     write_line(root_ + (probe.kernel ? "/kprobe_events" : "/uprobe_events"),

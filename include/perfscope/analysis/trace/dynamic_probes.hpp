@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "perfscope/analysis/trace/probe_arguments.hpp"
+
 namespace perfscope {
 
 struct DynamicProbe {
@@ -21,14 +23,24 @@ struct DynamicProbe {
   // perf's "on ..." text: "syscall", "syscall+4", "syscall%return" (the function found again from
   // the offset for a uprobe; "0x1810" when no symbol holds it).
   std::string on;
+  // The kernel's fetch arguments ("n=-36(%bp):s32", "$comm"), in the probe's tracefs line.
+  std::vector<std::string> fetch_arguments;
+  // What perf's "Added new event" line says of them ("n x=p->x"), and its notices (the prologue
+  // skipped at -O0); empty when none.
+  std::string requested_arguments;
+  std::string notice;
+
+  // The names of the fetched values, as perf probe -l lists them after "with".
+  std::vector<std::string> argument_names() const;
 };
 
-// "[EVENT=]FUNCTION[+OFFSET|%return]", perf probe's definition without arguments.
+// "[EVENT=]FUNCTION[+OFFSET|%return] [ARGUMENT...]", perf probe's definition.
 struct ProbeRequest {
   std::string event;  // empty: named after the function
   std::string function;
   std::uint64_t offset = 0;
   bool return_probe = false;
+  std::vector<ProbeArgument> arguments;
 };
 // Throws std::invalid_argument saying what is wrong and what perfscope takes.
 ProbeRequest parse_probe_definition(const std::string& definition);
@@ -39,7 +51,11 @@ class DynamicProbes {
   DynamicProbes();
 
   bool kprobes_available() const;
-  std::vector<DynamicProbe> list() const;
+  // The kernel fetches hexadecimal types (x8..x64), which perf gives unsigned values.
+  bool hex_types_available() const;
+  // Each kind's by name, kprobes first, as perf probe -l lists them; `places`: with perf's "on"
+  // text (from DWARF where the binary has it), else names and locations only.
+  std::vector<DynamicProbe> list(bool places = true) const;
   // Adds a uprobe in `binary` (an absolute path is made of it) or, with `binary` empty, a kprobe.
   // An existing name gets perf's _1, _2, ... suffix when `force`, else is an error that says so.
   // `dry_run`: the probe as it would be made, not made.
