@@ -1,7 +1,8 @@
 // perf probe's arguments by name on perfscope (issue #45): C variables of a uprobe's function
 // turned into the kernel's fetch arguments from the binary's DWARF (registers at -O2, stack slots
 // after the prologue at -O0, fields, strings, globals, $params, $vars), the same tracefs line as
-// perf probe makes, and values that are the calls' own when recorded.
+// perf probe makes, perf's --line and --vars views, and values that are the calls' own when
+// recorded.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -47,6 +48,28 @@ TEST(ProbeArguments, DefinitionsAreThoseOfPerf) {
       EXPECT_EQ(ours.out, theirs.out) << binary << ": " << definition;
       // At -O0, perf's notice that the probe moved past the prologue.
       EXPECT_EQ(ours.err, theirs.err) << binary << ": " << definition;
+    }
+  }
+}
+
+TEST(ProbeArguments, LinesAndVariablesAreThoseOfPerf) {
+  if (!tracefs_readable()) GTEST_SKIP() << "tracefs is not readable here";
+  if (::access(perf_path.c_str(), X_OK) != 0) GTEST_SKIP() << "Linux perf is not installed";
+  for (const std::string& binary : {unoptimized, optimized}) {
+    for (const std::vector<std::string>& view : {std::vector<std::string>{"-L", "work"},
+                                                 {"-L", "main"},
+                                                 {"-V", "work"},
+                                                 {"-V", "main"},
+                                                 {"-V", "work", "--externs"}}) {
+      std::vector<std::string> words{"probe", "-x", binary};
+      words.insert(words.end(), view.begin(), view.end());
+      std::vector<std::string> perf_words{perf_path};
+      perf_words.insert(perf_words.end(), words.begin(), words.end());
+      auto theirs = pt::run_command(perf_words);
+      ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+      auto ours = pt::run_perfscope(words);
+      EXPECT_EQ(ours.exit_status, 0) << ours.err;
+      EXPECT_EQ(ours.out, theirs.out) << binary << " " << view[0] << " " << view[1];
     }
   }
 }

@@ -52,8 +52,11 @@ ProbeCommand::ProbeCommand(CLI::App& app) {
   app_->add_flag("-f,--force", force_, "Add a probe beside an existing one of the same name");
   app_->add_flag("-n,--dry-run", dry_run_, "Say what would be added, add nothing");
   app_->add_flag("-q,--quiet", quiet_, "Print no messages");
-  app_->add_option("-L,--line", line_, "perf's source-line view (refused: needs DWARF lines)");
-  app_->add_option("-V,--vars", vars_, "perf's variable view (refused: needs DWARF)");
+  app_->add_option("-L,--line", line_,
+                   "Show FUNCTION's source, each line a probe can go on numbered (of -x BINARY)");
+  app_->add_option("-V,--vars", vars_,
+                   "List the variables a probe on FUNCTION[+OFFSET] can fetch (of -x BINARY)");
+  app_->add_flag("--externs", externs_, "With --vars: the unit's global variables too");
   app_->footer(
       "Examples:\n"
       "  perfscope probe -x /usr/lib/x86_64-linux-gnu/libc.so.6 --add malloc\n"
@@ -65,9 +68,27 @@ ProbeCommand::ProbeCommand(CLI::App& app) {
 
 int ProbeCommand::run() {
   if (!line_.empty() || !vars_.empty()) {
-    throw std::invalid_argument(
-        "--line and --vars read DWARF line tables and variables, which perfscope probe does not "
-        "yet; use perf probe for them");
+    if (binary_.empty()) {
+      throw std::invalid_argument(
+          "--line and --vars read a binary's DWARF: give -x BINARY (the kernel's, from a vmlinux, "
+          "are perf probe's)");
+    }
+    std::string out;
+    if (!line_.empty()) {
+      if (line_.find_first_of(":@") != std::string::npos) {
+        throw std::invalid_argument(fmt::format(
+            "--line {}: perfscope shows a whole function (--line FUNCTION); line ranges and "
+            "FILE:LINE are perf probe's",
+            line_));
+      }
+      out += probe_lines_view(binary_, line_);
+    }
+    if (!vars_.empty()) {
+      ProbeRequest point = parse_probe_definition(vars_);
+      out += probe_variables_view(binary_, point.function, point.offset, externs_);
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
   }
   std::vector<std::string> additions = add_;
   // perf's words after the options are one definition: "probe -x BIN work n m".

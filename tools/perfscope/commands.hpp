@@ -181,6 +181,7 @@ class ProbeCommand {
  private:
   CLI::App* app_;
   std::string binary_, list_, funcs_, line_, vars_;
+  bool externs_ = false;
   std::vector<std::string> add_, positional_, delete_, definitions_;
   bool force_ = false, dry_run_ = false, quiet_ = false;
 };

@@ -57,4 +57,15 @@ ProbePlacement place_uprobe(const std::string& binary, const std::string& functi
 // line's start, "work@..." at the entry; nullopt without DWARF for the place.
 std::optional<std::string> probe_source_point(const std::string& binary, std::uint64_t file_offset);
 
+// perf probe -V: the variables a probe on `function` (+`offset`, the prologue not skipped) can
+// fetch by name, "TYPE\tNAME" sorted, under "Available variables at work" and "\t@<work+0>";
+// `externs`: the unit's global variables too. Throws std::runtime_error as place_uprobe.
+std::string probe_variables_view(const std::string& binary, const std::string& function,
+                                 std::uint64_t offset, bool externs);
+
+// perf probe -L: `function`'s source from its declaration, each line a probe can go on numbered
+// relative to it, and three lines after the last. Throws std::runtime_error as place_uprobe, or
+// when the source file cannot be read.
+std::string probe_lines_view(const std::string& binary, const std::string& function);
+
 }  // namespace perfscope
