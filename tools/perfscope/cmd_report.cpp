@@ -146,6 +146,11 @@ int ReportCommand::run() {
   if (o.inverted) report.call_graph = ReportCallGraph::caller;
   if (!o.output_fields.empty()) apply_output_fields(o.output_fields, report);
   if (o.show_total_period) report.show_period = true;
+  if (!o.field_separator.empty()) {
+    // Scripts read perf's columns: Samples only when asked for, as in perf.
+    report.field_separator = o.field_separator;
+    if (!o.show_nr_samples && o.output_fields.empty()) report.show_samples = false;
+  }
   report.percent_limit = o.percent_limit;
   if (app_->get_option("--percent-limit")->count() == 0) {
     if (auto limit = config.get("report.percent-limit")) {

@@ -395,6 +395,7 @@ struct ReportCommandOptions {
   bool dump_raw_trace = false;  // -D: perf's raw dump of every record, no profile
   EventSwitchOptions switches;  // --switch-on, --switch-off, --show-on-off-events
   std::string symbol_filter;    // --symbol-filter: rows whose function's name contains it
+  std::string field_separator;  // -t: perf's separated columns, for scripts
 };
 
 class ReportCommand {

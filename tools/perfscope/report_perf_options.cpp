@@ -56,6 +56,12 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
   app.add_flag("-D,--dump-raw-trace", options.dump_raw_trace,
                "perf's raw dump instead of the profile: every record in hex and decoded, in "
                "perf's order and layout, then each record type's count");
+  app.add_option("-t,--field-separator", options.field_separator,
+                 "Columns separated by this text, for scripts, as perf's -t: the columns perf "
+                 "shows (Samples with -n), values containing it with '.' for it")
+      ->check([](const std::string& text) {
+        return text.empty() ? std::string("give the separator (-t ,)") : std::string();
+      });
   app.add_option("--symbol-filter", options.symbol_filter,
                  "Only the samples in functions whose name contains this text (shares stay of the "
                  "whole event, as perf's)")

@@ -478,6 +478,50 @@ std::string scaled_count(std::uint64_t count) {
   return fmt::format("{}{}", count, unit);
 }
 
+// perf's -t table: the titles right-aligned over numbers and left-aligned over keys, each padded
+// to its column's width, the separator between columns, no dotted line; a value's percentage or
+// count after a space, padded to the width; the last column unpadded when it is the symbol, whose
+// text perf does not pad. The separator's first character inside a value becomes '.' (perf's
+// repsep_snprintf).
+void print_separated_columns(const ReportTable& table, const std::vector<std::string>& titles,
+                             const std::vector<std::size_t>& widths, std::size_t key_base,
+                             std::size_t samples_column, std::size_t period_column,
+                             bool last_is_symbol, const std::string& separator,
+                             fmt::memory_buffer& out) {
+  auto append = [&](std::string_view text) { out.append(text); };
+  auto pad_to = [&](std::size_t printed, std::size_t width) {
+    if (printed < width) out.append(std::string(width - printed, ' '));
+  };
+  append("# ");
+  for (std::size_t c = 0; c < titles.size(); ++c) {
+    if (c != 0) append(separator);
+    if (c < key_base) pad_to(titles[c].size(), widths[c]);
+    append(titles[c]);
+    if (c >= key_base) pad_to(titles[c].size(), widths[c]);
+  }
+  out.push_back('\n');
+  for (const auto& row : table.rows) {
+    for (std::size_t c = 0; c < titles.size(); ++c) {
+      if (c != 0) append(separator);
+      std::string text;
+      if (c < key_base && c != samples_column && c != period_column) {
+        std::uint64_t period = (table.children && c == 0) ? row.total_period : row.self_period;
+        text = fmt::format(" {:.2f}%", table.percent(period));
+      } else if (c == samples_column) {
+        text = fmt::format(" {}", row.self_samples);
+      } else if (c == period_column) {
+        text = fmt::format(" {}", row.self_period);
+      } else {
+        text = row.keys[c - key_base];
+        std::replace(text.begin(), text.end(), separator.front(), '.');
+      }
+      append(text);
+      if (c + 1 != titles.size() || !last_is_symbol) pad_to(text.size(), widths[c]);
+    }
+    out.push_back('\n');
+  }
+}
+
 }  // namespace
 
 ReportTable build_report_table(const Profile& profile, std::uint32_t event,
@@ -554,7 +598,18 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
                                                          : a.chain_depth < b.chain_depth;
     }
     if (a.self_period != b.self_period) return a.self_period > b.self_period;
-    return a.keys < b.keys;
+    // The keys' texts, a function's by its name alone as perf's sort__sym_sort compares them
+    // ("[k] elf_load" before "[.] handle_amd").
+    for (std::size_t k = 0; k < a.keys.size() && k < b.keys.size(); ++k) {
+      std::string_view left = a.keys[k], right = b.keys[k];
+      if (k < options.sort.size() && options.sort[k] == ReportSortKey::sym && left.size() > 4 &&
+          right.size() > 4 && left[0] == '[' && right[0] == '[') {
+        left.remove_prefix(4);
+        right.remove_prefix(4);
+      }
+      if (left != right) return left < right;
+    }
+    return a.keys.size() < b.keys.size();
   });
   return table;
 }
@@ -684,6 +739,13 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
       out.append(text);
       if (!right && !last) out.append(std::string(pad, ' '));
     };
+    const std::string& separator = options.field_separator;
+    if (!separator.empty()) {
+      bool last_is_symbol = !options.sort.empty() && options.sort.back() == ReportSortKey::sym;
+      print_separated_columns(table, titles, widths, key_base, samples_column, period_column,
+                              last_is_symbol, separator, out);
+      continue;
+    }
     out.append(std::string_view("# "));
     for (std::size_t c = 0; c < titles.size(); ++c) {
       if (c != 0) out.append(std::string_view("  "));

@@ -46,7 +46,10 @@ struct ReportOptions {
   double percent_limit = 0;       // rows below this share are not shown
   double call_graph_limit = 0.5;  // tree branches below this share of the event are not shown
   bool show_samples = true;       // the Samples column
-  bool show_period = false;       // the Period column (each row's own period sum, as perf's)
+  // perf's -t: columns separated by it instead of padded apart (each still padded to its width,
+  // as perf pads them), no dotted line; values containing it have '.' for it.
+  std::string field_separator;
+  bool show_period = false;  // the Period column (each row's own period sum, as perf's)
   // Each call-graph entry names its source line too ("leaf_fn known_answer.cpp:42", as perf's
   // -g ...,address shows them), and entries of one function on different lines stay apart. Needs
   // a profile built with source lines (SymbolizerOptions::source_lines).
