@@ -478,6 +478,16 @@ std::string scaled_count(std::uint64_t count) {
   return fmt::format("{}{}", count, unit);
 }
 
+// A row's cell in column `c`: its share, its sample count, its period or a key's text.
+std::string cell_text(const ReportTable& table, const ReportRow& row, std::size_t c,
+                      std::size_t key_base, std::size_t samples_column, std::size_t period_column) {
+  if (c == samples_column) return fmt::format("{}", row.self_samples);
+  if (c == period_column) return fmt::format("{}", row.self_period);
+  if (c >= key_base) return row.keys[c - key_base];
+  std::uint64_t period = (table.children && c == 0) ? row.total_period : row.self_period;
+  return fmt::format("{:.2f}%", table.percent(period));
+}
+
 // perf's -t table: the titles right-aligned over numbers and left-aligned over keys, each padded
 // to its column's width, the separator between columns, no dotted line; a value's percentage or
 // count after a space, padded to the width; the last column unpadded when it is the symbol, whose
@@ -503,16 +513,10 @@ void print_separated_columns(const ReportTable& table, const std::vector<std::st
   for (const auto& row : table.rows) {
     for (std::size_t c = 0; c < titles.size(); ++c) {
       if (c != 0) append(separator);
-      std::string text;
-      if (c < key_base && c != samples_column && c != period_column) {
-        std::uint64_t period = (table.children && c == 0) ? row.total_period : row.self_period;
-        text = fmt::format(" {:.2f}%", table.percent(period));
-      } else if (c == samples_column) {
-        text = fmt::format(" {}", row.self_samples);
-      } else if (c == period_column) {
-        text = fmt::format(" {}", row.self_period);
+      std::string text = cell_text(table, row, c, key_base, samples_column, period_column);
+      if (c < key_base) {
+        text.insert(0, 1, ' ');
       } else {
-        text = row.keys[c - key_base];
         std::replace(text.begin(), text.end(), separator.front(), '.');
       }
       append(text);
@@ -710,7 +714,6 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
       titles = {"Overhead"};
       widths = {8};
     }
-    std::size_t numeric_columns = titles.size();
     // perf -n's Samples and --show-total-period's Period: the row's own count, with --children
     // too (as perf's), at least 12 wide. Returns the column's index.
     auto add_count_column = [&](const char* title, std::uint64_t ReportRow::*count) {
@@ -767,17 +770,7 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
       out.append(std::string_view("  "));
       for (std::size_t c = 0; c < titles.size(); ++c) {
         if (c != 0) out.append(std::string_view("  "));
-        std::string text;
-        if (c < numeric_columns) {
-          std::uint64_t period = (table.children && c == 0) ? row.total_period : row.self_period;
-          text = fmt::format("{:.2f}%", table.percent(period));
-        } else if (c == samples_column) {
-          text = fmt::format("{}", row.self_samples);
-        } else if (c == period_column) {
-          text = fmt::format("{}", row.self_period);
-        } else {
-          text = row.keys[c - key_base];
-        }
+        std::string text = cell_text(table, row, c, key_base, samples_column, period_column);
         padded(text, widths[c], c < key_base, c + 1 == titles.size());
       }
       out.push_back('\n');
