@@ -1,6 +1,6 @@
-// report --stats and --tasks (issue #44): each record type's count and the tree of tasks, the
-// same bytes as perf report on the same file: perf's recordings (plain, compressed with -z, in
-// pipe mode, system-wide) and perfscope's.
+// report --stats, --tasks and --mmaps (issue #44): each record type's count and the tree of
+// tasks with their mappings, the same bytes as perf report on the same file: perf's recordings
+// (plain, compressed with -z, in pipe mode, system-wide) and perfscope's.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -102,6 +102,19 @@ TEST_F(ReportStatisticsTest, TaskTreeAsPerfs) {
   expect_as_perfs(compressed, "--tasks");
 }
 
+TEST_F(ReportStatisticsTest, TaskMapsAsPerfs) {
+  // --mmaps: each task's process's mappings under it, the shell's children's copied at the fork
+  // and replaced at the exec where the new ones overlap; data mappings (-d) too.
+  for (const std::string recorder : {"perf", "perfscope"}) {
+    for (const std::vector<std::string>& options : {std::vector<std::string>{}, {"-d"}}) {
+      std::string file = record(recorder, options);
+      std::string maps = expect_as_perfs(file, "--mmaps");
+      EXPECT_NE(maps.find(" r-xp "), std::string::npos) << maps;
+      EXPECT_NE(maps.find("/ls\n"), std::string::npos) << maps;
+    }
+  }
+}
+
 TEST_F(ReportStatisticsTest, EveryTaskOfTheMachineAsPerfs) {
   if (!pt::running_as_root()) GTEST_SKIP() << "a system-wide recording needs root at paranoid 2";
   // Every process on the machine, synthesized with its parent (kernel threads under kthreadd),
@@ -118,6 +131,8 @@ TEST_F(ReportStatisticsTest, EveryTaskOfTheMachineAsPerfs) {
   ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
   expect_as_perfs(ours, "--tasks");
   expect_as_perfs(ours, "--stats");
+  expect_as_perfs(file, "--mmaps");
+  expect_as_perfs(ours, "--mmaps");
 }
 
 }  // namespace

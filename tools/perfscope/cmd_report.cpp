@@ -219,9 +219,9 @@ int ReportCommand::run() {
     if (error) print_partial_data_warning(reader, *error);
     return 0;
   }
-  if (o.record_statistics || o.tasks) {
+  if (o.record_statistics || o.tasks || o.mmaps) {
     auto error = o.record_statistics ? print_record_statistics(reader, stdout, o.skip_empty)
-                                     : print_task_tree(reader, stdout);
+                                     : print_task_tree(reader, stdout, o.mmaps);
     std::fflush(stdout);
     if (error) print_partial_data_warning(reader, *error);
     return 0;

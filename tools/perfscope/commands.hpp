@@ -396,6 +396,7 @@ struct ReportCommandOptions {
   EventSwitchOptions switches;  // --switch-on, --switch-off, --show-on-off-events
   std::string symbol_filter;    // --symbol-filter: rows whose function's name contains it
   std::string field_separator;  // -t: perf's separated columns, for scripts
+  bool mmaps = false;           // --mmaps: --tasks with each task's mappings
 };
 
 class ReportCommand {

@@ -36,7 +36,7 @@ void PerfTaskTable::comm(const CommRecord& comm) {
   task.comm_set = true;
 }
 
-void PerfTaskTable::fork(const TaskRecord& fork) {
+void PerfTaskTable::fork(const TaskRecord& fork, bool clone_maps) {
   const auto pid = static_cast<std::int32_t>(fork.pid), tid = static_cast<std::int32_t>(fork.tid);
   const auto ppid = static_cast<std::int32_t>(fork.ppid);
   const auto ptid = static_cast<std::int32_t>(fork.ptid);
@@ -53,9 +53,75 @@ void PerfTaskTable::fork(const TaskRecord& fork) {
     child.comm_set = true;
   }
   child.ppid = saved_parent.tid;
+  // A thread shares its process's maps; a new process starts from a copy of its parent's.
+  if (pid != ppid) {
+    auto parent_maps = maps_.find(ppid);
+    if (clone_maps && parent_maps != maps_.end()) {
+      maps_[pid] = parent_maps->second;
+    } else {
+      maps_.erase(pid);
+    }
+  }
 }
 
-std::optional<std::string> PerfTaskTable::render() {
+void PerfTaskTable::mmap(const MmapRecord& mmap, bool data) {
+  PerfTaskMap map{
+      mmap.addr, mmap.addr + mmap.len,      mmap.pgoff, 0, data ? 0u : 4u /* PROT_EXEC */,
+      0,         std::string(mmap.filename)};
+  add_map(static_cast<std::int32_t>(mmap.pid), static_cast<std::int32_t>(mmap.tid), std::move(map));
+}
+
+void PerfTaskTable::mmap(const Mmap2Record& mmap) {
+  PerfTaskMap map{mmap.addr,
+                  mmap.addr + mmap.len,
+                  mmap.pgoff,
+                  mmap.has_build_id ? 0 : mmap.ino,
+                  mmap.prot,
+                  mmap.flags,
+                  std::string(mmap.filename)};
+  add_map(static_cast<std::int32_t>(mmap.pid), static_cast<std::int32_t>(mmap.tid), std::move(map));
+}
+
+void PerfTaskTable::add_map(std::int32_t pid, std::int32_t tid, PerfTaskMap map) {
+  if (pid == -1) return;  // the kernel's and its modules'
+  find_or_add(pid, tid);
+  // perf's map__new: executable anonymous memory is JIT code, named by its perf map file.
+  constexpr std::uint32_t prot_exec = 4;
+  const std::string& name = map.name;
+  bool anonymous = name.starts_with("//anon") || name.starts_with("/dev/zero") ||
+                   name.starts_with("/anon_hugepage");
+  bool no_file = name.starts_with("[stack") || name.starts_with("/SYSV") || name == "[heap]";
+  if ((anonymous || no_file) && (map.prot & prot_exec) != 0) {
+    map.name = fmt::format("/tmp/perf-{}.map", pid);
+  }
+  auto& maps = maps_[pid];
+  // maps__fixup_overlappings: what the new mapping covers of the others goes; their parts
+  // before and after it stay, the part after at its own file offset.
+  std::vector<PerfTaskMap> kept;
+  for (auto it = maps.begin(); it != maps.end();) {
+    PerfTaskMap& old = it->second;
+    if (old.end <= map.start || old.start >= map.end) {
+      ++it;
+      continue;
+    }
+    if (old.start < map.start) {
+      PerfTaskMap before = old;
+      before.end = map.start;
+      kept.push_back(before);
+    }
+    if (old.end > map.end) {
+      PerfTaskMap after = old;
+      after.pgoff += map.end - old.start;
+      after.start = map.end;
+      kept.push_back(after);
+    }
+    it = maps.erase(it);
+  }
+  for (PerfTaskMap& part : kept) maps.emplace(part.start, std::move(part));
+  maps[map.start] = std::move(map);
+}
+
+std::optional<std::string> PerfTaskTable::render(bool maps) {
   std::vector<std::int32_t> order;
   for (const auto& [tid, task] : tasks_) order.push_back(tid);
   std::stable_sort(order.begin(), order.end(), [](std::int32_t a, std::int32_t b) {
@@ -81,15 +147,29 @@ std::optional<std::string> PerfTaskTable::render() {
     }
   }
   std::string out = fmt::format("# {:>8} {:>8} {:>8}  {}\n", "pid", "tid", "ppid", "comm");
-  for (std::int32_t root : roots) render(root, 0, out);
+  for (std::int32_t root : roots) render(root, 0, maps, out);
   return out;
 }
 
-void PerfTaskTable::render(std::int32_t tid, int level, std::string& out) const {
+void PerfTaskTable::render(std::int32_t tid, int level, bool maps, std::string& out) const {
   const PerfTask& task = tasks_.at(tid);
-  fmt::format_to(std::back_inserter(out), "  {:>8} {:>8} {:>8} |{:{}}{}\n", task.pid, task.tid,
-                 task.ppid, "", level, task.comm);
-  for (std::int32_t child : task.children) render(child, level + 1, out);
+  std::size_t line_start = out.size();
+  fmt::format_to(std::back_inserter(out), "  {:>8} {:>8} {:>8} |{:{}}", task.pid, task.tid,
+                 task.ppid, "", level);
+  // perf's map__fprintf_task: under the comm's column.
+  const std::size_t indent = out.size() - line_start;
+  out += task.comm + "\n";
+  auto process_maps = maps ? maps_.find(task.pid) : maps_.end();
+  if (process_maps != maps_.end()) {
+    constexpr std::uint32_t prot_read = 1, prot_write = 2, prot_exec = 4, map_shared = 1;
+    for (const auto& [start, map] : process_maps->second) {
+      fmt::format_to(std::back_inserter(out), "{:{}}  {:x}-{:x} {}{}{}{} {:08x} {} {}\n", "",
+                     indent, map.start, map.end, (map.prot & prot_read) ? 'r' : '-',
+                     (map.prot & prot_write) ? 'w' : '-', (map.prot & prot_exec) ? 'x' : '-',
+                     (map.flags & map_shared) ? 's' : 'p', map.pgoff, map.ino, map.name);
+    }
+  }
+  for (std::int32_t child : task.children) render(child, level + 1, maps, out);
 }
 
 }  // namespace perfscope::cli

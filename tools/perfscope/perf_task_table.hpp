@@ -14,6 +14,13 @@
 
 namespace perfscope::cli {
 
+// A mapping as perf's thread maps keep it: perf report --mmaps's line of it.
+struct PerfTaskMap {
+  std::uint64_t start = 0, end = 0, pgoff = 0, ino = 0;
+  std::uint32_t prot = 0, flags = 0;
+  std::string name;
+};
+
 struct PerfTask {
   std::int32_t pid = -1, tid = 0, ppid = -1;
   std::string comm;
@@ -31,15 +38,25 @@ class PerfTaskTable {
   void comm(const CommRecord& comm);
   // machine__process_fork_event: a task id seen again is a new task; a parent of another
   // process than the record says is replaced; the child takes its parent's comm.
-  void fork(const TaskRecord& fork);
+  // `clone_maps`: a new process's maps are a copy of its parent's (not after a vfork that
+  // execs: PERF_RECORD_MISC_FORK_EXEC).
+  void fork(const TaskRecord& fork, bool clone_maps = true);
+  // machine__process_mmap(2)_event: the task, and the mapping in its process's maps, over the
+  // parts of the mappings it overlaps (maps__fixup_overlappings). The kernel's (pid -1) are not
+  // a task's. MMAP records (without prot) map code unless `data`.
+  void mmap(const MmapRecord& mmap, bool data);
+  void mmap(const Mmap2Record& mmap);
   // perf's tasks_print: tasks in its threads' order (tid modulo 256, then tid), each under its
-  // parent; nullopt when a parent is missing.
-  std::optional<std::string> render();
+  // parent, with its process's maps under it when `maps` (perf report --mmaps); nullopt when a
+  // parent is missing.
+  std::optional<std::string> render(bool maps = false);
 
  private:
-  void render(std::int32_t tid, int level, std::string& out) const;
+  void add_map(std::int32_t pid, std::int32_t tid, PerfTaskMap map);
+  void render(std::int32_t tid, int level, bool maps, std::string& out) const;
 
   std::map<std::int32_t, PerfTask> tasks_;
+  std::map<std::int32_t, std::map<std::uint64_t, PerfTaskMap>> maps_;  // by pid, then start
 };
 
 }  // namespace perfscope::cli

@@ -53,6 +53,9 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
                "--stats leaves out the record types and events with no record (the default)");
   app.add_flag("--tasks", options.tasks,
                "Only the recording's tasks (pid, tid, parent, comm), children under parents");
+  app.add_flag("--mmaps", options.mmaps,
+               "As --tasks, with each task's mappings under it (start-end, protection, file "
+               "offset, inode, file), as perf");
   app.add_flag("-D,--dump-raw-trace", options.dump_raw_trace,
                "perf's raw dump instead of the profile: every record in hex and decoded, in "
                "perf's order and layout, then each record type's count");

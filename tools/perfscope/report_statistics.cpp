@@ -89,26 +89,31 @@ std::optional<PerfDataError> print_record_statistics(
   return error;
 }
 
-std::optional<PerfDataError> print_task_tree(const PerfDataReader& reader, std::FILE* out) {
+std::optional<PerfDataError> print_task_tree(const PerfDataReader& reader, std::FILE* out,
+                                             bool maps) {
   PerfTaskTable tasks;
   Record decoded;
+  using abi::RecordType;
   auto error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
-    const std::uint32_t type = record.view.header.type;
-    if (type != static_cast<std::uint32_t>(abi::RecordType::fork) &&
-        type != static_cast<std::uint32_t>(abi::RecordType::comm)) {
-      return;
-    }
+    const auto type = static_cast<RecordType>(record.view.header.type);
+    bool mmap = type == RecordType::mmap || type == RecordType::mmap2;
+    if (type != RecordType::fork && type != RecordType::comm && !(maps && mmap)) return;
     DecodeError decode_error;
     if (!decode_record(record.view, reader.events()[record.event].config, decoded, decode_error)) {
       return;
     }
-    if (type == static_cast<std::uint32_t>(abi::RecordType::fork)) {
-      tasks.fork(std::get<TaskRecord>(decoded));
-    } else if (type == static_cast<std::uint32_t>(abi::RecordType::comm)) {
+    const std::uint16_t misc = record.view.header.misc;
+    if (type == RecordType::fork) {
+      tasks.fork(std::get<TaskRecord>(decoded), (misc & abi::record_misc::fork_exec) == 0);
+    } else if (type == RecordType::comm) {
       tasks.comm(std::get<CommRecord>(decoded));
+    } else if (type == RecordType::mmap) {
+      tasks.mmap(std::get<MmapRecord>(decoded), (misc & abi::record_misc::mmap_data) != 0);
+    } else {
+      tasks.mmap(std::get<Mmap2Record>(decoded));
     }
   });
-  auto tree = tasks.render();
+  auto tree = tasks.render(maps);
   if (!tree) {
     throw std::runtime_error(
         "the recording's tasks do not form a tree: a FORK names a parent that no record "

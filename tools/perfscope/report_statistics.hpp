@@ -27,7 +27,9 @@ std::optional<PerfDataError> print_record_statistics(
 
 // perf report --tasks: every task a COMM or FORK record names (perf reads no other record there),
 // children under their parent, as perf lists them (its thread table's order, the idle task
-// "swapper" first).
-std::optional<PerfDataError> print_task_tree(const PerfDataReader& reader, std::FILE* out);
+// "swapper" first). `maps` (perf's --mmaps): the MMAP records read too, each task's process's
+// mappings under it.
+std::optional<PerfDataError> print_task_tree(const PerfDataReader& reader, std::FILE* out,
+                                             bool maps = false);
 
 }  // namespace perfscope::cli
