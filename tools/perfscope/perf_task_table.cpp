@@ -65,35 +65,44 @@ void PerfTaskTable::fork(const TaskRecord& fork, bool clone_maps) {
 }
 
 void PerfTaskTable::mmap(const MmapRecord& mmap, bool data) {
-  PerfTaskMap map{
-      mmap.addr, mmap.addr + mmap.len,      mmap.pgoff, 0, data ? 0u : 4u /* PROT_EXEC */,
-      0,         std::string(mmap.filename)};
-  add_map(static_cast<std::int32_t>(mmap.pid), static_cast<std::int32_t>(mmap.tid), std::move(map));
+  PerfTaskMap map{mmap.addr, mmap.addr + mmap.len, mmap.pgoff, data ? 0u : 4u /* PROT_EXEC */, 0,
+                  0};
+  add_map(static_cast<std::int32_t>(mmap.pid), static_cast<std::int32_t>(mmap.tid), map,
+          std::string(mmap.filename), PerfFileId{});
 }
 
 void PerfTaskTable::mmap(const Mmap2Record& mmap) {
-  PerfTaskMap map{mmap.addr,
-                  mmap.addr + mmap.len,
-                  mmap.pgoff,
-                  mmap.has_build_id ? 0 : mmap.ino,
-                  mmap.prot,
-                  mmap.flags,
-                  std::string(mmap.filename)};
-  add_map(static_cast<std::int32_t>(mmap.pid), static_cast<std::int32_t>(mmap.tid), std::move(map));
+  PerfTaskMap map{mmap.addr, mmap.addr + mmap.len, mmap.pgoff, mmap.prot, mmap.flags, 0};
+  PerfFileId id;
+  if (!mmap.has_build_id) id = {mmap.maj, mmap.min, mmap.ino, mmap.ino_generation};
+  add_map(static_cast<std::int32_t>(mmap.pid), static_cast<std::int32_t>(mmap.tid), map,
+          std::string(mmap.filename), id);
 }
 
-void PerfTaskTable::add_map(std::int32_t pid, std::int32_t tid, PerfTaskMap map) {
+std::size_t PerfTaskTable::find_or_add_file(const std::string& name, const PerfFileId& id) {
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    auto& [file_name, file_id] = files_[i];
+    if (file_name != name || !(id.empty() || file_id.empty() || id == file_id)) continue;
+    if (file_id.empty()) file_id = id;
+    return i;
+  }
+  files_.emplace_back(name, id);
+  return files_.size() - 1;
+}
+
+void PerfTaskTable::add_map(std::int32_t pid, std::int32_t tid, PerfTaskMap map, std::string name,
+                            const PerfFileId& id) {
   if (pid == -1) return;  // the kernel's and its modules'
   find_or_add(pid, tid);
   // perf's map__new: executable anonymous memory is JIT code, named by its perf map file.
   constexpr std::uint32_t prot_exec = 4;
-  const std::string& name = map.name;
   bool anonymous = name.starts_with("//anon") || name.starts_with("/dev/zero") ||
                    name.starts_with("/anon_hugepage");
   bool no_file = name.starts_with("[stack") || name.starts_with("/SYSV") || name == "[heap]";
   if ((anonymous || no_file) && (map.prot & prot_exec) != 0) {
-    map.name = fmt::format("/tmp/perf-{}.map", pid);
+    name = fmt::format("/tmp/perf-{}.map", pid);
   }
+  map.file = find_or_add_file(name, id);
   auto& maps = maps_[pid];
   // maps__fixup_overlappings: what the new mapping covers of the others goes; their parts
   // before and after it stay, the part after at its own file offset.
@@ -166,7 +175,8 @@ void PerfTaskTable::render(std::int32_t tid, int level, bool maps, std::string& 
       fmt::format_to(std::back_inserter(out), "{:{}}  {:x}-{:x} {}{}{}{} {:08x} {} {}\n", "",
                      indent, map.start, map.end, (map.prot & prot_read) ? 'r' : '-',
                      (map.prot & prot_write) ? 'w' : '-', (map.prot & prot_exec) ? 'x' : '-',
-                     (map.flags & map_shared) ? 's' : 'p', map.pgoff, map.ino, map.name);
+                     (map.flags & map_shared) ? 's' : 'p', map.pgoff, files_[map.file].second.ino,
+                     files_[map.file].first);
     }
   }
   for (std::int32_t child : task.children) render(child, level + 1, maps, out);

@@ -14,11 +14,21 @@
 
 namespace perfscope::cli {
 
-// A mapping as perf's thread maps keep it: perf report --mmaps's line of it.
+// A mapping as perf's thread maps keep it: perf report --mmaps's line of it. Its file is one of
+// the table's files (perf's dsos), whose inode it prints.
 struct PerfTaskMap {
-  std::uint64_t start = 0, end = 0, pgoff = 0, ino = 0;
+  std::uint64_t start = 0, end = 0, pgoff = 0;
   std::uint32_t prot = 0, flags = 0;
-  std::string name;
+  std::size_t file = 0;
+};
+
+// perf's dso_id: a file's device and inode, all zero when the record did not say (MMAP, or
+// MMAP2 with a build id).
+struct PerfFileId {
+  std::uint32_t maj = 0, min = 0;
+  std::uint64_t ino = 0, ino_generation = 0;
+  bool empty() const { return maj == 0 && min == 0 && ino == 0 && ino_generation == 0; }
+  bool operator==(const PerfFileId&) const = default;
 };
 
 struct PerfTask {
@@ -52,11 +62,16 @@ class PerfTaskTable {
   std::optional<std::string> render(bool maps = false);
 
  private:
-  void add_map(std::int32_t pid, std::int32_t tid, PerfTaskMap map);
+  void add_map(std::int32_t pid, std::int32_t tid, PerfTaskMap map, std::string name,
+               const PerfFileId& id);
+  // __dsos__findnew_id: the file of that name whose id matches (an empty id matches any), its
+  // id filled in when it had none; else a new one.
+  std::size_t find_or_add_file(const std::string& name, const PerfFileId& id);
   void render(std::int32_t tid, int level, bool maps, std::string& out) const;
 
   std::map<std::int32_t, PerfTask> tasks_;
   std::map<std::int32_t, std::map<std::uint64_t, PerfTaskMap>> maps_;  // by pid, then start
+  std::vector<std::pair<std::string, PerfFileId>> files_;
 };
 
 }  // namespace perfscope::cli

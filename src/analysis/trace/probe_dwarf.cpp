@@ -185,11 +185,13 @@ ProbeDwarf::ProbeDwarf(const std::string& binary) : binary_(binary) {
         "none)",
         binary));
   }
-  cfi_ = dwarf_getcfi_elf(image_->elf());
-  if (cfi_ == nullptr) cfi_ = dwarf_getcfi(dwarf_);
+  // .eh_frame's is ours to end; .debug_frame's belongs to the Dwarf.
+  elf_cfi_ = dwarf_getcfi_elf(image_->elf());
+  cfi_ = elf_cfi_ != nullptr ? elf_cfi_ : dwarf_getcfi(dwarf_);
 }
 
 ProbeDwarf::~ProbeDwarf() {
+  if (elf_cfi_ != nullptr) dwarf_cfi_end(elf_cfi_);
   if (dwarf_ != nullptr) dwarf_end(dwarf_);
 }
 

@@ -110,6 +110,7 @@ class ProbeDwarf {
   std::optional<ElfImage> image_, debug_image_;
   Dwarf* dwarf_ = nullptr;
   Dwarf_CFI* cfi_ = nullptr;
+  Dwarf_CFI* elf_cfi_ = nullptr;
   Dwarf_Op* frame_base_ = nullptr;
   std::size_t frame_base_count_ = 0;
   std::unique_ptr<Dwarf_Frame, FreeFrame> frame_;
