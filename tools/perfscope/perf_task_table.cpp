@@ -102,6 +102,8 @@ void PerfTaskTable::add_map(std::int32_t pid, std::int32_t tid, PerfTaskMap map,
   if ((anonymous || no_file) && (map.prot & prot_exec) != 0) {
     name = fmt::format("/tmp/perf-{}.map", pid);
   }
+  // The kernel's vDSO is no file: perf keeps no offset for it (old kernels gave its address).
+  if (name == "[vdso]") map.pgoff = 0;
   map.file = find_or_add_file(name, id);
   auto& maps = maps_[pid];
   // maps__fixup_overlappings: what the new mapping covers of the others goes; their parts
