@@ -603,13 +603,15 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
     }
     if (a.self_period != b.self_period) return a.self_period > b.self_period;
     // The keys' texts, a function's by its name alone as perf's sort__sym_sort compares them
-    // ("[k] elf_load" before "[.] handle_amd").
+    // ("[k] elf_load" before "[.] handle_amd"), an address without a function after the named.
     for (std::size_t k = 0; k < a.keys.size() && k < b.keys.size(); ++k) {
       std::string_view left = a.keys[k], right = b.keys[k];
       if (k < options.sort.size() && options.sort[k] == ReportSortKey::sym && left.size() > 4 &&
           right.size() > 4 && left[0] == '[' && right[0] == '[') {
         left.remove_prefix(4);
         right.remove_prefix(4);
+        bool left_unnamed = left.starts_with("0x"), right_unnamed = right.starts_with("0x");
+        if (left_unnamed != right_unnamed) return right_unnamed;
       }
       if (left != right) return left < right;
     }
