@@ -471,7 +471,7 @@ std::string scaled_count(std::uint64_t count) {
   char unit = ' ';
   static constexpr char units[] = {'K', 'M', 'G', 'T'};
   for (char next : units) {
-    if (count < 1000) break;
+    if (count <= 1000) break;  // perf's convert_unit: exactly 1000 stays "1000 "
     count /= 1000;
     unit = next;
   }
