@@ -23,8 +23,9 @@ bool have_perf() { return ::access(perf_path.c_str(), X_OK) == 0; }
 // perf's text without the symbol versions it prints (pthread_rwlock_wrlock@@GLIBC_2.34):
 // perfscope prints the name alone, a documented difference.
 std::string without_symbol_versions(const std::string& text) {
-  static const std::regex version(R"(@@?[A-Za-z0-9_.]+\+)");
-  return std::regex_replace(text, version, "+");
+  // (After the name comes its offset, or with -F sym alone the space before the library.)
+  static const std::regex version(R"(@@?[A-Za-z][A-Za-z0-9_]*_[0-9][0-9.]*([+ ]))");
+  return std::regex_replace(text, version, "$1");
 }
 
 // pt::plt_names_as_perf_6_1 line by line, for a whole script's text.
