@@ -117,7 +117,8 @@ EventAttr SamplingSession::prepare_attr(const EventSpec& spec, bool leader,
       target_.kind() == Target::Kind::process || target_.kind() == Target::Kind::command;
   attr.set_flag(flag::inherit, options_.inherit && task_target);
   attr.set_flag(flag::disabled, leader);
-  attr.set_flag(flag::enable_on_exec, leader && target_.kind() == Target::Kind::command);
+  attr.set_flag(flag::enable_on_exec,
+                leader && target_.kind() == Target::Kind::command && options_.enable_at_start);
   if (options_.wakeup_events != 0) {
     attr.set_wakeup_events(options_.wakeup_events);
   } else {
@@ -291,11 +292,7 @@ void SamplingSession::open() {
 
 void SamplingSession::start() {
   if (!opened_) open();
-  if (target_.kind() != Target::Kind::command) {
-    for (auto& event : open_events_) {
-      if (event.attr().has(flag::disabled)) event.enable();
-    }
-  }
+  if (target_.kind() != Target::Kind::command && options_.enable_at_start) enable();
   if (child_) {
     int exec_error = child_->release();
     if (exec_error != 0) {
@@ -307,6 +304,12 @@ void SamplingSession::start() {
           exec_error == ENOENT ? "the command was not found in PATH; give its path."
                                : "check that the file is an executable you may run.");
     }
+  }
+}
+
+void SamplingSession::enable() noexcept {
+  for (auto& event : open_events_) {
+    if (event.attr().has(flag::disabled)) event.enable();
   }
 }
 

@@ -1,8 +1,8 @@
 // perf record's options of issue #44 that change what is recorded: -k/--clockid, --all-user,
 // --all-kernel, --user-callchains, --kernel-callchains, --filter, -R, --sample-identifier,
-// --no-buffering, --max-size, --timestamp-filename and --dry-run. Each is judged by what the file
-// holds (perf evlist -v reads the attributes perf would read, perfscope script the samples) and
-// against perf where perf is installed.
+// --no-buffering, --max-size, --timestamp-filename, -D/--delay and --dry-run. Each is judged by
+// what the file holds (perf evlist -v reads the attributes perf would read, perfscope script the
+// samples) and against perf where perf is installed.
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -194,6 +194,42 @@ TEST_F(RecordPerfOptions, FilterKeepsTheHitsItMatchesOnTheEventsOfItsEventOption
       pt::run_perfscope({"record", "--filter", "id == 1", "-o", file("x.data"), "true"});
   EXPECT_NE(no_event.exit_status, 0);
   EXPECT_NE(no_event.err.find("has no event"), std::string::npos) << no_event.err;
+}
+
+// -D MS: what the command does before the delay is not sampled, what it does after is, every
+// hit; -D -1 leaves the events disabled. perf records the same file's samples.
+TEST_F(RecordPerfOptions, DelaySamplesOnlyWhatFollowsIt) {
+  if (!pt::tracefs_available() || !pt::running_as_root()) {
+    GTEST_SKIP() << "the getpid tracepoint needs tracefs and root here";
+  }
+  // 500 calls at once, a pause of 1200 ms, then 700 calls; sampling starts after 400 ms.
+  auto hits = [&](const std::vector<std::string>& delay, std::string& err) {
+    std::string output = file("delay" + std::to_string(++recordings_) + ".data");
+    std::vector<std::string> command{"record", "-e",  "syscalls:sys_enter_getpid", "-c", "1",
+                                     "-o",     output};
+    command.insert(command.end(), delay.begin(), delay.end());
+    command.insert(command.end(), {"--", work_helper, "getpid-delay-getpid", "500", "1200", "700"});
+    auto recorded = pt::run_perfscope(command);
+    EXPECT_EQ(recorded.exit_status, 0) << recorded.err;
+    err = recorded.err;
+    auto script = pt::run_perfscope({"script", "-F", "event", "-i", output});
+    EXPECT_EQ(script.exit_status, 0) << script.err;
+    return line_count(script.out);
+  };
+  std::string err;
+  EXPECT_EQ(hits({}, err), 1200u) << err;
+  EXPECT_EQ(err.find("Events disabled"), std::string::npos) << err;
+  EXPECT_EQ(hits({"-D", "400"}, err), 700u) << err;
+  EXPECT_EQ(err.rfind("Events disabled\nEvents enabled\n", 0), 0u) << err;
+  EXPECT_EQ(hits({"--delay", "-1"}, err), 0u) << err;
+  EXPECT_EQ(err.rfind("Events disabled\n[ perf record:", 0), 0u) << err;
+  if (have_perf()) {
+    auto perf = pt::run_command({perf_path, "script", "-i", file("delay2.data")});
+    EXPECT_EQ(perf.exit_status, 0) << perf.err;
+    EXPECT_EQ(line_count(perf.out), 700u);
+  }
+  auto bad = pt::run_perfscope({"record", "-D", "-2", "-o", file("x.data"), "true"});
+  EXPECT_EQ(bad.exit_status, 129) << bad.err;
 }
 
 TEST_F(RecordPerfOptions, RawSamplesIdentifierAndNoBuffering) {

@@ -19,7 +19,11 @@ namespace pt = perfscope::testing;
 const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
 const std::string offcpu_workload = PERFSCOPE_OFFCPU_WORKLOAD_PATH;
 const std::string perf_path = "/usr/bin/perf";
-const std::vector<std::string> thread_counts{"2", "3", "8"};
+// The sanitizer pass runs each output once more, on 8 threads (the most chunk boundaries): its
+// job is the memory errors of the parallel path, and its -O0 build made this test 450 s of a
+// 1330 s pass. The release pass compares every count.
+const std::vector<std::string> thread_counts =
+    pt::sanitized_build ? std::vector<std::string>{"8"} : std::vector<std::string>{"2", "3", "8"};
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -530,6 +530,7 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
   sampling.cgroups = options.all_cgroups;
   sampling.build_id_mmaps = options.buildid_mmap;
   sampling.inherit = !options.per_thread;
+  sampling.enable_at_start = options.delay_ms == 0;
   // A switch-out sample with its call chain on every blocking switch outpaces one wake-up per
   // quarter of perf's default buffer on a busy machine: four times that (2 MiB per CPU), where
   // the kernel context it needs also lifts the locked-memory limit.
@@ -719,8 +720,27 @@ void record(Recording& recording, bool verbose) {
   }
   sys::ExitWatch target_watch = target.exit_watch();
   const std::uint64_t max_size = recording.options.max_size;
+  // -D: perf's lines around the delay, which the loop below keeps draining and watching through.
+  const int delay_ms = recording.options.delay_ms;
+  const bool quiet = recording.options.quiet;
+  if (delay_ms != 0 && !quiet) fmt::print(stderr, "Events disabled\n");
+  auto enable_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
+  bool enable_pending = delay_ms > 0;
   while (stop_signal.load() == 0) {
-    session.poll(recording.session_sink(), 250);
+    int timeout_ms = 250;
+    if (enable_pending) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      enable_at - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) {
+        session.sampling().enable();
+        enable_pending = false;
+        if (!quiet) fmt::print(stderr, "Events enabled\n");
+      } else {
+        timeout_ms = static_cast<int>(std::min<long long>(timeout_ms, left));
+      }
+    }
+    session.poll(recording.session_sink(), timeout_ms);
     if (recording.push) recording.push->tick();
     if (session.command_exited()) break;
     if (target_watch.exited()) break;

@@ -272,6 +272,7 @@ struct RecordOptions {
   bool dry_run = false;             // --dry-run: check the options and events, record nothing
   bool timestamp_filename = false;  // --timestamp-filename: OUTPUT.YYYYmmddHHMMSScc at the end
   std::uint64_t max_size = 0;       // --max-size: stop once the file has this many bytes; 0: none
+  int delay_ms = 0;  // -D: sampling starts this long after the command (-1: never); 0: at once
   // --filter: a tracepoint filter for the events of one -e (perf's: the -e before it).
   struct EventFilter {
     std::size_t first_event = 0;  // in the order of the events, groups flattened

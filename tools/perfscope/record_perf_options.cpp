@@ -289,6 +289,11 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
          "Stop recording (and the command, as a stop signal does) once the file holds this "
          "much: bytes, or with B, K, M or G")
       ->type_name("SIZE");
+  app.add_option("-D,--delay", options.delay_ms,
+                 "Start sampling this many ms after the command starts (-1: never, the events "
+                 "stay disabled), as perf record -D: the start-up phase left out")
+      ->check(CLI::Range(-1, 24 * 3600 * 1000))
+      ->type_name("MS");
   app.add_option("--filter",
                  "A tracepoint filter for the events of the -e before it (ftrace's "
                  "syntax: 'id == 39', 'common_pid != 1'); read in order with -e")

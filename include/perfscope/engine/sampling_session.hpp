@@ -50,6 +50,9 @@ struct SamplingOptions {
   // (is_aux_tracing_pmu: intel_pt, arm_spe_N, ...). Such an event must own its buffers: the
   // first event of the first group. 0: no AUX area.
   std::size_t aux_pages = 0;
+  // False: start() leaves the events disabled (a command still runs, its exec no longer enables
+  // them) until enable() (perf record -D: the start-up phase left out).
+  bool enable_at_start = true;
 };
 
 struct PERFSCOPE_EXPORT BufferStats {
@@ -134,6 +137,8 @@ class PERFSCOPE_EXPORT SamplingSession {
   // when a sample cannot fit the buffers.
   void open();
   void start();
+  // Enables events that start() left disabled (SamplingOptions::enable_at_start false).
+  void enable() noexcept;
   void stop() noexcept;
 
   // Waits up to timeout_ms for a buffer to fill past its watermark (or for the command to exit),

@@ -1,10 +1,12 @@
 // LlvmDecoder: LLVM's MC layer behind a plain class. MCDisassembler decodes, MCInstPrinter writes
 // the text (objdump_spelling rewrites it the way objdump writes it) and MCInstrAnalysis says which
 // instructions branch and where. Compiled without RTTI, as Debian's LLVM is.
+// It formats without {fmt}: a vtable this file emitted for one of fmt's templates (its memory
+// buffer) would carry no type information, and where the linker keeps that copy for the whole
+// program, UBSan's vptr check refuses every fmt::format call (seen at -O1).
 #include "analysis/annotate/llvm_decoder.hpp"
 
 #include <elf.h>
-#include <fmt/format.h>
 #include <llvm/MC/MCAsmInfo.h>
 #include <llvm/MC/MCContext.h>
 #include <llvm/MC/MCDisassembler/MCDisassembler.h>
@@ -21,6 +23,7 @@
 
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 #include "analysis/annotate/objdump_spelling.hpp"
 
@@ -66,8 +69,8 @@ class LlvmDecoder::State {
     std::string error;
     target_ = llvm::TargetRegistry::lookupTarget(triple_name, error);
     if (!target_) {
-      throw std::runtime_error(
-          fmt::format("LLVM cannot disassemble {}: {}", architecture_name(architecture), error));
+      throw std::runtime_error("LLVM cannot disassemble " +
+                               std::string(architecture_name(architecture)) + ": " + error);
     }
     registers_.reset(target_->createMCRegInfo(triple_name));
     llvm::MCTargetOptions options;
@@ -77,8 +80,8 @@ class LlvmDecoder::State {
     subtarget_.reset(target_->createMCSubtargetInfo(triple_name, "", x86 ? "" : "+all"));
     instructions_.reset(target_->createMCInstrInfo());
     if (!registers_ || !assembly_info_ || !subtarget_ || !instructions_) {
-      throw std::runtime_error(
-          fmt::format("LLVM has no {} machine-code layer", architecture_name(architecture)));
+      throw std::runtime_error("LLVM has no " + std::string(architecture_name(architecture)) +
+                               " machine-code layer");
     }
     context_ = std::make_unique<llvm::MCContext>(triple, assembly_info_.get(), registers_.get(),
                                                  subtarget_.get());
@@ -94,8 +97,8 @@ class LlvmDecoder::State {
       att_printer_ = make_printer(triple, 0);
     }
     if (!decoder_ || !att_printer_ || (x86 && !intel_printer_)) {
-      throw std::runtime_error(
-          fmt::format("LLVM has no {} disassembler", architecture_name(architecture)));
+      throw std::runtime_error("LLVM has no " + std::string(architecture_name(architecture)) +
+                               " disassembler");
     }
   }
 
@@ -203,8 +206,12 @@ class LlvmDecoder::State {
     out.size = static_cast<std::uint8_t>(bytes.size());
     out.bytes.assign(bytes.begin(), bytes.end());
     out.mnemonic = ".byte";
+    static constexpr char hex[] = "0123456789abcdef";
     for (std::size_t i = 0; i < bytes.size(); ++i) {
-      out.operands += fmt::format("{}{:#04x}", i == 0 ? "" : ",", bytes[i]);
+      if (i != 0) out.operands += ',';
+      out.operands += "0x";
+      out.operands += hex[bytes[i] >> 4];
+      out.operands += hex[bytes[i] & 0xf];
     }
     return out;
   }
