@@ -1,8 +1,8 @@
 // perf record's options of issue #44 that change what is recorded: -k/--clockid, --all-user,
 // --all-kernel, --user-callchains, --kernel-callchains, --filter, -R, --sample-identifier,
-// --no-buffering, --max-size, --timestamp-filename, -D/--delay and --dry-run. Each is judged by
-// what the file holds (perf evlist -v reads the attributes perf would read, perfscope script the
-// samples) and against perf where perf is installed.
+// --no-buffering, --max-size, --timestamp-filename, -D/--delay, --synth and --dry-run. Each is
+// judged by what the file holds (perf evlist -v reads the attributes perf would read, perfscope
+// script the samples) and against perf where perf is installed.
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -230,6 +230,55 @@ TEST_F(RecordPerfOptions, DelaySamplesOnlyWhatFollowsIt) {
   }
   auto bad = pt::run_perfscope({"record", "-D", "-2", "-o", file("x.data"), "true"});
   EXPECT_EQ(bad.exit_status, 129) << bad.err;
+}
+
+// How many records of `type` ("COMM", "MMAP2") report --stats counts in a file.
+std::uint64_t records_of(const std::string& recording, const std::string& type) {
+  auto stats = pt::run_perfscope({"report", "--stats", "-i", recording});
+  EXPECT_EQ(stats.exit_status, 0) << stats.err;
+  std::string label = " " + type + " events:";
+  std::size_t at = stats.out.find(label);
+  if (at == std::string::npos) return 0;
+  return std::stoull(stats.out.substr(at + label.size()));
+}
+
+// --synth: system-wide, the records of the processes that exist are written by default (a COMM
+// and the code maps of each), their COMMs alone with `task`, none with `no`; what the kernel
+// writes while recording (the sleep's exec) is kept every time. perf reads each file.
+TEST_F(RecordPerfOptions, SynthChoosesTheRecordsOfWhatExistsAtTheStart) {
+  if (!pt::running_as_root()) GTEST_SKIP() << "a system-wide recording needs root here";
+  auto record_all = [&](const std::vector<std::string>& synth) {
+    std::string output = file("synth" + std::to_string(++recordings_) + ".data");
+    std::vector<std::string> command{"record", "-q", "-a", "-e", "cpu-clock", "-o", output};
+    command.insert(command.end(), synth.begin(), synth.end());
+    command.insert(command.end(), {"--", "sleep", "0.1"});
+    auto recorded = pt::run_perfscope(command);
+    EXPECT_EQ(recorded.exit_status, 0) << recorded.err;
+    if (have_perf()) {
+      auto perf = pt::run_command({perf_path, "report", "--stats", "-i", output});
+      EXPECT_EQ(perf.exit_status, 0) << perf.err;
+      EXPECT_EQ(perf.err.find("WARNING"), std::string::npos) << perf.err;
+    }
+    return output;
+  };
+  std::string all = record_all({});
+  std::string tasks = record_all({"--synth", "task"});
+  std::string none = record_all({"--synth=NO"});
+  std::string mmaps = record_all({"--synth", "cgroup,mmap"});
+  std::uint64_t processes = records_of(all, "COMM");
+  std::uint64_t maps = records_of(all, "MMAP2");
+  ASSERT_GE(processes, 20u);  // the machine's processes' threads, and the sleep's exec
+  ASSERT_GE(maps, processes / 2);
+  EXPECT_GE(records_of(tasks, "COMM") + 10, processes);
+  EXPECT_LT(records_of(tasks, "MMAP2"), maps / 4);  // the sleep's own maps only
+  EXPECT_GE(records_of(mmaps, "MMAP2") + 20, maps);
+  EXPECT_LT(records_of(none, "COMM"), processes / 4);
+  // The sleep's two: named before its exec, as perf names it, then its exec (and those of other
+  // programs started meanwhile).
+  EXPECT_GE(records_of(none, "COMM"), 2u);
+  auto bad = pt::run_perfscope({"record", "--synth", "files", "-o", file("x.data"), "true"});
+  EXPECT_EQ(bad.exit_status, 129) << bad.err;
+  EXPECT_NE(bad.err.find("unknown kind 'files'"), std::string::npos) << bad.err;
 }
 
 TEST_F(RecordPerfOptions, RawSamplesIdentifierAndNoBuffering) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -203,6 +204,12 @@ int DiffCommand::run_profiles() {
   }
   ProfileDiffOptions diff_options;
   if (!o.sort.empty()) diff_options.sort = parse_report_sort_keys(o.sort);
+  if (std::find(diff_options.sort.begin(), diff_options.sort.end(), ReportSortKey::time) !=
+      diff_options.sort.end()) {
+    throw std::invalid_argument(
+        "--sort time pairs no rows of two recordings (their sample times differ): compare them "
+        "by comm, pid, dso, sym or srcline, and see each one's times with report --sort time");
+  }
   diff_options.children = o.children;
   diff_options.percent_limit = o.percent_limit;
 

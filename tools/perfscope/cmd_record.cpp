@@ -573,6 +573,8 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
                                                          false,
                                                          group_descriptions(groups)});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
+  recording->session->limit_synthesis(options.synthesis.tasks, options.synthesis.mmaps,
+                                      options.synthesis.cgroups);
   RecordingSession& session = *recording->session;
   session.check_fit([](const SampleMisfit& misfit) {
     return fmt::format(

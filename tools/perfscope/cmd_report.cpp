@@ -69,7 +69,7 @@ ReportCommand::ReportCommand(CLI::App& app) {
   app_ = add_subcommand_named(app, "report");
   app_->add_option("-i,--input", options_.input, "Input file (default perf.data; - reads stdin)");
   app_->add_option("-s,--sort", options_.sort,
-                   "Sort keys: comm,pid,tid,dso,sym (symbol),cpu,srcline,srcfile,parent,state "
+                   "Sort keys: comm,pid,tid,dso,sym (symbol),cpu,srcline,srcfile,parent,state,time "
                    "(default comm,dso,sym; state: why off-CPU samples waited); overhead, period "
                    "and sample order the rows");
   app_->add_flag("--children,!--no-children", options_.children,
@@ -199,6 +199,11 @@ int ReportCommand::run() {
   // The table and the aggregating exporters need the samples folded only: their memory stays
   // bounded by the distinct stacks, whatever the length of the recording.
   options.keep_samples = !html && format && export_needs_each_sample(*format);
+  // The time key folds samples by their time, which folded groups have no more.
+  if (std::find(report.sort.begin(), report.sort.end(), ReportSortKey::time) != report.sort.end())
+    options.keep_samples = true;
+  report.nanoseconds = o.nanoseconds;
+  if (o.time_quantum_ns != 0) report.time_quantum_ns = o.time_quantum_ns;
   options.keep_sample_times = html;  // the viewer's time ranges (ProfileView)
 
   PerfDataReader reader = PerfDataReader::open(o.input);

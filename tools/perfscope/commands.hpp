@@ -273,6 +273,12 @@ struct RecordOptions {
   bool timestamp_filename = false;  // --timestamp-filename: OUTPUT.YYYYmmddHHMMSScc at the end
   std::uint64_t max_size = 0;       // --max-size: stop once the file has this many bytes; 0: none
   int delay_ms = 0;  // -D: sampling starts this long after the command (-1: never); 0: at once
+  // --synth: the records of what exists at the start written (perf's PERF_SYNTH_* kinds).
+  struct Synthesis {
+    bool tasks = true;    // COMM and FORK of the existing tasks
+    bool mmaps = true;    // their code mappings
+    bool cgroups = true;  // the cgroups (with --all-cgroups)
+  } synthesis;
   // --filter: a tracepoint filter for the events of one -e (perf's: the -e before it).
   struct EventFilter {
     std::size_t first_event = 0;  // in the order of the events, groups flattened
@@ -367,11 +373,13 @@ struct ReportCommandOptions {
   std::string comm_list;
   std::vector<std::uint32_t> pids, tids;
   std::string dso_list, symbol_list;
-  std::string cpu_list, time;      // perf's --cpu and --time
-  std::string percentage;          // perf's --percentage: relative or absolute
-  bool record_statistics = false;  // --stats: each record type's count, no profile
-  bool skip_empty = true;          // --no-skip-empty: --stats lists the types with no record
-  bool tasks = false;              // --tasks: the tree of tasks, no profile
+  std::string cpu_list, time;         // perf's --cpu and --time
+  std::string percentage;             // perf's --percentage: relative or absolute
+  bool nanoseconds = false;           // --ns: the time key to the nanosecond
+  std::uint64_t time_quantum_ns = 0;  // --time-quantum: the time key's step; 0: perf's 100 ms
+  bool record_statistics = false;     // --stats: each record type's count, no profile
+  bool skip_empty = true;             // --no-skip-empty: --stats lists the types with no record
+  bool tasks = false;                 // --tasks: the tree of tasks, no profile
   bool stdio = false;
   bool srcline = false;
   int inline_frames = 0;    // > 0: --inline, < 0: --no-inline, 0: with DWARF call chains, as perf

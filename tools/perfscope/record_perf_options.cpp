@@ -101,6 +101,30 @@ int parse_clockid(const std::string& text) {
                         text));
 }
 
+RecordOptions::Synthesis parse_synthesis(const std::string& text) {
+  RecordOptions::Synthesis chosen{false, false, false};
+  for (std::string_view word : split_comma_list(text)) {
+    std::string name(word);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // perf's order: "no" or "all" anywhere decides alone.
+    if (name == "no" || name == "none") return {false, false, false};
+    if (name == "all") return {};
+    if (name == "task") {
+      chosen.tasks = true;
+    } else if (name == "mmap") {
+      chosen.tasks = chosen.mmaps = true;
+    } else if (name == "cgroup") {
+      chosen.cgroups = true;
+    } else {
+      throw CLI::ValidationError(
+          "--synth", fmt::format("unknown kind '{}': give no, all, or task, mmap and cgroup "
+                                 "(comma-separated), as perf record --synth",
+                                 word));
+    }
+  }
+  return chosen;
+}
+
 std::uint64_t parse_size(const std::string& text, const char* option) {
   std::uint64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -294,6 +318,12 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
                  "stay disabled), as perf record -D: the start-up phase left out")
       ->check(CLI::Range(-1, 24 * 3600 * 1000))
       ->type_name("MS");
+  app.add_option_function<std::string>(
+         "--synth",
+         [&options](const std::string& text) { options.synthesis = parse_synthesis(text); },
+         "Which records of what exists at the start to write: no, all (the default), or task "
+         "(COMM and FORK), mmap (task and their code maps), cgroup, comma-separated, as perf")
+      ->type_name("KINDS");
   app.add_option("--filter",
                  "A tracepoint filter for the events of the -e before it (ftrace's "
                  "syntax: 'id == 39', 'common_pid != 1'); read in order with -e")

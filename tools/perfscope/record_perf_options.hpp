@@ -28,6 +28,10 @@ std::pair<std::size_t, std::size_t> parse_mmap_pages(const std::string& text, st
 // names (mono, raw, real, boot), with or without CLOCK_, any case; or a clockid number.
 int parse_clockid(const std::string& text);
 
+// --synth as perf takes it: no (none), all, or task, mmap (task too) and cgroup, comma-separated,
+// any case. Throws CLI::ValidationError naming --synth for anything else.
+RecordOptions::Synthesis parse_synthesis(const std::string& text);
+
 // A size as perf's --max-size: bytes, or with B, K, M or G. Throws CLI::ValidationError.
 std::uint64_t parse_size(const std::string& text, const char* option);
 

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <ctime>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 
@@ -56,6 +57,16 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
   app.add_flag("--mmaps", options.mmaps,
                "As --tasks, with each task's mappings under it (start-end, protection, file "
                "offset, inode, file), as perf");
+  app.add_flag("--ns", options.nanoseconds,
+               "The time key (--sort time) to the nanosecond, as perf's --ns");
+  app.add_option_function<std::string>(
+         "--time-quantum",
+         [&options](const std::string& text) {
+           options.time_quantum_ns = parse_time_quantum(text);
+         },
+         "The step of the time key (--sort time): nanoseconds, or with s, ms, us or ns; "
+         "100ms by default, as perf")
+      ->type_name("TIME");
   app.add_flag("-D,--dump-raw-trace", options.dump_raw_trace,
                "perf's raw dump instead of the profile: every record in hex and decoded, in "
                "perf's order and layout, then each record type's count");
@@ -141,6 +152,27 @@ void apply_output_fields(const std::string& text, ReportOptions& report) {
   }
   report.show_samples = samples;
   if (!keys.empty()) report.sort = parse_report_sort_keys(keys);
+}
+
+std::uint64_t parse_time_quantum(const std::string& text) {
+  std::uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  std::uint64_t scale = unit.empty() || unit == "ns" ? 1
+                        : unit == "us"               ? 1'000
+                        : unit == "ms"               ? 1'000'000
+                        : unit == "s"                ? 1'000'000'000
+                                                     : 0;
+  if (error != std::errc{} || end == text.data() || scale == 0 ||
+      value > std::numeric_limits<std::uint64_t>::max() / scale) {
+    throw CLI::ValidationError("--time-quantum",
+                               fmt::format("cannot read '{}': give nanoseconds, or a number with "
+                                           "s, ms, us or ns (e.g. 10ms)",
+                                           text));
+  }
+  if (value == 0) throw CLI::ValidationError("--time-quantum", "the time quantum cannot be 0");
+  return value * scale;
 }
 
 std::string render_file_header(const PerfDataReader& reader, const std::string& path) {

@@ -15,6 +15,10 @@ struct ReportCommandOptions;
 
 void add_report_perf_options(CLI::App& app, ReportCommandOptions& options);
 
+// perf report's --time-quantum: nanoseconds, or a number with s, ms, us or ns ("10ms"), never 0.
+// Throws CLI::ValidationError.
+std::uint64_t parse_time_quantum(const std::string& text);
+
 // -g/--call-graph's value: perf's [type][,threshold][,order][,sort][,branch][,value] ("graph,
 // 0.5,caller", "callee", "none", "caller,0.1,address"); empty (-g alone) is perf's default graph.
 // Sets the call graph, its threshold and, for "address", source lines in its entries. Throws

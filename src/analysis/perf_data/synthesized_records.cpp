@@ -214,6 +214,7 @@ bool synthesize_process(pid_t pid, std::size_t sample_id_size, const RecordSink&
                         const SynthesisOptions& options) {
   auto maps = sys::read_text_file("/proc/" + std::to_string(pid) + "/maps");
   if (!maps || !synthesize_threads(pid, sample_id_size, sink, options, false)) return false;
+  if (!options.mmaps) return true;
   std::istringstream lines(*maps);
   for (std::string line; std::getline(lines, line);) {
     // start-end perms offset maj:min inode [path]

@@ -20,6 +20,7 @@ std::string_view report_sort_key_name(ReportSortKey key) noexcept {
     case ReportSortKey::state: return "state";
     case ReportSortKey::srcfile: return "srcfile";
     case ReportSortKey::parent: return "parent";
+    case ReportSortKey::time: return "time";
   }
   return "";
 }
@@ -36,6 +37,7 @@ std::string_view report_sort_key_title(ReportSortKey key) noexcept {
     case ReportSortKey::state: return "State";
     case ReportSortKey::srcfile: return "Source File";
     case ReportSortKey::parent: return "Parent symbol";
+    case ReportSortKey::time: return "Time";
   }
   return "";
 }
@@ -69,16 +71,16 @@ std::vector<ReportSortKey> parse_report_sort_keys(std::string_view text) {
     for (ReportSortKey key :
          {ReportSortKey::comm, ReportSortKey::pid, ReportSortKey::tid, ReportSortKey::dso,
           ReportSortKey::sym, ReportSortKey::cpu, ReportSortKey::srcline, ReportSortKey::state,
-          ReportSortKey::srcfile, ReportSortKey::parent}) {
+          ReportSortKey::srcfile, ReportSortKey::parent, ReportSortKey::time}) {
       if (name == report_sort_key_name(key)) {
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
         return;
       }
     }
-    throw std::invalid_argument(
-        fmt::format("--sort: unknown key '{}'; the keys are comm,pid,tid,dso,sym (symbol),cpu,"
-                    "srcline,srcfile,parent,state, and overhead,period,sample to order the rows",
-                    name));
+    throw std::invalid_argument(fmt::format(
+        "--sort: unknown key '{}'; the keys are comm,pid,tid,dso,sym (symbol),cpu,"
+        "srcline,srcfile,parent,state,time, and overhead,period,sample to order the rows",
+        name));
   });
   // Only ordering words: no key, so one row, the whole event, as perf shows it.
   return keys;

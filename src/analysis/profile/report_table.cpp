@@ -23,7 +23,15 @@ struct SampleGroup {
   std::uint32_t stack = no_index, thread = 0, cpu = no_index;
   std::uint64_t period = 0, samples = 0;
   ThreadState state = ThreadState::on_cpu;
+  std::uint64_t time = 0;  // the start of the samples' time quantum (with the time key only)
 };
+
+// A sample time rounded down to its quantum as perf's time key prints it: seconds, to the
+// microsecond or (--ns) the nanosecond.
+std::string quantum_text(std::uint64_t time, bool nanoseconds) {
+  return nanoseconds ? fmt::format("{}.{:09}", time / 1'000'000'000, time % 1'000'000'000)
+                     : fmt::format("{}.{:06}", time / 1'000'000'000, time % 1'000'000'000 / 1000);
+}
 
 class TableBuilder {
  public:
@@ -160,6 +168,7 @@ class TableBuilder {
         case ReportSortKey::state: value = static_cast<std::uint8_t>(group.state); break;
         case ReportSortKey::srcfile: value = frame ? srcfile_id(*frame) : no_index; break;
         case ReportSortKey::parent: value = parent_of(group.stack); break;
+        case ReportSortKey::time: value = group.time; break;
       }
       chain = prefixes_.insert(chain, value, static_cast<std::uint32_t>(prefixes_.size()) + 1);
     }
@@ -208,6 +217,9 @@ class TableBuilder {
                                                 : profile_.functions[parent].name);
           break;
         }
+        case ReportSortKey::time:
+          out.keys.push_back(quantum_text(group.time, options_.nanoseconds));
+          break;
       }
     }
     if (frame_keys_ && frame) {
@@ -541,17 +553,27 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
   // Samples folded by (stack, thread, cpu) first: the rows are then computed per group.
   std::vector<SampleGroup> groups;
   FlatIndexMap group_index(4096);
-  // The state rides in the stack's word, below it.
-  auto stack_and_state = [](std::uint32_t stack, ThreadState state) {
-    return std::uint64_t{stack} << 8 | static_cast<std::uint8_t>(state);
+  // The state rides in the stack's word, below it; with the time key, that word and the
+  // sample's quantum are interned into one.
+  const bool by_time = std::find(options.sort.begin(), options.sort.end(), ReportSortKey::time) !=
+                       options.sort.end();
+  const std::uint64_t quantum = std::max<std::uint64_t>(options.time_quantum_ns, 1);
+  FlatIndexMap timed_stacks(by_time ? 4096 : 1);
+  auto stack_and_state = [&](std::uint32_t stack, ThreadState state, std::uint64_t time = 0) {
+    std::uint64_t word = std::uint64_t{stack} << 8 | static_cast<std::uint8_t>(state);
+    if (!by_time) return word;
+    return std::uint64_t{
+        timed_stacks.insert(word, time, static_cast<std::uint32_t>(timed_stacks.size()))};
   };
   for (const ProfileSample& sample : profile.samples) {
     if (sample.event != event) continue;
     std::uint64_t b = std::uint64_t{sample.thread} << 32 | sample.cpu;
     auto index = static_cast<std::uint32_t>(groups.size());
-    std::uint32_t found = group_index.insert(stack_and_state(sample.stack, sample.state), b, index);
+    std::uint64_t time = by_time ? sample.time / quantum * quantum : 0;
+    std::uint32_t found =
+        group_index.insert(stack_and_state(sample.stack, sample.state, time), b, index);
     if (found == index) {
-      groups.push_back({sample.stack, sample.thread, sample.cpu, 0, 0, sample.state});
+      groups.push_back({sample.stack, sample.thread, sample.cpu, 0, 0, sample.state, time});
     }
     groups[found].period += sample.period;
     groups[found].samples += 1;
@@ -612,6 +634,11 @@ ReportTable build_report_table(const Profile& profile, std::uint32_t event,
         right.remove_prefix(4);
         bool left_unnamed = left.starts_with("0x"), right_unnamed = right.starts_with("0x");
         if (left_unnamed != right_unnamed) return right_unnamed;
+      }
+      // Times as numbers: the shorter text is the earlier.
+      if (k < options.sort.size() && options.sort[k] == ReportSortKey::time &&
+          left.size() != right.size()) {
+        return left.size() < right.size();
       }
       if (left != right) return left < right;
     }
@@ -735,6 +762,8 @@ std::string render_report(const Profile& profile, const ReportOptions& options) 
     for (std::size_t k = 0; k < options.sort.size(); ++k) {
       titles.emplace_back(report_sort_key_title(options.sort[k]));
       std::size_t width = titles.back().size();
+      // perf's time column is as wide as a time of five digits' seconds.
+      if (options.sort[k] == ReportSortKey::time) width = options.nanoseconds ? 16 : 12;
       for (const auto& row : table.rows) width = std::max(width, row.keys[k].size());
       widths.push_back(width);
     }

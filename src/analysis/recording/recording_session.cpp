@@ -96,6 +96,13 @@ void RecordingSession::synthesize(RecordingSink& sink) {
     }
   }
   if (synthesis_.cgroups) synthesize_cgroups(trailer, to_sink, cgroup2_mount());
+  if (!synthesis_.tasks) {
+    // perf --synth=no still names the command it starts (a gated copy of the recorder).
+    if (sampling_.command_pid() > 0) {
+      synthesize_process_threads(sampling_.command_pid(), trailer, to_sink, synthesis_);
+    }
+    return;
+  }
   switch (target_.kind()) {
     case Target::Kind::process:
       synthesize_process(target_.pid(), trailer, to_sink, synthesis_);

@@ -23,6 +23,11 @@ struct SynthesisOptions {
   // A CGROUP record for each cgroup of the cgroup2 hierarchy (id and path), as perf record
   // --all-cgroups: samples' PERF_SAMPLE_CGROUP ids then have a path.
   bool cgroups = false;
+  // COMM and FORK records of the tasks that exist when recording starts (perf record --synth
+  // task); false leaves a launched command's own COMM only, as perf's --synth=no.
+  bool tasks = true;
+  // MMAP2 records of those tasks' code mappings (--synth mmap); only with `tasks`.
+  bool mmaps = true;
 };
 
 // Where the cgroup2 hierarchy is mounted (/proc/self/mounts); empty when it is not.

@@ -18,7 +18,7 @@ namespace perfscope {
 // srcfile: the source file alone; parent: the first caller whose name matches the parent pattern
 // (perf's "^sys_|^do_page_fault": the system call or fault a sample came through), "[other]"
 // when none does.
-enum class ReportSortKey { comm, pid, tid, dso, sym, cpu, srcline, state, srcfile, parent };
+enum class ReportSortKey { comm, pid, tid, dso, sym, cpu, srcline, state, srcfile, parent, time };
 
 // "comm,dso,sym" -> keys; "symbol" is sym, as perf spells it. perf's output fields overhead,
 // period and sample order the rows (by share, the default, or by sample count: see
@@ -63,6 +63,11 @@ struct ReportOptions {
   // perf's --percentage relative: shares (and the header's counts) of what the filters kept,
   // not of everything the event recorded (absolute, perf's default).
   bool relative_percentages = false;
+  // The time key: sample times rounded down to this many ns (perf's --time-quantum, 100 ms),
+  // printed in seconds to the microsecond, or with `nanoseconds` (--ns) to the nanosecond. It
+  // needs a profile that kept its samples (ProfileOptions::keep_samples).
+  std::uint64_t time_quantum_ns = 100'000'000;
+  bool nanoseconds = false;
 };
 
 struct ReportRow {

@@ -69,6 +69,13 @@ class RecordingSession {
   // are hidden from this user, samples that user-space-only events take in kernel code are left
   // out from now on.
   void synthesize(RecordingSink& sink);
+  // Which records synthesize() writes (perf record --synth): every kind the session's options
+  // ask for unless limited here.
+  void limit_synthesis(bool tasks, bool mmaps, bool cgroups) noexcept {
+    synthesis_.tasks = tasks;
+    synthesis_.mmaps = tasks && mmaps;
+    synthesis_.cgroups = synthesis_.cgroups && cgroups;
+  }
   bool kernel_addresses_visible() const noexcept { return kernel_addresses_visible_; }
   void start();
   // Waits up to timeout_ms for data, then reads every buffer once (a round). While data keeps
