@@ -203,6 +203,7 @@ int ReportCommand::run() {
   if (std::find(report.sort.begin(), report.sort.end(), ReportSortKey::time) != report.sort.end())
     options.keep_samples = true;
   report.nanoseconds = o.nanoseconds;
+  report.full_source_path = o.full_source_path;
   if (o.time_quantum_ns != 0) report.time_quantum_ns = o.time_quantum_ns;
   options.keep_sample_times = html;  // the viewer's time ranges (ProfileView)
 

@@ -151,6 +151,8 @@ ScriptCommand::ScriptCommand(CLI::App& app) {
   app_->add_option("--max-stack", max_stack_,
                    "Print at most this many call-chain entries of each sample (default: all)");
   app_->add_flag("--ns", nanoseconds_, "Times with nine decimals");
+  app_->add_flag("--full-source-path", full_source_path_,
+                 "srcline names the source file by its whole path, as perf's");
   app_->add_flag("--header", header_, "The file's header (host, events, features) first");
   app_->add_flag("--header-only", header_only_, "Only the file's header");
   app_->add_flag("-D,--dump-raw-trace", dump_raw_trace_,
@@ -235,6 +237,7 @@ int ScriptCommand::run() {
   text_options.hide_call_graph = hide_call_graph_;
   text_options.max_stack = max_stack_;
   text_options.nanoseconds = nanoseconds_;
+  text_options.full_source_path = full_source_path_;
   text_options.relative_time = relative_time_;
   text_options.delta_time = delta_time_;
   std::unique_ptr<DlFilter> dlfilter;

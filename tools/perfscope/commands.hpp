@@ -351,6 +351,7 @@ class ScriptCommand {
   // perf's sample selection: --comms, --pid, --tid, --cpu, --time, --symbols, --dsos.
   std::string comms_, pids_, tids_, cpus_, time_, symbols_, dsos_;
   bool hide_call_graph_ = false, nanoseconds_ = false, relative_time_ = false, delta_time_ = false;
+  bool full_source_path_ = false;              // --full-source-path
   bool header_ = false, header_only_ = false;  // perf's --header, --header-only
   // -D and --dump-unsorted-raw-trace: perf's raw dump of every record before the script's output.
   bool dump_raw_trace_ = false, dump_unsorted_raw_trace_ = false;
@@ -376,6 +377,7 @@ struct ReportCommandOptions {
   std::string cpu_list, time;         // perf's --cpu and --time
   std::string percentage;             // perf's --percentage: relative or absolute
   bool nanoseconds = false;           // --ns: the time key to the nanosecond
+  bool full_source_path = false;      // --full-source-path: srcline and srcfile by whole path
   std::uint64_t time_quantum_ns = 0;  // --time-quantum: the time key's step; 0: perf's 100 ms
   bool record_statistics = false;     // --stats: each record type's count, no profile
   bool skip_empty = true;             // --no-skip-empty: --stats lists the types with no record

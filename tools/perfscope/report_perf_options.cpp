@@ -57,6 +57,8 @@ void add_report_perf_options(CLI::App& app, ReportCommandOptions& options) {
   app.add_flag("--mmaps", options.mmaps,
                "As --tasks, with each task's mappings under it (start-end, protection, file "
                "offset, inode, file), as perf");
+  app.add_flag("--full-source-path", options.full_source_path,
+               "srcline and srcfile name source files by their whole path, as perf's");
   app.add_flag("--ns", options.nanoseconds,
                "The time key (--sort time) to the nanosecond, as perf's --ns");
   app.add_option_function<std::string>(

@@ -123,9 +123,10 @@ struct ScriptTextOptions {
   bool hide_call_graph = false;  // -G: the sampled ip alone, on the sample's line
   // --max-stack: the call-chain entries printed (each with the calls inlined at it).
   std::size_t max_stack = ~std::size_t{0};
-  bool nanoseconds = false;    // --ns: nine decimals
-  bool relative_time = false;  // --reltime: since the first printed record
-  bool delta_time = false;     // --deltatime: since the previous printed record
+  bool nanoseconds = false;       // --ns: nine decimals
+  bool full_source_path = false;  // --full-source-path: srcline's file by its whole path
+  bool relative_time = false;     // --reltime: since the first printed record
+  bool delta_time = false;        // --deltatime: since the previous printed record
   ScriptSelection selection;
   SampleFilter* filter = nullptr;  // --dlfilter
 };
@@ -578,7 +579,8 @@ class TextPrinter {
     };
     std::string text;
     if (!source.file.empty()) {
-      text = fmt::format("  {}:{}\n", safe_name(base_name(source.file)), source.line);
+      std::string_view file = options_.full_source_path ? source.file : base_name(source.file);
+      text = fmt::format("  {}:{}\n", safe_name(file), source.line);
     } else if (where.symbol.file_read && !where.kernel && where.dso.starts_with('/')) {
       return;  // perf: addr2line answered ??:0 for a file it read, and nothing is printed
     } else if (!where.dso.empty()) {

@@ -117,14 +117,18 @@ class TableBuilder {
     srcline_ids_.emplace(std::move(text), id);
     return id;
   }
+  std::string_view source_file(const ProfileFrame& frame) const {
+    return options_.full_source_path ? std::string_view(frame.source_file)
+                                     : file_name_of(frame.source_file);
+  }
   std::uint32_t srcline_id(const ProfileFrame& frame) {
     return source_text_id(frame.source_file.empty()
                               ? std::string("??:0")
-                              : fmt::format("{}:{}", file_name_of(frame.source_file), frame.line));
+                              : fmt::format("{}:{}", source_file(frame), frame.line));
   }
   std::uint32_t srcfile_id(const ProfileFrame& frame) {
     return source_text_id(frame.source_file.empty() ? std::string("[unknown]")
-                                                    : std::string(file_name_of(frame.source_file)));
+                                                    : std::string(source_file(frame)));
   }
 
   // The function of the first frame from the sample's own up its callers whose name matches

@@ -68,6 +68,9 @@ struct ReportOptions {
   // needs a profile that kept its samples (ProfileOptions::keep_samples).
   std::uint64_t time_quantum_ns = 100'000'000;
   bool nanoseconds = false;
+  // srcline and srcfile name a source file by its whole path as the debug information gives it
+  // (perf's --full-source-path), not by its name alone.
+  bool full_source_path = false;
 };
 
 struct ReportRow {

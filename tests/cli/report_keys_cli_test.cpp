@@ -1,9 +1,10 @@
-// perf report's time key (--sort time) with --time-quantum and --ns (issue #44): samples folded
-// by the quantum their time falls in, printed as perf 6.1 prints them on the same recording.
+// perf report's keys in the forms perf's options give them (issue #44): the time key (--sort
+// time) with --time-quantum and --ns, samples folded by the quantum their time falls in, and
+// srcline and srcfile with --full-source-path; as perf 6.1 prints them on the same recording.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <regex>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <string>
@@ -32,7 +33,7 @@ std::vector<std::string> table_lines(const std::string& text) {
   return lines;
 }
 
-TEST(ReportTimeKey, QuantaOfSampleTimesAsPerf) {
+TEST(ReportKeys, TimeQuantaOfSampleTimesAsPerf) {
   pt::TempDir dir;
   std::string data = dir.path() + "/ka.data";
   auto recorded =
@@ -89,6 +90,52 @@ TEST(ReportTimeKey, QuantaOfSampleTimesAsPerf) {
   auto diff = pt::run_perfscope({"diff", "--sort", "time", data, data});
   EXPECT_NE(diff.exit_status, 0);
   EXPECT_NE(diff.err.find("--sort time pairs no rows"), std::string::npos) << diff.err;
+}
+
+// The row of `key` naming the workload's source file: its text, after the columns before it.
+std::string workload_source_row(const std::string& report) {
+  for (const std::string& line : table_lines(report)) {
+    if (line.find("known_answer.cpp") == std::string::npos) continue;
+    return line.substr(line.rfind("  ") + 2);
+  }
+  return "";
+}
+
+// --full-source-path: srcline and srcfile name the workload's file by its whole path (perf's,
+// shortened lexically: "build/../tests" is "tests"), script's srcline too; its name alone without.
+TEST(ReportKeys, FullSourcePathNamesTheWholePath) {
+  pt::TempDir dir;
+  std::string data = dir.path() + "/ka.data";
+  auto recorded = pt::run_perfscope({"record", "-q", "-o", data, "--", workload, "5"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  for (const char* key : {"srcline", "srcfile"}) {
+    auto report = [&](bool full) {
+      std::vector<std::string> command{"report", "--stdio", "-n", "--sort", key, "-i", data};
+      if (full) command.push_back("--full-source-path");
+      auto ours = pt::run_perfscope(command);
+      EXPECT_EQ(ours.exit_status, 0) << ours.err;
+      return workload_source_row(ours.out);
+    };
+    std::string name = report(false), path = report(true);
+    EXPECT_TRUE(name.starts_with("known_answer.cpp")) << key << ": " << name;
+    EXPECT_TRUE(path.starts_with("/")) << key << ": " << path;
+    EXPECT_NE(path.find("/tests/analysis/data/known_answer.cpp"), std::string::npos) << path;
+    EXPECT_TRUE(path.ends_with(name)) << path << " " << name;
+    if (::access(perf_path.c_str(), X_OK) != 0) continue;
+    auto theirs = pt::run_command(
+        {perf_path, "report", "--stdio", "-n", "--sort", key, "--full-source-path", "-i", data});
+    ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
+    std::string perf_path_text = workload_source_row(theirs.out);
+    std::string line = perf_path_text.substr(perf_path_text.find(".cpp") + 4);
+    std::string file = perf_path_text.substr(0, perf_path_text.size() - line.size());
+    EXPECT_EQ(std::filesystem::path(file).lexically_normal().string() + line, path)
+        << perf_path_text;
+  }
+  auto script = pt::run_perfscope({"script", "-F", "ip,srcline", "--full-source-path", "-i", data});
+  ASSERT_EQ(script.exit_status, 0) << script.err;
+  EXPECT_NE(script.out.find("  /"), std::string::npos) << script.out.substr(0, 1000);
+  EXPECT_NE(script.out.find("/tests/analysis/data/known_answer.cpp:"), std::string::npos)
+      << script.out.substr(0, 1000);
 }
 
 }  // namespace
