@@ -10,8 +10,9 @@
 #
 # Environment: PERF, the perf command (default `perf`; on a machine without linux-perf, a carried
 # binary: PERF="DIR/ld-linux-x86-64.so.2 --library-path DIR DIR/perf"); BUSY, the number of busy
-# threads (default: one per CPU). Both files are counted by perfscope's reader (the corpus check
-# holds it to perf's counts), since perf script takes ~14 s on a 16-CPU recording.
+# threads (default: one per CPU); FREQ, the -F value (default max). Both files are counted by
+# perfscope's reader (the corpus check holds it to perf's counts), since perf script takes ~14 s
+# on a 16-CPU recording.
 set -euo pipefail
 
 build_dir=${1:?usage: record_loss.sh BUILD_DIR [SECONDS] [RUNS] [EXTRA RECORD OPTIONS...]}
@@ -42,6 +43,7 @@ trap cleanup EXIT
 
 cpus=$(nproc)
 busy=${BUSY:-$cpus}
+freq=${FREQ:-max}
 for ((thread = 0; thread < busy; ++thread)); do
   (while :; do :; done) &
   busy_pids+=($!)
@@ -61,17 +63,17 @@ file_counts() {
     END { printf "%d %d\n", samples, lost }'
 }
 
-echo "record_loss: $busy busy threads on $cpus CPUs, record -a -F max" \
+echo "record_loss: $busy busy threads on $cpus CPUs, record -a -F $freq" \
      "${extra[*]:+${extra[*]} }for $seconds s, $runs run(s) each;" \
      "max rate $(cat /proc/sys/kernel/perf_event_max_sample_rate) Hz"
 printf '%-10s %12s %12s %10s %10s\n' recorder samples lost cpu_s file_MB
 for ((run = 0; run < runs; ++run)); do
   for tool in perf perfscope; do
     if [[ $tool == perf ]]; then
-      cpu=$(recorder_cpu "${perf[@]}" record -q -a -F max "${extra[@]}" -o "$work/$tool.data" \
+      cpu=$(recorder_cpu "${perf[@]}" record -q -a -F "$freq" "${extra[@]}" -o "$work/$tool.data" \
         -- sleep "$seconds")
     else
-      cpu=$(recorder_cpu "$perfscope" record -a -F max "${extra[@]}" -o "$work/$tool.data" \
+      cpu=$(recorder_cpu "$perfscope" record -a -F "$freq" "${extra[@]}" -o "$work/$tool.data" \
         -- sleep "$seconds")
     fi
     read -r samples lost < <(file_counts "$work/$tool.data")

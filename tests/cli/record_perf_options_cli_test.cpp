@@ -1,6 +1,7 @@
 // perf record's options of issue #44 that change what is recorded: -k/--clockid, --all-user,
 // --all-kernel, --user-callchains, --kernel-callchains, --filter, -R, --sample-identifier,
-// --no-buffering, --max-size, --timestamp-filename, -D/--delay, --synth and --dry-run. Each is
+// --no-buffering, --max-size, --timestamp-filename, -D/--delay, --synth, --buildid-all and
+// --dry-run. Each is
 // judged by what the file holds (perf evlist -v reads the attributes perf would read, perfscope
 // script the samples) and against perf where perf is installed.
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -279,6 +281,33 @@ TEST_F(RecordPerfOptions, SynthChoosesTheRecordsOfWhatExistsAtTheStart) {
   auto bad = pt::run_perfscope({"record", "--synth", "files", "-o", file("x.data"), "true"});
   EXPECT_EQ(bad.exit_status, 129) << bad.err;
   EXPECT_NE(bad.err.find("unknown kind 'files'"), std::string::npos) << bad.err;
+}
+
+// The files `buildid-list` (perfscope's or perf's) lists for a recording.
+std::set<std::string> files_with_build_ids(const std::vector<std::string>& lister) {
+  auto listed = pt::run_command(lister);
+  EXPECT_EQ(listed.exit_status, 0) << listed.err;
+  std::set<std::string> files;
+  std::istringstream lines(listed.out);
+  for (std::string id, file; lines >> id >> file;) files.insert(file);
+  return files;
+}
+
+// --buildid-all: the build ids of every file the command mapped, not only of those samples hit
+// (kernel code alone here); perf lists the same files.
+TEST_F(RecordPerfOptions, BuildidAllListsEveryMappedFile) {
+  const std::string helper = fs::canonical(work_helper).string();
+  std::string hits = record({"-e", "cpu-clock", "--all-kernel"}, "20000");
+  std::string every = record({"-e", "cpu-clock", "--all-kernel", "--buildid-all"}, "20000");
+  auto hit_files = files_with_build_ids({PERFSCOPE_CLI_PATH, "buildid-list", "-i", hits});
+  auto all_files = files_with_build_ids({PERFSCOPE_CLI_PATH, "buildid-list", "-i", every});
+  EXPECT_EQ(hit_files.count(helper), 0u);
+  EXPECT_EQ(all_files.count(helper), 1u);
+  EXPECT_EQ(all_files.count("/usr/lib/x86_64-linux-gnu/libc.so.6"), 1u);
+  EXPECT_GE(all_files.size(), hit_files.size() + 2);
+  if (have_perf()) {
+    EXPECT_EQ(files_with_build_ids({perf_path, "buildid-list", "-i", every}), all_files);
+  }
 }
 
 TEST_F(RecordPerfOptions, RawSamplesIdentifierAndNoBuffering) {

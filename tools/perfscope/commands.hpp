@@ -297,6 +297,7 @@ struct RecordOptions {
   std::uint64_t user_regs = 0;  // --user-regs: PERF_SAMPLE_REGS_USER of these registers
   bool all_cgroups = false;     // --all-cgroups: PERF_SAMPLE_CGROUP and CGROUP records
   bool buildid_mmap = false;    // --buildid-mmap: build ids in the MMAP2 records
+  bool buildid_all = false;     // --buildid-all: build ids of every mapped file, hit or not
   // -b/-j: branch stacks (PERF_SAMPLE_BRANCH_STACK) with these PERF_SAMPLE_BRANCH_* bits.
   std::uint64_t branch_filter = 0;
   bool group = false;         // --group: every event in one group

@@ -376,6 +376,8 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
   app.add_flag("--all-cgroups", options.all_cgroups,
                "Record each sample's cgroup (PERF_SAMPLE_CGROUP) and the cgroups' paths (CGROUP "
                "records): report --sort cgroup names them");
+  app.add_flag("--buildid-all", options.buildid_all,
+               "The build ids of every file a mapping named, not only of those samples hit");
   app.add_flag("--buildid-mmap", options.buildid_mmap,
                "The kernel writes each mapped file's build id into its MMAP2 record (kernel "
                "5.12+): no build-id section is gathered at the end");

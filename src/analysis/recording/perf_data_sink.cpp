@@ -75,9 +75,9 @@ void PerfDataSink::note_hit(const RecordView& view, const ParseConfig& config) n
   }
 }
 
-std::vector<BuildIdEntry> PerfDataSink::build_ids() const {
+std::vector<BuildIdEntry> PerfDataSink::build_ids(bool every_mapped_file) const {
   std::vector<BuildIdEntry> entries;
-  for (const auto& hit : maps_.hit_files()) {
+  for (const auto& hit : every_mapped_file ? maps_.mapped_files() : maps_.hit_files()) {
     BuildIdEntry entry;
     entry.filename = hit.filename;
     entry.misc = hit.kernel ? misc::kernel : misc::user;

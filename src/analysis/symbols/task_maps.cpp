@@ -82,7 +82,9 @@ void TaskMaps::insert(AddressMap& maps, std::uint64_t start, std::uint64_t lengt
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(build_id.data());
     build_ids_.emplace_back(bytes, bytes + build_id.size());
   }
-  maps[start] = Mapping{end, pgoff, intern(filename), build_id_index, executable};
+  std::uint32_t name = intern(filename);
+  name_hit_[name] |= &maps == &kernel_ ? 8 : 4;
+  maps[start] = Mapping{end, pgoff, name, build_id_index, executable};
 }
 
 void TaskMaps::insert_kernel(std::uint64_t start, std::uint64_t length, std::uint64_t pgoff,
@@ -276,6 +278,15 @@ std::vector<TaskMaps::Hit> TaskMaps::hit_files() const {
     if (name_hit_[i] & 2) hits.push_back({names_[i], true});
   }
   return hits;
+}
+
+std::vector<TaskMaps::Hit> TaskMaps::mapped_files() const {
+  std::vector<Hit> files;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    if (name_hit_[i] & 4) files.push_back({names_[i], false});
+    if (name_hit_[i] & 8) files.push_back({names_[i], true});
+  }
+  return files;
 }
 
 bool is_anonymous_mapping(std::string_view filename) noexcept {

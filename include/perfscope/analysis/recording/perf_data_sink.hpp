@@ -25,9 +25,10 @@ class PerfDataSink final : public RecordingSink {
   // An AUXTRACE record with the data, as perf record writes it.
   void aux_data(const SessionAuxData& data) override;
 
-  // The files the samples hit, with their build ids where one can be read (the kernel's from
+  // The files the samples hit, or (`every_mapped_file`, perf's --buildid-all) every file a
+  // mapping named, with their build ids where one can be read (the kernel's from
   // /sys/kernel/notes).
-  std::vector<BuildIdEntry> build_ids() const;
+  std::vector<BuildIdEntry> build_ids(bool every_mapped_file = false) const;
   // Copies of the perf maps and jitdumps of the recorded processes (JitFileSnapshots), the ones
   // of processes still running taken now.
   std::vector<EmbeddedFile> jit_files() { return jit_files_.finish(); }

@@ -74,6 +74,8 @@ class TaskMaps {
   };
   // The files that dso_of found at least once (for build ids of the DSOs samples hit).
   std::vector<Hit> hit_files() const;
+  // Every file a mapping named, hit or not (perf record --buildid-all).
+  std::vector<Hit> mapped_files() const;
 
   // Forgets a task that exited (its EXIT record): its thread name and, for the thread group
   // leader (tid == pid), its process's mappings. For long-running live consumers (top), whose
@@ -114,7 +116,8 @@ class TaskMaps {
   std::vector<std::vector<std::uint8_t>> build_ids_{std::vector<std::uint8_t>{}};
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_index_;
-  mutable std::vector<std::uint8_t> name_hit_;  // 1: user hit, 2: kernel hit
+  // 1: user hit, 2: kernel hit; 4: a user mapping named it, 8: a kernel mapping.
+  mutable std::vector<std::uint8_t> name_hit_;
 };
 
 // Mappings that hold no file a symbol table could come from (//anon, [heap], [stack], memfd,
