@@ -53,14 +53,18 @@ done
 recorder_cpu() {
   "$perfscope" stat -x, -e task-clock --no-inherit -o "$work/stat.txt" -- "$@" >/dev/null \
     2>"$work/err.txt"
-  awk -F, '$1 == "task-clock" { printf "%.3f", $2 / 1000 }' "$work/stat.txt"
+  # perf's CSV: value,unit,event,...
+  awk -F, '$3 == "task-clock" { printf "%.3f", $1 / 1000 }' "$work/stat.txt"
 }
 # Samples and records lost in a file: "SAMPLES LOST".
+# (The samples from --stats: the table's Samples column scales large counts as perf's, "80K".)
 file_counts() {
-  "$perfscope" report -i "$1" --stdio --sort comm 2>/dev/null | awk '
-    /^# Total Lost Samples: / { lost = $5 }
-    /^ *[0-9.]+% / { samples += $2 }
-    END { printf "%d %d\n", samples, lost }'
+  local samples lost
+  samples=$("$perfscope" report -i "$1" --stats 2>/dev/null |
+    awk '/ SAMPLE events: / && !n { print $3; n = 1 }')
+  lost=$("$perfscope" report -i "$1" --stdio --sort comm 2>/dev/null |
+    awk '/^# Total Lost Samples: / && !n { print $5; n = 1 }')
+  echo "${samples:-0} ${lost:-0}"
 }
 
 echo "record_loss: $busy busy threads on $cpus CPUs, record -a -F $freq" \
