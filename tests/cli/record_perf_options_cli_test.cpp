@@ -283,14 +283,9 @@ TEST_F(RecordPerfOptions, SynthChoosesTheRecordsOfWhatExistsAtTheStart) {
   EXPECT_NE(bad.err.find("unknown kind 'files'"), std::string::npos) << bad.err;
 }
 
-// The files `buildid-list` (perfscope's or perf's) lists for a recording.
 std::set<std::string> files_with_build_ids(const std::vector<std::string>& lister) {
-  auto listed = pt::run_command(lister);
-  EXPECT_EQ(listed.exit_status, 0) << listed.err;
-  std::set<std::string> files;
-  std::istringstream lines(listed.out);
-  for (std::string id, file; lines >> id >> file;) files.insert(file);
-  return files;
+  auto files = pt::build_id_list_files(lister);
+  return {files.begin(), files.end()};
 }
 
 // --buildid-all: the build ids of every file the command mapped, not only of those samples hit

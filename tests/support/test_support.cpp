@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -319,6 +320,16 @@ std::string plt_names_as_perf_6_1(const std::string& ours, const std::string& pe
     if (unnamed == perfs) return unnamed;
   }
   return ours;
+}
+
+std::vector<std::string> build_id_list_files(const std::vector<std::string>& lister) {
+  auto listed = run_command(lister);
+  EXPECT_EQ(listed.exit_status, 0) << listed.err;
+  std::vector<std::string> files;
+  std::istringstream lines(listed.out);
+  for (std::string id, file; lines >> id >> file;) files.push_back(file);
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace perfscope::testing

@@ -51,6 +51,9 @@ struct CommandResult {
 std::string read_file(const std::string& path);
 // Runs argv (no shell), capturing stdout and stderr.
 CommandResult run_command(const std::vector<std::string>& argv);
+// The files a `buildid-list -i FILE` command (perfscope's or perf's, `lister` whole) lists;
+// fails the test when it fails.
+std::vector<std::string> build_id_list_files(const std::vector<std::string>& lister);
 // run_command in `directory` (its working directory).
 CommandResult run_command_in(const std::string& directory, const std::vector<std::string>& argv);
 // Runs the built perfscope CLI with these arguments.

@@ -1,6 +1,7 @@
-// perfscope inject --unwind: a `--call-graph dwarf` recording (perf's, or perfscope's with
-// --keep-stacks) rewritten with its stack copies unwound into call chains, as record does while
-// recording (analysis/unwinding/recording_unwinding.hpp).
+// perfscope inject: a recording rewritten into another (analysis/recording/recording_rewrite.hpp):
+// copied as it is (a pipe's stream into a file), with --unwind a `--call-graph dwarf` recording's
+// stack copies unwound into call chains as record does while recording, with -b/--build-ids or
+// --buildid-all its BUILD_ID section made from the files the samples hit or every mapped file.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,9 +10,11 @@
 namespace perfscope::cli {
 
 struct InjectCommandOptions {
-  std::string input = "perf.data";
-  std::string output;
+  std::string input = "-";   // perf's: standard input
+  std::string output = "-";  // and standard output
   bool unwind = false;
+  bool build_ids = false;    // -b: of the files the samples hit
+  bool buildid_all = false;  // --buildid-all: of every mapped file
 };
 
 class InjectCommand {

@@ -76,8 +76,12 @@ void PerfDataSink::note_hit(const RecordView& view, const ParseConfig& config) n
 }
 
 std::vector<BuildIdEntry> PerfDataSink::build_ids(bool every_mapped_file) const {
+  return build_id_entries(every_mapped_file ? maps_.mapped_files() : maps_.hit_files());
+}
+
+std::vector<BuildIdEntry> build_id_entries(const std::vector<TaskMaps::Hit>& files) {
   std::vector<BuildIdEntry> entries;
-  for (const auto& hit : every_mapped_file ? maps_.mapped_files() : maps_.hit_files()) {
+  for (const auto& hit : files) {
     BuildIdEntry entry;
     entry.filename = hit.filename;
     entry.misc = hit.kernel ? misc::kernel : misc::user;

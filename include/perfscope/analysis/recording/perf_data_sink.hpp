@@ -17,6 +17,10 @@
 
 namespace perfscope {
 
+// BUILD_ID entries for `files` (TaskMaps::hit_files or mapped_files): each file's build id read
+// from the file itself, the kernel's from /sys/kernel/notes; files without one are left out.
+std::vector<BuildIdEntry> build_id_entries(const std::vector<TaskMaps::Hit>& files);
+
 class PerfDataSink final : public RecordingSink {
  public:
   explicit PerfDataSink(PerfDataWriter& writer) : writer_(writer) {}

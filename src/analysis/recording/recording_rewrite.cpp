@@ -1,6 +1,4 @@
-#include "perfscope/analysis/unwinding/recording_unwinding.hpp"
-
-#include <fmt/format.h>
+#include "perfscope/analysis/recording/recording_rewrite.hpp"
 
 #include <stdexcept>
 #include <vector>
@@ -8,13 +6,14 @@
 #include "perfscope/abi/record_type.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/analysis/perf_data/perf_data_writer.hpp"
+#include "perfscope/analysis/recording/perf_data_sink.hpp"
 #include "perfscope/analysis/symbols/task_maps.hpp"
+#include "perfscope/core/records.hpp"
 
 namespace perfscope {
 
 namespace {
 
-namespace sf = abi::sample_format;
 using abi::UserRecordType;
 
 // Records that describe the stream itself rather than what was recorded: the writer makes its
@@ -41,6 +40,7 @@ constexpr std::uint64_t records_per_round = 65536;
 }  // namespace
 
 bool has_stack_copies(const PerfDataReader& reader) noexcept {
+  namespace sf = abi::sample_format;
   for (const auto& event : reader.events()) {
     if ((event.attr.sample_type & (sf::regs_user | sf::stack_user)) ==
         (sf::regs_user | sf::stack_user)) {
@@ -50,8 +50,9 @@ bool has_stack_copies(const PerfDataReader& reader) noexcept {
   return false;
 }
 
-RecordingUnwinding unwind_recording(const PerfDataReader& reader, const std::string& output) {
-  if (!has_stack_copies(reader)) {
+RecordingRewriteResult rewrite_recording(const PerfDataReader& reader, const std::string& output,
+                                         const RecordingRewrite& rewrite) {
+  if (rewrite.unwind && !has_stack_copies(reader)) {
     throw std::invalid_argument(
         "the recording has no stack copies to unwind: inject --unwind reads recordings made with "
         "--call-graph dwarf (perf record --call-graph dwarf, or perfscope record --call-graph "
@@ -59,23 +60,32 @@ RecordingUnwinding unwind_recording(const PerfDataReader& reader, const std::str
   }
   std::vector<PerfDataEvent> events;
   for (const auto& event : reader.events()) {
-    events.push_back(
-        PerfDataEvent{StackCompleter::output_attr(event.attr, StackCompletion::unwind_dwarf),
-                      event.name, event.ids});
+    events.push_back(PerfDataEvent{
+        rewrite.unwind ? StackCompleter::output_attr(event.attr, StackCompletion::unwind_dwarf)
+                       : event.attr,
+        event.name, event.ids});
   }
   PerfDataWriter writer(output, std::move(events));
+  writer.begin_pipe(reader.features());
   TaskMaps maps;
   StackCompleter completer(maps, StackCompletion::unwind_dwarf);
-  RecordingUnwinding result;
+  const bool note_hits = rewrite.build_ids == RecordingRewrite::BuildIds::hit;
+  RecordingRewriteResult result;
   std::vector<std::byte> completed;
+  SampleRecord sample;
+  DecodeError decode_error;
   std::uint64_t since_round = 0;
   auto error = reader.for_each_record_ordered([&](const PerfDataRecord& record) {
     const RecordView& view = record.view;
     result.bytes_in += view.bytes.size();
     if (view.header.type >= 64 && written_by_the_writer(view.header.type)) return;
     const ParseConfig& config = reader.events()[record.event].config;
-    if (view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample) &&
-        completer.complete(view, config, completed)) {
+    const bool is_sample = view.header.type == static_cast<std::uint32_t>(abi::RecordType::sample);
+    if (is_sample && note_hits && decode_sample(view, config, sample, decode_error)) {
+      maps.dso_of(sample.pid, sample.ip,
+                  static_cast<std::uint16_t>(sample.misc & abi::record_misc::cpumode_mask));
+    }
+    if (is_sample && rewrite.unwind && completer.complete(view, config, completed)) {
       writer.append(std::span<const std::byte>(completed));
       result.bytes_out += completed.size();
     } else {
@@ -91,8 +101,19 @@ RecordingUnwinding unwind_recording(const PerfDataReader& reader, const std::str
     }
   });
   writer.end_round();
-  writer.finish(reader.features());
-  result.stacks = completer.statistics();
+  PerfDataFeatures features = reader.features();
+  switch (rewrite.build_ids) {
+    case RecordingRewrite::BuildIds::kept: break;
+    case RecordingRewrite::BuildIds::hit:
+      features.build_ids = build_id_entries(maps.hit_files());
+      break;
+    case RecordingRewrite::BuildIds::every_mapped:
+      features.build_ids = build_id_entries(maps.mapped_files());
+      break;
+  }
+  result.build_ids = features.build_ids.size();
+  writer.finish(features);
+  if (rewrite.unwind) result.stacks = completer.statistics();
   if (error) throw *error;
   return result;
 }
