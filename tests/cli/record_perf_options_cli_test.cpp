@@ -1,10 +1,12 @@
 // perf record's options of issue #44 that change what is recorded: -k/--clockid, --all-user,
 // --all-kernel, --user-callchains, --kernel-callchains, --filter, -R, --sample-identifier,
-// --no-buffering, --max-size, --timestamp-filename, -D/--delay, --synth, --buildid-all and
-// --dry-run. Each is
+// --no-buffering, --max-size, --timestamp-filename, -D/--delay, --control, --synth,
+// --buildid-all and --dry-run. Each is
 // judged by what the file holds (perf evlist -v reads the attributes perf would read, perfscope
 // script the samples) and against perf where perf is installed.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "support/background_command.hpp"
 #include "support/test_support.hpp"
 
 namespace pt = perfscope::testing;
@@ -303,6 +306,55 @@ TEST_F(RecordPerfOptions, BuildidAllListsEveryMappedFile) {
   if (have_perf()) {
     EXPECT_EQ(files_with_build_ids({perf_path, "buildid-list", "-i", every}), all_files);
   }
+}
+
+// --control with -D -1: the events wait for 'enable' from the FIFO, each command is answered
+// "ack" on the other; 500 getpid hits after it, none of the 300 before; 'stop' ends the recording
+// and its command as a stop signal does.
+TEST_F(RecordPerfOptions, ControlFifoEnablesAndStops) {
+  if (!pt::tracefs_available() || !pt::running_as_root()) {
+    GTEST_SKIP() << "the getpid tracepoint needs tracefs and root here";
+  }
+  const std::string control = file("ctl"), ack = file("ack");
+  ASSERT_EQ(::mkfifo(control.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(ack.c_str(), 0600), 0);
+  const std::string spec = "fifo:" + control + "," + ack;
+  std::string output = file("control.data");
+  pt::BackgroundCommand recorder({PERFSCOPE_CLI_PATH, "record", "-D", "-1", "--control", spec, "-e",
+                                  "syscalls:sys_enter_getpid", "-c", "1", "-o", output, "--",
+                                  work_helper, "getpid-delay-getpid", "300", "1500", "500"});
+  ASSERT_TRUE(recorder.wait_for_error("Events disabled\n", 20000)) << recorder.err();
+  ::usleep(300000);  // the first 300 calls, made at once
+  EXPECT_EQ(pt::control_command(control, ack, "ping"), "ack\n");
+  EXPECT_EQ(pt::control_command(control, ack, "enable"), "ack\n");
+  auto recorded = recorder.wait(30000);
+  EXPECT_EQ(recorded.exit_status, 0) << recorded.err;
+  EXPECT_NE(recorded.err.find("Events disabled\nEvents enabled\n"), std::string::npos)
+      << recorded.err;
+  auto script = pt::run_perfscope({"script", "-F", "event", "-i", output});
+  EXPECT_EQ(script.exit_status, 0) << script.err;
+  EXPECT_EQ(line_count(script.out), 500u);
+
+  std::string stopped = file("stopped.data");
+  pt::BackgroundCommand long_run({PERFSCOPE_CLI_PATH, "record", "-v", "--control", spec, "-e",
+                                  "syscalls:sys_enter_getpid", "-c", "1", "-o", stopped, "--",
+                                  work_helper, "getpid-delay-getpid", "10", "60000", "10"});
+  ASSERT_TRUE(long_run.wait_for_error("perfscope: recording ", 20000)) << long_run.err();
+  ::usleep(500000);
+  EXPECT_EQ(pt::control_command(control, ack, "stop"), "ack\n");
+  auto ended = long_run.wait(20000);
+  EXPECT_FALSE(long_run.timed_out()) << ended.err;
+  EXPECT_EQ(ended.exit_status, 128 + SIGTERM) << ended.err;  // the command's, as at Ctrl-C
+  auto kept = pt::run_perfscope({"script", "-F", "event", "-i", stopped});
+  EXPECT_EQ(kept.exit_status, 0) << kept.err;
+  EXPECT_EQ(line_count(kept.out), 10u);
+
+  auto bad = pt::run_perfscope({"record", "--control", "pipe:x", "-o", file("x.data"), "true"});
+  EXPECT_EQ(bad.exit_status, 129) << bad.err;
+  auto missing = pt::run_perfscope(
+      {"record", "--control", "fifo:" + file("none"), "-o", file("x.data"), "true"});
+  EXPECT_NE(missing.exit_status, 0);
+  EXPECT_NE(missing.err.find("is not a FIFO"), std::string::npos) << missing.err;
 }
 
 TEST_F(RecordPerfOptions, RawSamplesIdentifierAndNoBuffering) {

@@ -2,6 +2,7 @@
 // -q, -o with --append, --log-fd, --pre, --post and --sync, with perf's meaning.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/background_command.hpp"
 #include "support/test_support.hpp"
 
 namespace pt = perfscope::testing;
@@ -257,6 +259,32 @@ TEST(StatRunControl, DelayCountsOnlyWhatFollowsIt) {
   EXPECT_EQ(csv_count(later.err, "syscalls:sys_enter_getpid"), 1000) << later.err;
   EXPECT_EQ(later.err.rfind("Events disabled\nEvents enabled\n", 0), 0u) << later.err;
   auto bad = pt::run_perfscope({"stat", "-D", "-2", "--", "true"});
+  EXPECT_EQ(bad.exit_status, 129) << bad.err;
+}
+
+// --control with -D -1: the counters wait for 'enable' from the FIFO (each command answered "ack"
+// on the other), then count the 500 getpid calls after it and none of the 300 before, as perf.
+TEST(StatRunControl, ControlFifoEnablesTheCounters) {
+  if (!pt::tracefs_available() || !pt::running_as_root()) {
+    GTEST_SKIP() << "the getpid tracepoint needs tracefs and root here";
+  }
+  pt::TempDir dir;
+  const std::string control = dir.path() + "/ctl", ack = dir.path() + "/ack";
+  ASSERT_EQ(::mkfifo(control.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(ack.c_str(), 0600), 0);
+  pt::BackgroundCommand stat({PERFSCOPE_CLI_PATH, "stat", "-D", "-1", "--control",
+                              "fifo:" + control + "," + ack, "-x", ",", "-e",
+                              "syscalls:sys_enter_getpid", "--", work_helper, "getpid-delay-getpid",
+                              "300", "1500", "500"});
+  ASSERT_TRUE(stat.wait_for_error("Events disabled\n", 20000)) << stat.err();
+  ::usleep(300000);  // the first 300 calls, made at once
+  EXPECT_EQ(pt::control_command(control, ack, "ping"), "ack\n");
+  EXPECT_EQ(pt::control_command(control, ack, "enable"), "ack\n");
+  auto counted = stat.wait(30000);
+  EXPECT_EQ(counted.exit_status, 0) << counted.err;
+  EXPECT_EQ(csv_count(counted.err, "syscalls:sys_enter_getpid"), 500) << counted.err;
+  EXPECT_EQ(counted.err.rfind("Events disabled\nEvents enabled\n", 0), 0u) << counted.err;
+  auto bad = pt::run_perfscope({"stat", "--control", "fd:", "--", "true"});
   EXPECT_EQ(bad.exit_status, 129) << bad.err;
 }
 

@@ -118,6 +118,15 @@ bool BackgroundCommand::wait_for_output(std::string_view text, int timeout_ms) {
   return false;
 }
 
+bool BackgroundCommand::wait_for_error(std::string_view text, int timeout_ms) {
+  for (int waited = 0; waited <= timeout_ms; waited += 5) {
+    if (err().find(text) != std::string::npos) return true;
+    if (!running()) return err().find(text) != std::string::npos;
+    sleep_ms(5);
+  }
+  return false;
+}
+
 CommandResult BackgroundCommand::wait(int timeout_ms) {
   CommandResult result;
   if (pid_ <= 0) return result;

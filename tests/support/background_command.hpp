@@ -33,6 +33,8 @@ class BackgroundCommand {
   std::string err() const;
   // Waits until stdout contains `text`; false after timeout_ms (or when the command exited first).
   bool wait_for_output(std::string_view text, int timeout_ms);
+  // The same for stderr.
+  bool wait_for_error(std::string_view text, int timeout_ms);
   // True while the command has not exited (reaps it when it has).
   bool running();
   // Waits up to timeout_ms for the command to exit. On timeout it is killed and `timed_out` is

@@ -332,4 +332,24 @@ std::vector<std::string> build_id_list_files(const std::vector<std::string>& lis
   return files;
 }
 
+std::string control_command(const std::string& control, const std::string& ack,
+                            const std::string& command) {
+  int out = ::open(control.c_str(), O_WRONLY | O_CLOEXEC);
+  if (out < 0) return "cannot open " + control;
+  std::string line = command + "\n";
+  bool written = ::write(out, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(out);
+  if (!written) return "cannot write " + control;
+  int in = ::open(ack.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  std::string answer;
+  for (int waited = 0; in >= 0 && waited < 10000 && answer.size() < 4; waited += 5) {
+    char bytes[4];
+    ssize_t got = ::read(in, bytes, 4 - answer.size());
+    if (got > 0) answer.append(bytes, static_cast<std::size_t>(got));
+    if (got <= 0) ::usleep(5000);
+  }
+  if (in >= 0) ::close(in);
+  return answer;
+}
+
 }  // namespace perfscope::testing

@@ -54,6 +54,10 @@ CommandResult run_command(const std::vector<std::string>& argv);
 // The files a `buildid-list -i FILE` command (perfscope's or perf's, `lister` whole) lists;
 // fails the test when it fails.
 std::vector<std::string> build_id_list_files(const std::vector<std::string>& lister);
+// perf's --control by FIFO: writes `command` and a newline to the FIFO `control`, then returns
+// what the acknowledgement FIFO `ack` answers (at most 4 bytes, "ack\n", within 10 s).
+std::string control_command(const std::string& control, const std::string& ack,
+                            const std::string& command);
 // run_command in `directory` (its working directory).
 CommandResult run_command_in(const std::string& directory, const std::vector<std::string>& argv);
 // Runs the built perfscope CLI with these arguments.

@@ -20,6 +20,7 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "control_channel.hpp"
 #include "perf_config.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/abi/user_registers.hpp"
@@ -340,6 +341,8 @@ struct Recording {
   bool size_limit_reached = false;  // --max-size: recording stopped at the file's size
   // The braced groups ({a,b}, --group) as the file's GROUP_DESC says them.
   std::vector<EventGroupDesc> groups;
+  // --control: last, so that its reader ends before the session it drives.
+  std::unique_ptr<ControlChannel> control;
   RecordingSink& active_sink() {
     if (completion) return *completion;
     return push ? push->sink() : *sink;
@@ -571,8 +574,20 @@ std::unique_ptr<Recording> prepare(RecordOptions options) {
                                                          aux,
                                                          {},
                                                          false,
-                                                         group_descriptions(groups)});
+                                                         group_descriptions(groups),
+                                                         nullptr});
   recording->session = std::make_unique<RecordingSession>(std::move(groups), target, sampling);
+  if (!options.control.empty()) {
+    RecordingSession* driven = recording->session.get();
+    recording->control = std::make_unique<ControlChannel>(
+        options.control, ControlHandlers{[driven] { driven->sampling().enable(); },
+                                         [driven] { driven->sampling().disable(); },
+                                         [driven] {
+                                           stop_signal.store(SIGTERM);
+                                           driven->interrupt_poll();
+                                         },
+                                         options.quiet});
+  }
   recording->session->limit_synthesis(options.synthesis.tasks, options.synthesis.mmaps,
                                       options.synthesis.cgroups);
   RecordingSession& session = *recording->session;
@@ -726,6 +741,7 @@ void record(Recording& recording, bool verbose) {
   const int delay_ms = recording.options.delay_ms;
   const bool quiet = recording.options.quiet;
   if (delay_ms != 0 && !quiet) fmt::print(stderr, "Events disabled\n");
+  if (recording.control) recording.control->start();
   auto enable_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
   bool enable_pending = delay_ms > 0;
   while (stop_signal.load() == 0) {

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "control_channel.hpp"
 #include "perfscope/core/cpu_list.hpp"
 #include "perfscope/core/error.hpp"
 #include "perfscope/core/event_spec.hpp"
@@ -119,6 +121,12 @@ StatCommand::StatCommand(CLI::App& app) {
   app_->add_option("-t,--tid", options_.tid, "Count one thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Count every process on every CPU");
   app_->add_option("-C,--cpu", options_.cpu_list, "Count on these CPUs only (e.g. 0-3,8)");
+  app_->add_option("--control", options_.control,
+                   "Commands from a FIFO or descriptor while counting: enable, disable, ping, "
+                   "stop (fifo:CTL[,ACK] or fd:CTL[,ACK]; each answered ack on ACK), as perf; "
+                   "with -D -1 the counters wait for 'enable'")
+      ->type_name("fifo:CTL[,ACK]")
+      ->check(control_spec_error, "");
   app_->add_option("-D,--delay", options_.delay_ms,
                    "Start counting this many ms after the command starts (-1: never, the "
                    "counters stay disabled), as perf stat -D")
@@ -387,6 +395,18 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
         fmt::print(stderr, "Events enabled\n");
         started = now_ns();
       }
+    }
+    // --control: commands while the counters run; 'stop' ends the count as SIGTERM does (the
+    // signal to this thread ends its wait below).
+    std::unique_ptr<ControlChannel> control;
+    if (!options.control.empty()) {
+      const pthread_t counting_thread = ::pthread_self();
+      control = std::make_unique<ControlChannel>(
+          options.control,
+          ControlHandlers{[&session] { session.enable(); }, [&session] { session.stop(); },
+                          [counting_thread] { ::pthread_kill(counting_thread, SIGTERM); },
+                          options.quiet});
+      control->start();
     }
     // Intervals count from zero at start, so the first one includes the command's start-up.
     std::vector<EventCount> previous = session.read();

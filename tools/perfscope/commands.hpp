@@ -20,7 +20,8 @@ namespace perfscope::cli {
 
 struct StatOptions {
   std::string events;
-  int delay_ms = 0;  // -D: counting starts this long after the command; -1: never (disabled)
+  int delay_ms = 0;     // -D: counting starts this long after the command; -1: never (disabled)
+  std::string control;  // --control fifo:CTL[,ACK] or fd:CTL[,ACK]: enable, disable, ping, stop
   // stat record's perf.data (-o after `stat record`), stat report's (-i after `stat report`).
   std::string record_to, report_from;
   int pid = -1;
@@ -272,7 +273,8 @@ struct RecordOptions {
   bool dry_run = false;             // --dry-run: check the options and events, record nothing
   bool timestamp_filename = false;  // --timestamp-filename: OUTPUT.YYYYmmddHHMMSScc at the end
   std::uint64_t max_size = 0;       // --max-size: stop once the file has this many bytes; 0: none
-  int delay_ms = 0;  // -D: sampling starts this long after the command (-1: never); 0: at once
+  int delay_ms = 0;     // -D: sampling starts this long after the command (-1: never); 0: at once
+  std::string control;  // --control fifo:CTL[,ACK] or fd:CTL[,ACK]: enable, disable, ping, stop
   // --synth: the records of what exists at the start written (perf's PERF_SYNTH_* kinds).
   struct Synthesis {
     bool tasks = true;    // COMM and FORK of the existing tasks

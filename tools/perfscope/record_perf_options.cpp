@@ -15,6 +15,7 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "control_channel.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/abi/user_registers.hpp"
 #include "perfscope/sys/kernel_files.hpp"
@@ -318,6 +319,12 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
                  "stay disabled), as perf record -D: the start-up phase left out")
       ->check(CLI::Range(-1, 24 * 3600 * 1000))
       ->type_name("MS");
+  app.add_option("--control", options.control,
+                 "Commands from a FIFO or descriptor while recording: enable, disable, ping, stop "
+                 "(fifo:CTL[,ACK] or fd:CTL[,ACK]; each answered ack on ACK), as perf; with -D -1 "
+                 "the events wait for 'enable'")
+      ->type_name("fifo:CTL[,ACK]")
+      ->check(control_spec_error, "");
   app.add_option_function<std::string>(
          "--synth",
          [&options](const std::string& text) { options.synthesis = parse_synthesis(text); },

@@ -137,8 +137,10 @@ class PERFSCOPE_EXPORT SamplingSession {
   // when a sample cannot fit the buffers.
   void open();
   void start();
-  // Enables events that start() left disabled (SamplingOptions::enable_at_start false).
+  // Enables events that start() left disabled (SamplingOptions::enable_at_start false), or
+  // disable() disabled; disable() pauses them (perf's --control commands).
   void enable() noexcept;
+  void disable() noexcept { stop(); }
   void stop() noexcept;
 
   // Waits up to timeout_ms for a buffer to fill past its watermark (or for the command to exit),
