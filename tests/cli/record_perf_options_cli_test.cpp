@@ -249,7 +249,8 @@ std::uint64_t records_of(const std::string& recording, const std::string& type) 
 
 // --synth: system-wide, the records of the processes that exist are written by default (a COMM
 // and the code maps of each), their COMMs alone with `task`, none with `no`; what the kernel
-// writes while recording (the sleep's exec) is kept every time. perf reads each file.
+// writes while recording (the sleep's exec) is kept every time. perf reads each file. (Bounds at
+// half the default's counts: the suite's own programs start and end beside the recordings.)
 TEST_F(RecordPerfOptions, SynthChoosesTheRecordsOfWhatExistsAtTheStart) {
   if (!pt::running_as_root()) GTEST_SKIP() << "a system-wide recording needs root here";
   auto record_all = [&](const std::vector<std::string>& synth) {
@@ -274,10 +275,12 @@ TEST_F(RecordPerfOptions, SynthChoosesTheRecordsOfWhatExistsAtTheStart) {
   std::uint64_t maps = records_of(all, "MMAP2");
   ASSERT_GE(processes, 20u);  // the machine's processes' threads, and the sleep's exec
   ASSERT_GE(maps, processes / 2);
-  EXPECT_GE(records_of(tasks, "COMM") + 10, processes);
-  EXPECT_LT(records_of(tasks, "MMAP2"), maps / 4);  // the sleep's own maps only
-  EXPECT_GE(records_of(mmaps, "MMAP2") + 20, maps);
-  EXPECT_LT(records_of(none, "COMM"), processes / 4);
+  // (The machine's processes come and go between the recordings: a suite runs beside them.)
+  EXPECT_GE(records_of(tasks, "COMM"), processes / 2);
+  // The sleep's own maps, and those of programs started meanwhile.
+  EXPECT_LT(records_of(tasks, "MMAP2"), maps / 2);
+  EXPECT_GE(records_of(mmaps, "MMAP2"), maps / 2);
+  EXPECT_LT(records_of(none, "COMM"), processes / 2);
   // The sleep's two: named before its exec, as perf names it, then its exec (and those of other
   // programs started meanwhile).
   EXPECT_GE(records_of(none, "COMM"), 2u);
