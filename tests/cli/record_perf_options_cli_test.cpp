@@ -326,11 +326,7 @@ TEST_F(RecordPerfOptions, ControlFifoEnablesAndStops) {
   pt::BackgroundCommand recorder({PERFSCOPE_CLI_PATH, "record", "-D", "-1", "--control", spec, "-e",
                                   "syscalls:sys_enter_getpid", "-c", "1", "-o", output, "--",
                                   work_helper, "getpid-delay-getpid", "300", "1500", "500"});
-  ASSERT_TRUE(recorder.wait_for_error("Events disabled\n", 20000)) << recorder.err();
-  ::usleep(300000);  // the first 300 calls, made at once
-  EXPECT_EQ(pt::control_command(control, ack, "ping"), "ack\n");
-  EXPECT_EQ(pt::control_command(control, ack, "enable"), "ack\n");
-  auto recorded = recorder.wait(30000);
+  auto recorded = pt::run_enabled_by_control(recorder, control, ack);
   EXPECT_EQ(recorded.exit_status, 0) << recorded.err;
   EXPECT_NE(recorded.err.find("Events disabled\nEvents enabled\n"), std::string::npos)
       << recorded.err;

@@ -276,11 +276,7 @@ TEST(StatRunControl, ControlFifoEnablesTheCounters) {
                               "fifo:" + control + "," + ack, "-x", ",", "-e",
                               "syscalls:sys_enter_getpid", "--", work_helper, "getpid-delay-getpid",
                               "300", "1500", "500"});
-  ASSERT_TRUE(stat.wait_for_error("Events disabled\n", 20000)) << stat.err();
-  ::usleep(300000);  // the first 300 calls, made at once
-  EXPECT_EQ(pt::control_command(control, ack, "ping"), "ack\n");
-  EXPECT_EQ(pt::control_command(control, ack, "enable"), "ack\n");
-  auto counted = stat.wait(30000);
+  auto counted = pt::run_enabled_by_control(stat, control, ack);
   EXPECT_EQ(counted.exit_status, 0) << counted.err;
   EXPECT_EQ(csv_count(counted.err, "syscalls:sys_enter_getpid"), 500) << counted.err;
   EXPECT_EQ(counted.err.rfind("Events disabled\nEvents enabled\n", 0), 0u) << counted.err;

@@ -109,22 +109,42 @@ bool BackgroundCommand::running() {
   return true;
 }
 
-bool BackgroundCommand::wait_for_output(std::string_view text, int timeout_ms) {
+bool BackgroundCommand::wait_for_text(std::string (BackgroundCommand::*stream)() const,
+                                      std::string_view text, int timeout_ms) {
   for (int waited = 0; waited <= timeout_ms; waited += 5) {
-    if (out().find(text) != std::string::npos) return true;
-    if (!running()) return out().find(text) != std::string::npos;
+    if ((this->*stream)().find(text) != std::string::npos) return true;
+    if (!running()) return (this->*stream)().find(text) != std::string::npos;
     sleep_ms(5);
   }
   return false;
 }
 
+bool BackgroundCommand::wait_for_output(std::string_view text, int timeout_ms) {
+  return wait_for_text(&BackgroundCommand::out, text, timeout_ms);
+}
+
 bool BackgroundCommand::wait_for_error(std::string_view text, int timeout_ms) {
-  for (int waited = 0; waited <= timeout_ms; waited += 5) {
-    if (err().find(text) != std::string::npos) return true;
-    if (!running()) return err().find(text) != std::string::npos;
-    sleep_ms(5);
+  return wait_for_text(&BackgroundCommand::err, text, timeout_ms);
+}
+
+CommandResult run_enabled_by_control(BackgroundCommand& command, const std::string& control,
+                                     const std::string& ack) {
+  CommandResult failed;
+  if (!command.wait_for_error("Events disabled\n", 20000)) {
+    failed.exit_status = -1;
+    failed.err = "no 'Events disabled' line: " + command.err();
+    return failed;
   }
-  return false;
+  ::usleep(300000);  // the workload's first phase, done at once
+  std::string pinged = control_command(control, ack, "ping");
+  std::string enabled = control_command(control, ack, "enable");
+  CommandResult result = command.wait(30000);
+  if (pinged != "ack\n" || enabled != "ack\n") {
+    result.exit_status = -1;
+    result.err +=
+        "\nthe control FIFO answered '" + pinged + "' to ping, '" + enabled + "' to enable";
+  }
+  return result;
 }
 
 CommandResult BackgroundCommand::wait(int timeout_ms) {

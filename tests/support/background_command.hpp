@@ -43,6 +43,8 @@ class BackgroundCommand {
   bool timed_out() const noexcept { return timed_out_; }
 
  private:
+  bool wait_for_text(std::string (BackgroundCommand::*stream)() const, std::string_view text,
+                     int timeout_ms);
   pid_t pid_ = -1;
   int out_fd_ = -1;  // files the child writes, read back here
   int err_fd_ = -1;
@@ -51,5 +53,12 @@ class BackgroundCommand {
   bool timed_out_ = false;
   int wait_status_ = 0;
 };
+
+// perf's --control with -D -1, for a command started with --control fifo:CONTROL,ACK on
+// work_helper getpid-delay-getpid (calls, a pause, calls): waits for its "Events disabled", lets
+// the first calls pass, sends "ping" and "enable" (each must be acked), and waits for its end.
+// A missing line or ack gives exit_status -1 with the reason in err.
+CommandResult run_enabled_by_control(BackgroundCommand& command, const std::string& control,
+                                     const std::string& ack);
 
 }  // namespace perfscope::testing
