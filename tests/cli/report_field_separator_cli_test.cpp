@@ -20,9 +20,10 @@ const std::string workload = PERFSCOPE_KNOWN_ANSWER_FP_PATH;
 
 // The table's lines: the column titles and the rows. Symbol versions perf prints
 // ("pthread_mutex_unlock@@GLIBC_2.2.5") are left out, as perfscope names functions, and the
-// titles' trailing padding, which follows the symbols' widths.
+// titles' trailing padding, which follows the symbols' widths. Under "-t _" perf writes the
+// version's own '_' as '.' too (pthread_mutex_lock@@GLIBC.2.2.5).
 std::vector<std::string> table_lines(const std::string& text) {
-  static const std::regex version(R"(@@?GLIBC_[0-9.]+)");
+  static const std::regex version(R"(@@?GLIBC[_.][0-9.]+)");
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
