@@ -390,7 +390,7 @@ TEST(BrowserSvg, DifferentialFlameGraphZoomsAndSearches) {
   fs::path artifacts = fs::path(artifact_root) / "svg-diff";
   fs::create_directories(artifacts);
   std::string svg = (artifacts / "known_answer_diff.svg").string();
-  auto exported = pt::run_perfscope({"diff", r.data, swapped, "--format", "svg", "-o", svg});
+  auto exported = pt::run_perfscope({"diff", r.data, swapped, "--format", "svg", "--output", svg});
   ASSERT_EQ(exported.exit_status, 0) << exported.err;
 
   std::string skipped;

@@ -30,7 +30,7 @@ TEST(DeviceOutput, DevNullStaysADevice) {
       {"report", "--stdio", "-o", link, "-i", recording},
       {"report", "--format", "pprof", "-o", link, "-i", recording},
       {"archive", "-o", link, "-i", recording},
-      {"diff", "-o", link, recording, recording}};
+      {"diff", "--output", link, recording, recording}};
   for (const auto& writer : writers) {
     SCOPED_TRACE(writer.front());
     auto result = pt::run_perfscope(writer);

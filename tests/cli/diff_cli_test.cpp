@@ -180,7 +180,8 @@ TEST(DiffCliTest, ExportsReadByOtherTools) {
   EXPECT_LT(counts["30"].first, 0.67 * counts["30"].second);
 
   std::string svg = pt::temp_path("diff.svg");
-  auto graph = pt::run_perfscope({"diff", "--format", "svg", "-o", svg, files.base, files.current});
+  auto graph =
+      pt::run_perfscope({"diff", "--format", "svg", "--output", svg, files.base, files.current});
   ASSERT_EQ(graph.exit_status, 0) << graph.err;
   std::ifstream svg_in(svg);
   std::string page((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
@@ -189,8 +190,8 @@ TEST(DiffCliTest, ExportsReadByOtherTools) {
   std::filesystem::remove(svg);
 
   std::string prefix = pt::temp_path("diff_pprof");
-  auto pprof =
-      pt::run_perfscope({"diff", "--format", "pprof", "-o", prefix, files.base, files.current});
+  auto pprof = pt::run_perfscope(
+      {"diff", "--format", "pprof", "--output", prefix, files.base, files.current});
   ASSERT_EQ(pprof.exit_status, 0) << pprof.err;
   std::string base_pb = prefix + ".base.pb.gz", new_pb = prefix + ".new.pb.gz";
   EXPECT_NE(pprof.err.find("go tool pprof -diff_base " + base_pb + " " + new_pb), std::string::npos)

@@ -19,6 +19,7 @@
 #include "command_line.hpp"
 #include "partial_data.hpp"
 #include "perfscope/analysis/diff/diff_exports.hpp"
+#include "perfscope/analysis/diff/perf_diff_table.hpp"
 #include "perfscope/analysis/diff/profile_diff.hpp"
 #include "perfscope/analysis/diff/stat_diff.hpp"
 #include "perfscope/analysis/diff/stat_file.hpp"
@@ -106,7 +107,27 @@ DiffCommand::DiffCommand(CLI::App& app) {
   app_->add_option("--time", options_.time,
                    "Recordings: only the samples in these times, in each (report's forms: "
                    "START,STOP in seconds, A%/N, A%-B%: percentages of each recording)");
-  app_->add_flag("-q,--quiet", options_.quiet, "No warnings on stderr: the comparison alone");
+  app_->add_flag("-q,--quiet", options_.quiet,
+                 "No warnings on stderr: the comparison alone (perf's table: its rows alone)");
+  // perf's own table and its options: any of them prints it instead of perfscope's.
+  app_->add_option("-c,--compute", options_.compute,
+                   "perf's table, its computed column: delta-abs (perf's default), delta, ratio "
+                   "or wdiff:W1,W2");
+  app_->add_flag("-p,--period", options_.show_period,
+                 "perf's table with each side's period (Base period, Period)");
+  app_->add_flag("-F,--formula", options_.show_formula,
+                 "perf's table with the formula of each computed value");
+  app_->add_flag("-b,--baseline-only", options_.baseline_only,
+                 "perf's table of the rows both recordings have (Baseline: shares of those)");
+  app_->add_option("-o,--order", options_.order,
+                   "perf's table ordered by file 0 (BASE's shares) or 1 (the computed column, "
+                   "the default)");
+  app_->add_option("--percentage", options_.percentage,
+                   "perf's table: shares 'absolute' (of the whole recording, the default) or "
+                   "'relative' (of what the filters kept)");
+  app_->add_option("-t,--field-separator", options_.field_separator,
+                   "perf's table with this separator between columns and no padding line (its "
+                   "character inside a name becomes '.')");
   app_->add_flag("-D,--dump-raw-trace", options_.dump_raw_trace,
                  "perf's raw dump of each recording (every record in hex and decoded) before "
                  "the comparison");
@@ -123,7 +144,7 @@ DiffCommand::DiffCommand(CLI::App& app) {
                    "text (default) or json; recordings also folded (two-column, FlameGraph's "
                    "difffolded), svg (differential flame graph), pprof (a pair for go tool "
                    "pprof -diff_base)");
-  app_->add_option("-o,--output", options_.output,
+  app_->add_option("--output", options_.output,
                    "Write to this file (pprof: PREFIX for PREFIX.base.pb.gz and PREFIX.new.pb.gz)");
   // One value per --fail-if (repeat the option for more): the files after it are BASE and NEW.
   app_->add_option("--fail-if", options_.fail_if,
@@ -166,6 +187,53 @@ int DiffCommand::run() {
   return base == DiffInputKind::perf_data ? run_profiles() : run_counts();
 }
 
+// perf's table when any of its options is given: -c, -p, -F, -b, -o, -t, --percentage.
+std::optional<PerfDiffLayout> DiffCommand::perf_table_layout(const std::string& format) const {
+  const DiffCommandOptions& o = options_;
+  if (o.compute.empty() && !o.show_period && !o.show_formula && !o.baseline_only &&
+      o.order.empty() && o.percentage.empty() && o.field_separator.empty()) {
+    return std::nullopt;
+  }
+  if (format != "text") {
+    throw std::invalid_argument(fmt::format(
+        "--format {}: -c, -p, -F, -b, -o, -t and --percentage choose perf's text table; leave "
+        "them out for --format {}",
+        format, format));
+  }
+  if (o.children) {
+    throw std::invalid_argument(
+        "perf's diff table (-c, -p, -F, -b, -o, -t, --percentage) compares self shares: leave "
+        "out --children, or those options for perfscope's table with inclusive shares");
+  }
+  PerfDiffLayout layout;
+  if (!o.compute.empty()) parse_perf_diff_compute(o.compute, layout);
+  layout.show_period = o.show_period;
+  layout.show_formula = o.show_formula;
+  layout.baseline_only = o.baseline_only;
+  layout.quiet = o.quiet;
+  layout.field_separator = o.field_separator;
+  if (!o.order.empty() && o.order != "0" && o.order != "1") {
+    bool number = o.order.find_first_not_of("0123456789") == std::string::npos;
+    throw std::invalid_argument(
+        number ? fmt::format("-o {}: perf's --order names the file whose column orders the rows: "
+                             "0 (BASE's shares) or 1 (the computed column); diff compares two "
+                             "files",
+                             o.order)
+               : fmt::format("-o '{}': -o is perf's --order (0 or 1); write to a file with "
+                             "--output FILE",
+                             o.order));
+  }
+  layout.sort_by_baseline = o.order == "0";
+  if (!o.percentage.empty() && o.percentage != "relative" && o.percentage != "absolute") {
+    throw std::invalid_argument(
+        fmt::format("--percentage '{}': 'absolute' (shares of the whole recording, the default) or "
+                    "'relative' (of what -C, -d, -S, --pid, --tid kept)",
+                    o.percentage));
+  }
+  layout.relative_percentages = o.percentage == "relative";
+  return layout;
+}
+
 int DiffCommand::run_counts() {
   const DiffCommandOptions& o = options_;
   if (!o.format.empty() && o.format != "text" && o.format != "json") {
@@ -199,7 +267,7 @@ int DiffCommand::run_profiles() {
   }
   if (format == "pprof" && o.output.empty()) {
     throw std::invalid_argument(
-        "--format pprof writes two files: name them with -o PREFIX (PREFIX.base.pb.gz and "
+        "--format pprof writes two files: name them with --output PREFIX (PREFIX.base.pb.gz and "
         "PREFIX.new.pb.gz)");
   }
   ProfileDiffOptions diff_options;
@@ -212,6 +280,21 @@ int DiffCommand::run_profiles() {
   }
   diff_options.children = o.children;
   diff_options.percent_limit = o.percent_limit;
+  std::optional<PerfDiffLayout> perf_table = perf_table_layout(format);
+  if (perf_table) {
+    // perf leaves out the column of a filter that keeps one value (as report does).
+    auto elide = [&](ReportSortKey key, const std::string& list) {
+      auto at = std::find(diff_options.sort.begin(), diff_options.sort.end(), key);
+      if (split_comma_list(list).size() != 1 || at == diff_options.sort.end() ||
+          diff_options.sort.size() == 1) {
+        return;
+      }
+      diff_options.sort.erase(at);
+    };
+    elide(ReportSortKey::comm, o.comm_list);
+    elide(ReportSortKey::dso, o.dso_list);
+    elide(ReportSortKey::sym, o.symbol_list);
+  }
 
   ProfileOptions options;
   options.symbols.parameter_lists = o.full_names;
@@ -273,6 +356,13 @@ int DiffCommand::run_profiles() {
   ProfileDiff diff = diff_profiles(base, current, diff_options);
 
   OutputFile output(format == "pprof" ? std::string() : o.output);
+  if (perf_table) {
+    std::string text = render_perf_diff(diff, *perf_table, o.raw_names);
+    output.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
+    output.finish();
+    warn_of_partial_data();
+    return 0;
+  }
   if (format == "text" || format == "json") {
     std::string text = format == "json" ? profile_diff_json(diff, o.base, o.current)
                                         : render_profile_diff(diff, o.base, o.current, o.raw_names);

@@ -4,10 +4,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "command_line.hpp"
+#include "perfscope/analysis/diff/perf_diff_table.hpp"
 
 namespace perfscope::cli {
 
@@ -29,7 +31,11 @@ struct DiffCommandOptions {
   std::string output;
   std::vector<std::string> fail_if;
   double resolve_percent = 1.0;
-  std::size_t threads = 0;             // add_threads_option's
+  std::size_t threads = 0;  // add_threads_option's
+  // perf's table (any of these chooses it): -c, -p, -F, -b, -o, -t, --percentage.
+  std::string compute;
+  bool show_period = false, show_formula = false, baseline_only = false;
+  std::string order, percentage, field_separator;
   SymbolSourceOptions symbol_sources;  // --symfs, --kallsyms, --archive, --demangle, -f
 };
 
@@ -43,6 +49,7 @@ class DiffCommand {
  private:
   int run_profiles();
   int run_counts();
+  std::optional<PerfDiffLayout> perf_table_layout(const std::string& format) const;
 
   CLI::App* app_;
   DiffCommandOptions options_;

@@ -234,6 +234,8 @@ ProfileDiff diff_profiles(const Profile& base, const Profile& current,
     event.current_samples = current_side.table.samples;
     event.base_period = base_side.table.period;
     event.current_period = current_side.table.period;
+    event.base_total = std::max(base_side.table.percent_base, base_side.table.period);
+    event.current_total = std::max(current_side.table.percent_base, current_side.table.period);
     double base_mean = static_cast<double>(event.base_period) /
                        static_cast<double>(std::max<std::uint64_t>(event.base_samples, 1));
     double current_mean = static_cast<double>(event.current_period) /

@@ -61,7 +61,9 @@ struct ProfileDiffRow {
 struct ProfileDiffEvent {
   std::string name;
   std::uint64_t base_samples = 0, current_samples = 0;
-  std::uint64_t base_period = 0, current_period = 0;
+  std::uint64_t base_period = 0, current_period = 0;  // after the filters
+  // The shares' denominators: each side's event count before the filters (perf's "absolute").
+  std::uint64_t base_total = 0, current_total = 0;
   // Set when the two profiles sampled at clearly different rates or periods (mean period per
   // sample more than 10 % apart): a note for the header.
   std::string rate_note;
