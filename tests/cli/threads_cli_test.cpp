@@ -1,4 +1,4 @@
-// --threads: report, script, annotate, diff and the exports give the same bytes on 1, 2, 3 and 8
+// --threads: report, script, annotate, diff and the exports give the same bytes on 1, 3 and 8
 // threads, for our recordings and perf's (frame pointers, DWARF, off-CPU, two events, pipe mode,
 // compressed). Each recording is large enough that every one of 8 workers has chunks of it.
 #include <gtest/gtest.h>
@@ -20,10 +20,10 @@ const std::string work_helper = PERFSCOPE_WORK_HELPER_PATH;
 const std::string offcpu_workload = PERFSCOPE_OFFCPU_WORKLOAD_PATH;
 const std::string perf_path = "/usr/bin/perf";
 // The sanitizer pass runs each output once more, on 8 threads (the most chunk boundaries): its
-// job is the memory errors of the parallel path, and its -O0 build made this test 450 s of a
-// 1330 s pass. The release pass compares every count.
+// job is the memory errors of the parallel path (173 s of its 973 s with every export). The
+// release pass compares 3 threads (uneven shares) and 8 with one.
 const std::vector<std::string> thread_counts =
-    pt::sanitized_build ? std::vector<std::string>{"8"} : std::vector<std::string>{"2", "3", "8"};
+    pt::sanitized_build ? std::vector<std::string>{"8"} : std::vector<std::string>{"3", "8"};
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -89,7 +89,10 @@ class ThreadCounts : public ::testing::Test {
         symbol);
     expect_same_output({"script", "-i", file}, symbol);
   }
+  // The exports write a profile that the threads built: the same code after that on any count.
+  // The release pass compares their bytes; the sanitizer pass's parallel path is report's.
   void expect_exports_the_same(const std::string& file, const std::string& symbol) {
+    if (pt::sanitized_build) return;
     std::string out = dir_.path() + "/export.out";
     for (const char* format : {"json", "gecko", "speedscope"}) {
       expect_same_output({"report", "--format", format, "-o", out, "-i", file}, symbol, out);
