@@ -437,3 +437,96 @@ TEST(TraceCli, DoctorSaysWhetherTraceWorksHere) {
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+double monotonic_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
+// perf trace's --no-comm, -T, --max-events and --errno-summary (issue #44).
+TEST(TraceCli, PerfsDisplayOptions) {
+  SKIP_UNLESS_TRACING();
+  // --no-comm: the thread id alone.
+  static const std::regex bare(
+      R"(^ +[0-9]+\.[0-9]{3} \( *[0-9]+\.[0-9]{3} ms\): ([0-9]+) openat\(.*)");
+  std::vector<std::string> lines = lines_of(trace({"-e", "openat", "--no-comm"}));
+  ASSERT_EQ(lines.size(), 10u);
+  for (const auto& line : lines) EXPECT_TRUE(std::regex_match(line, bare)) << line;
+
+  // -T: the clock's milliseconds (perf's clock, CLOCK_MONOTONIC here), not since the first call.
+  double before = monotonic_ms();
+  lines = lines_of(trace({"-e", "openat", "-T"}));
+  double after = monotonic_ms();
+  ASSERT_EQ(lines.size(), 10u);
+  for (const auto& line : lines) {
+    double time = std::stod(line);
+    EXPECT_GE(time, before - 1000) << line;
+    EXPECT_LE(time, after + 1000) << line;
+  }
+
+  // --max-events: the first five calls, then the command runs on untraced (its five writes).
+  lines = lines_of(trace({"-e", "getpid", "--max-events", "5"}));
+  EXPECT_EQ(lines.size(), 5u);
+  for (const auto& line : lines) EXPECT_NE(line.find(" getpid()"), std::string::npos) << line;
+
+  // --errno-summary: each errno's count under its call's row, as perf prints it.
+  std::string summary = trace({"-s", "--errno-summary", "-e", "openat,getpid"});
+  static const std::regex openat_row(R"(\n   openat +10 +10 [^\n]*\n\t\t\t\tENOENT: 10\n)");
+  EXPECT_TRUE(std::regex_search(summary, openat_row)) << summary;
+  EXPECT_EQ(summary.find("\t\t\t\t"), summary.rfind("\t\t\t\t")) << summary;  // getpid: none
+  EXPECT_EQ(trace({"-s", "-e", "openat"}).find("ENOENT"), std::string::npos);
+}
+
+// --filter-pids: the kernel's filter live (a pid that is not there leaves every call), the
+// reader's on a recording (the child's calls left out, the others' kept).
+TEST(TraceCli, FilterPidsLeavesOutThoseThreads) {
+  SKIP_UNLESS_TRACING();
+  // 4194304: pid_max's largest value, never a process id.
+  std::string live = trace({"-s", "--json", "--filter-pids", "4194304"});
+  auto bad = pt::run_perfscope({"trace", "--filter-pids", "12,x", "--", "true"});
+  EXPECT_EQ(bad.exit_status, 129) << bad.err;
+  EXPECT_NE(bad.err.find("'x' is not a process id"), std::string::npos) << bad.err;
+  std::size_t getpid_calls = 0;
+  for (const auto& row : json_lines(live)) {
+    if (row["type"] == "total" && row["syscall"] == "getpid") getpid_calls = row["calls"];
+  }
+  EXPECT_EQ(getpid_calls, 1000u) << live;
+
+  pt::TempDir dir;
+  std::string data = dir.path() + "/trace.data";
+  auto recorded =
+      pt::run_perfscope({"trace", "record", "-q", "-o", data, "--", workload, "--child"});
+  ASSERT_EQ(recorded.exit_status, 0) << recorded.err;
+  auto threads = [&](const std::vector<std::string>& options) {
+    std::vector<std::string> words{"trace", "-s", "--json", "-i", data};
+    words.insert(words.end(), options.begin(), options.end());
+    auto replayed = pt::run_perfscope(words);
+    EXPECT_EQ(replayed.exit_status, 0) << replayed.err;
+    std::map<long, long> getpid_by_tid;
+    for (const auto& row : json_lines(replayed.out + replayed.err)) {
+      if (row["type"] == "summary" && row["syscall"] == "getpid") {
+        getpid_by_tid[row["tid"].get<long>()] = row["calls"].get<long>();
+      }
+    }
+    return getpid_by_tid;
+  };
+  std::map<long, long> all = threads({});
+  ASSERT_EQ(all.size(), 2u);
+  long child = all.rbegin()->first;
+  std::map<long, long> kept = threads({"--filter-pids", std::to_string(child)});
+  all.erase(child);
+  EXPECT_EQ(kept, all);
+  EXPECT_EQ(kept.begin()->second, 1000);
+}
+
+}  // namespace

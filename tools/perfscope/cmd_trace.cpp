@@ -44,8 +44,11 @@ class CallPrinter : public SyscallCallSink {
   CallPrinter(SyscallTracer& tracer, const TraceOptions& options, std::FILE* out)
       : tracer_(tracer), options_(options), out_(out) {}
 
+  // --max-events reached: the trace ends.
+  bool done() const { return options_.max_events != 0 && printed_ >= options_.max_events; }
+
   void call(const SyscallCall& call) override {
-    if (options_.summary_only) return;
+    if (options_.summary_only || done()) return;
     if (options_.failure_only && !call.failed()) return;
     if (options_.min_duration_ms >= 0 &&
         (!call.has_duration() ||
@@ -57,6 +60,7 @@ class CallPrinter : public SyscallCallSink {
     } else {
       print_line(call);
     }
+    ++printed_;
   }
 
  private:
@@ -68,6 +72,7 @@ class CallPrinter : public SyscallCallSink {
   }
 
   double relative_ms(std::uint64_t time) const {
+    if (options_.absolute_time) return static_cast<double>(time) / 1e6;
     std::uint64_t first = tracer_.first_time();
     return time >= first ? static_cast<double>(time - first) / 1e6 : 0.0;
   }
@@ -96,9 +101,12 @@ class CallPrinter : public SyscallCallSink {
       line_ += "         ";
     }
     line_ += "): ";
-    append_terminal_safe(line_, tracer_.comm(call.tid));
+    if (options_.show_comm) {
+      append_terminal_safe(line_, tracer_.comm(call.tid));
+      line_ += '/';
+    }
     std::string_view name = name_of(call.number);
-    fmt::format_to(sink, "/{} {}(", call.tid, name);
+    fmt::format_to(sink, "{} {}(", call.tid, name);
     if (call.entered) {
       tracer_.signatures().append_arguments(line_, call.number, call.args);
     } else {
@@ -171,6 +179,7 @@ class CallPrinter : public SyscallCallSink {
   std::FILE* out_;
   std::string line_;
   std::string unknown_name_;
+  std::uint64_t printed_ = 0;
 };
 
 std::string syscall_name(const SyscallTable& table, long number) {
@@ -178,8 +187,10 @@ std::string syscall_name(const SyscallTable& table, long number) {
   return name.empty() ? fmt::format("syscall_{}", number) : std::string(name);
 }
 
+// --errno-summary adds, under a row with errors, each errno's count (perf's tab-indented lines).
 void print_table(const SyscallTable& table,
-                 const std::vector<std::pair<long, const SyscallStats*>>& rows, std::FILE* out) {
+                 const std::vector<std::pair<long, const SyscallStats*>>& rows, bool errnos,
+                 std::FILE* out) {
   fmt::print(out,
              "   syscall            calls  errors  total       min       avg       max       "
              "stddev\n"
@@ -191,13 +202,17 @@ void print_table(const SyscallTable& table,
     fmt::print(out, "   {:<15} {:>8} {:>6} {:9.3f} {:9.3f} {:9.3f} {:9.3f} {:9.2f}%\n",
                syscall_name(table, number), stats->calls, stats->errors, stats->total_ms(),
                stats->min_ms(), stats->mean_ms(), stats->max_ms(), stats->stddev_percent());
+    if (!errnos) continue;
+    for (const auto& [error, count] : stats->errnos) {
+      fmt::print(out, "\t\t\t\t{}: {}\n", errno_label(error), count);
+    }
   }
   fmt::print(out, "\n\n");
 }
 
 // perf trace -s's tables, one per thread; with several threads, their sum last (as strace -c -f
 // counts: every thread's calls together).
-void print_summary_text(SyscallTracer& tracer, std::FILE* out) {
+void print_summary_text(SyscallTracer& tracer, bool errnos, std::FILE* out) {
   const SyscallSummary& summary = tracer.summary();
   fmt::print(out, "\n Summary of events:\n\n");
   double all = static_cast<double>(std::max<std::uint64_t>(summary.events(), 1));
@@ -205,12 +220,12 @@ void print_summary_text(SyscallTracer& tracer, std::FILE* out) {
   for (const ThreadSyscallSummary* thread : threads) {
     fmt::print(out, " {} ({}), {} events, {:.1f}%\n\n", terminal_safe(tracer.comm(thread->tid)),
                thread->tid, thread->events, static_cast<double>(thread->events) * 100.0 / all);
-    print_table(tracer.table(), thread->by_total(), out);
+    print_table(tracer.table(), thread->by_total(), errnos, out);
   }
   if (threads.size() > 1) {
     fmt::print(out, " all {} threads together: {} events\n\n", threads.size(), summary.events());
     auto totals = summary.totals();
-    print_table(tracer.table(), rows_by_total(totals), out);
+    print_table(tracer.table(), rows_by_total(totals), errnos, out);
   }
 }
 
@@ -336,6 +351,33 @@ TraceCommand::TraceCommand(CLI::App& app) {
                    "Ring buffer data pages per CPU (a power of two; default 1024 for root)");
   app_->add_flag("--no-inherit", options_.no_inherit,
                  "Do not follow threads and children created later");
+  app_->add_flag("--comm,!--no-comm", options_.show_comm,
+                 "Show the thread's command name next to its id (the default; --no-comm: the id "
+                 "alone)");
+  app_->add_flag("-T,--time", options_.absolute_time,
+                 "Full timestamps (the clock's milliseconds), not times since the first call");
+  app_->add_option("--max-events", options_.max_events,
+                   "Stop after printing N calls (a command then runs on untraced)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  app_->add_flag("--errno-summary", options_.errno_summary,
+                 "With -s or -S: each error's count under its call's row (ENOENT: 2)");
+  app_->add_option_function<std::string>(
+          "--filter-pids",
+          [this](const std::string& text) {
+            for (const std::string& word : split_comma_list(text)) {
+              char* end = nullptr;
+              long pid = std::strtol(word.c_str(), &end, 10);
+              if (word.empty() || *end != '\0' || pid <= 0 || pid > 4194304) {
+                throw CLI::ValidationError(
+                    "--filter-pids",
+                    fmt::format("'{}' is not a process id (e.g. 1234,1235)", word));
+              }
+              options_.filter_pids.push_back(static_cast<pid_t>(pid));
+            }
+          },
+          "Leave out these threads' calls (comma-separated ids; the kernel filters them)")
+      ->type_name("PIDS");
   app_->prefix_command();
   app_->footer(command_rule_help("trace") +
                "\n\nArguments come from the tracepoints' formats; the kernel records pointers, "
@@ -375,6 +417,7 @@ int TraceCommand::replay(const TraceOptions& options) {
   SyscallTraceOptions trace_options;
   trace_options.syscalls = options.syscalls;
   trace_options.exclude = options.exclude_syscalls;
+  trace_options.excluded_pids = options.filter_pids;
   SyscallTracer tracer(SyscallTracer::Recorded{}, trace_options);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file = output_file(options);
   std::FILE* out = file ? file.get() : stderr;
@@ -384,7 +427,7 @@ int TraceCommand::replay(const TraceOptions& options) {
     if (options.json) {
       print_summary_json(tracer, out);
     } else {
-      print_summary_text(tracer, out);
+      print_summary_text(tracer, options.errno_summary, out);
     }
   }
   std::fflush(out);
@@ -425,6 +468,7 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
   trace_options.exclude = options.exclude_syscalls;
   trace_options.data_pages = options.mmap_pages;
   trace_options.inherit = !options.no_inherit;
+  trace_options.excluded_pids = options.filter_pids;
   SyscallTracer tracer(target, trace_options);
 
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file = output_file(options);
@@ -437,7 +481,7 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
   if (verbose) fmt::print(stderr, "perfscope: tracing the system calls of {}\n", target.describe());
   while (stop_signal.load() == 0) {
     tracer.poll(printer, 100);
-    if (tracer.target_ended()) break;
+    if (tracer.target_ended() || printer.done()) break;
   }
   tracer.stop(printer);
   if (stop_signal.load() != 0) tracer.terminate_command();
@@ -447,7 +491,7 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
     if (options.json) {
       print_summary_json(tracer, out);
     } else {
-      print_summary_text(tracer, out);
+      print_summary_text(tracer, options.errno_summary, out);
     }
   }
   SyscallTraceStats stats = tracer.stats();

@@ -3,8 +3,11 @@
 // summary table.
 #pragma once
 
+#include <sys/types.h>
+
 #include <CLI/CLI.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,7 +30,12 @@ struct TraceOptions {
   std::size_t mmap_pages = 0;
   bool no_inherit = false;
   std::vector<std::string> command;
-  std::string input;  // -i: a recording's calls (trace record's, perf trace record's)
+  std::string input;               // -i: a recording's calls (trace record's, perf trace record's)
+  bool show_comm = true;           // --comm (--no-comm: the thread id alone)
+  bool absolute_time = false;      // -T: the clock's milliseconds, not since the first
+  std::uint64_t max_events = 0;    // --max-events: stop after printing this many calls
+  bool errno_summary = false;      // --errno-summary: errnos under the summary's rows
+  std::vector<pid_t> filter_pids;  // --filter-pids: these threads' calls left out
 };
 
 class TraceCommand {

@@ -79,15 +79,20 @@ std::vector<long> syscall_numbers(const SyscallTable& table, std::span<const std
   return numbers;
 }
 
-std::string syscall_filter(std::span<const long> numbers, pid_t exclude_pid, bool exclude_numbers) {
+std::string syscall_filter(std::span<const long> numbers, std::span<const pid_t> excluded_pids,
+                           bool exclude_numbers) {
   std::string calls;
   for (long number : numbers) {
     if (!calls.empty()) calls += exclude_numbers ? " && " : " || ";
     calls += fmt::format("id {} {}", exclude_numbers ? "!=" : "==", number);
   }
-  if (exclude_pid < 0) return calls;
-  std::string self = fmt::format("common_pid != {}", exclude_pid);
-  return calls.empty() ? self : fmt::format("({}) && {}", calls, self);
+  std::string processes;
+  for (pid_t pid : excluded_pids) {
+    if (!processes.empty()) processes += " && ";
+    processes += fmt::format("common_pid != {}", pid);
+  }
+  if (processes.empty()) return calls;
+  return calls.empty() ? processes : fmt::format("({}) && {}", calls, processes);
 }
 
 // Turns the session's records into calls: samples of event 0 are enters, of event 1 exits;
@@ -128,6 +133,12 @@ class SyscallTracer::Reader : public RecordingSink {
   void on_sample(std::size_t event) {
     auto pid = static_cast<pid_t>(sample_.pid);
     auto tid = static_cast<pid_t>(sample_.tid);
+    // A recording's samples of excluded processes (live, the kernel's filter dropped them: its
+    // common_pid is the thread's id, as here).
+    const std::vector<pid_t>& excluded = tracer_.options_.excluded_pids;
+    if (!excluded.empty() && std::find(excluded.begin(), excluded.end(), tid) != excluded.end()) {
+      return;
+    }
     if (tracer_.first_time_ == 0) tracer_.first_time_ = sample_.time;
     tracer_.summary_.count_event(pid, tid);
     if (!sink) return;
@@ -193,7 +204,9 @@ SyscallTracer::SyscallTracer(Target target, SyscallTraceOptions options)
   exit_ret_offset_ = offset(exit, "ret", exit_ret_offset_);
 
   bool cpu_wide = target_.kind() == Target::Kind::cpus || target_.kind() == Target::Kind::cgroup;
-  std::string filter = syscall_filter(numbers, cpu_wide ? ::getpid() : -1, options_.exclude);
+  std::vector<pid_t> excluded = options_.excluded_pids;
+  if (cpu_wide) excluded.push_back(::getpid());
+  std::string filter = syscall_filter(numbers, excluded, options_.exclude);
   std::vector<EventGroupSpec> groups;
   for (auto [id, name] : {std::pair{support.enter_id, "raw_syscalls:sys_enter"},
                           std::pair{support.exit_id, "raw_syscalls:sys_exit"}}) {

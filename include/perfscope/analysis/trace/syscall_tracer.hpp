@@ -52,6 +52,9 @@ struct SyscallTraceOptions {
   bool exclude = false;               // every call but `syscalls` (perf trace -e '!a,b')
   std::size_t data_pages = 0;         // per ring buffer; 0: 1024 for root, else the mlock default
   bool inherit = true;                // follow threads and children created later
+  // perf trace --filter-pids: these processes' calls are left out (by the kernel's filter when
+  // tracing live, by the reader when replaying a recording).
+  std::vector<pid_t> excluded_pids;
 };
 
 struct SyscallTraceStats {
