@@ -77,11 +77,14 @@ TEST(SyscallTable, NumbersEveryCallThisKernelHasATracepointFor) {
 
 TEST(SyscallFilter, KeepsTheCallsAndLeavesOutTheTracer) {
   std::vector<long> numbers{39, 257};
-  EXPECT_EQ(perfscope::syscall_filter(numbers, -1), "id == 39 || id == 257");
-  EXPECT_EQ(perfscope::syscall_filter(numbers, 77), "(id == 39 || id == 257) && common_pid != 77");
-  EXPECT_EQ(perfscope::syscall_filter({}, 77), "common_pid != 77");
-  EXPECT_EQ(perfscope::syscall_filter({}, -1), "");
-  EXPECT_EQ(perfscope::syscall_filter(numbers, 77, true),
+  std::vector<pid_t> none, tracer{77}, two{77, 78};
+  EXPECT_EQ(perfscope::syscall_filter(numbers, none), "id == 39 || id == 257");
+  EXPECT_EQ(perfscope::syscall_filter(numbers, tracer),
+            "(id == 39 || id == 257) && common_pid != 77");
+  EXPECT_EQ(perfscope::syscall_filter({}, tracer), "common_pid != 77");
+  EXPECT_EQ(perfscope::syscall_filter({}, two), "common_pid != 77 && common_pid != 78");
+  EXPECT_EQ(perfscope::syscall_filter({}, none), "");
+  EXPECT_EQ(perfscope::syscall_filter(numbers, tracer, true),
             "(id != 39 && id != 257) && common_pid != 77");
 }
 

@@ -42,9 +42,9 @@ class UnknownSyscallError : public std::invalid_argument {
 // The numbers of `names` (each a call's name or its number); throws UnknownSyscallError.
 std::vector<long> syscall_numbers(const SyscallTable& table, std::span<const std::string> names);
 // The tracepoint filter that keeps `numbers` (all when empty), or with `exclude_numbers` every call
-// but them, and leaves out the calls of process `exclude_pid` (when >= 0: a tracer sampling every
-// CPU would otherwise trace itself).
-std::string syscall_filter(std::span<const long> numbers, pid_t exclude_pid,
+// but them, and leaves out the calls of the threads `excluded_pids` (the tracer's own when it
+// samples every CPU, which would otherwise trace itself; --filter-pids').
+std::string syscall_filter(std::span<const long> numbers, std::span<const pid_t> excluded_pids,
                            bool exclude_numbers = false);
 
 struct SyscallTraceOptions {
