@@ -445,6 +445,31 @@ TEST_F(RecordPerfOptions, NamespacesAreRecordedAsPerfRecordsThem) {
   EXPECT_NE(attributes(file("perfscope-ns.data")).find("namespaces: 1"), std::string::npos);
 }
 
+// -n: no SAMPLE records, the process's side-band records as a recording with samples has them
+// (its COMM before and after the exec, its EXIT, the MMAP2s of its code), as perf -n writes them.
+TEST_F(RecordPerfOptions, NoSamplesKeepsTheSideBandAlone) {
+  std::string sampled = record({"-e", "task-clock", "-c", "10000"});
+  std::string side_band = record({"-n", "-e", "task-clock", "-c", "10000"});
+  EXPECT_GT(records_of(sampled, "SAMPLE"), 10u);
+  EXPECT_EQ(records_of(side_band, "SAMPLE"), 0u);
+  for (const char* type : {"COMM", "EXIT", "MMAP2"}) {
+    EXPECT_EQ(records_of(side_band, type), records_of(sampled, type)) << type;
+  }
+  EXPECT_EQ(records_of(side_band, "COMM"), 2u);
+  EXPECT_NE(attributes(side_band).find("freq: 1"), std::string::npos) << attributes(side_band);
+  if (have_perf()) {
+    std::string theirs = file("perf_n.data");
+    auto perf = pt::run_command({perf_path, "record", "-q", "-n", "-e", "task-clock", "-o", theirs,
+                                 "--", work_helper, "getpid", "1000"});
+    ASSERT_EQ(perf.exit_status, 0) << perf.err;
+    for (const char* type : {"SAMPLE", "COMM", "EXIT"}) {
+      EXPECT_EQ(records_of(side_band, type), records_of(theirs, type)) << type;
+    }
+    auto read = pt::run_command({perf_path, "report", "--stats", "-i", side_band});
+    EXPECT_EQ(read.exit_status, 0) << read.err;
+  }
+}
+
 TEST_F(RecordPerfOptions, DryRunChecksAndRecordsNothing) {
   std::string output = file("dry.data");
   auto dry = pt::run_perfscope(

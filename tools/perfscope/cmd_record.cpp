@@ -124,6 +124,8 @@ void configure_sampling(EventSpec& spec, const RecordOptions& options, const Cal
       attr.set_sample_freq(default_frequency);
     }
   }
+  // -n: perf's frequency of 0 (the kernel then never raises an overflow).
+  if (options.no_samples) attr.set_sample_freq(0);
   if (tracepoint) sample_type |= sf::raw;
   if (options.sample_addr) sample_type |= sf::addr;
   // Without it, like perf record, the CPU is only recorded for CPU-wide and cgroup targets.

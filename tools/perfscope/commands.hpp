@@ -256,6 +256,7 @@ struct RecordOptions {
   // perf record's everyday options (record_perf_options.hpp).
   bool timestamps = false;          // -T: recorded always; taken as perf takes it
   bool sample_addr = false;         // -d: PERF_SAMPLE_ADDR
+  bool no_samples = false;          // -n: the events never sample (side-band records only)
   bool quiet = false;               // -q: no summary and notes
   bool no_buildid_cache = false;    // -N: no copy of kallsyms in ~/.debug
   bool no_buildid = false;          // -B: no HEADER_BUILD_ID

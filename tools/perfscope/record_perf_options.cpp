@@ -269,6 +269,9 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
   app.add_flag("-d,--data", options.sample_addr,
                "Record the data address of each sample (PERF_SAMPLE_ADDR: memory events, page "
                "faults); script's addr field prints it");
+  app.add_flag("-n,--no-samples", options.no_samples,
+               "Do not sample: the events count, and the file holds the processes' side-band "
+               "records alone (COMM, MMAP, EXIT, switches with --switch-events), as perf's -n");
   app.add_flag("-q,--quiet", options.quiet,
                "No summary and no notes on stderr (errors and warnings of lost data still)");
   app.add_flag("-N,--no-buildid-cache", options.no_buildid_cache,
