@@ -470,6 +470,29 @@ TEST_F(RecordPerfOptions, NoSamplesKeepsTheSideBandAlone) {
   }
 }
 
+// --timestamp-boundary (written always, -B too): perf's header gives the first and last sample
+// times that script prints.
+TEST_F(RecordPerfOptions, TimestampBoundaryIsTheFirstAndLastSampleTimes) {
+  if (!have_perf()) GTEST_SKIP() << "perf reads the header";
+  std::string recording =
+      record({"-B", "--timestamp-boundary", "-e", "task-clock", "-c", "20000"}, "200000");
+  auto script = pt::run_perfscope({"script", "-F", "time", "-i", recording});
+  ASSERT_EQ(script.exit_status, 0) << script.err;
+  std::vector<std::string> times;
+  std::istringstream lines(script.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::size_t start = line.find_first_not_of(' ');
+    if (start != std::string::npos) times.push_back(line.substr(start, line.find(':') - start));
+  }
+  ASSERT_GE(times.size(), 2u) << script.out;
+  auto header = pt::run_command({perf_path, "report", "--header-only", "-i", recording});
+  ASSERT_EQ(header.exit_status, 0) << header.err;
+  EXPECT_NE(header.out.find("# time of first sample : " + times.front() + "\n"), std::string::npos)
+      << header.out << times.front();
+  EXPECT_NE(header.out.find("# time of last sample : " + times.back() + "\n"), std::string::npos)
+      << header.out << times.back();
+}
+
 TEST_F(RecordPerfOptions, DryRunChecksAndRecordsNothing) {
   std::string output = file("dry.data");
   auto dry = pt::run_perfscope(

@@ -262,6 +262,7 @@ struct RecordOptions {
   bool no_buildid = false;          // -B: no HEADER_BUILD_ID
   bool switch_events = false;       // --switch-events: SWITCH records in the file
   bool sample_period = false;       // -P: recorded always; taken as perf takes it
+  bool timestamp_boundary = false;  // --timestamp-boundary: SAMPLE_TIME written always
   int clockid = -1;                 // -k: the events' clock; -1: CLOCK_MONOTONIC
   bool all_user = false;            // --all-user: every event counts user space only
   bool all_kernel = false;          // --all-kernel: every event counts the kernel only

@@ -284,6 +284,9 @@ void add_perf_record_options(CLI::App& app, RecordOptions& options) {
                "them");
   app.add_flag("-P,--period", options.sample_period,
                "Record the sample period (PERF_SAMPLE_PERIOD; perfscope records it always)");
+  app.add_flag("--timestamp-boundary", options.timestamp_boundary,
+               "Write the times of the first and last samples in the header (SAMPLE_TIME; "
+               "perfscope writes them always, -B too)");
   app.add_option_function<std::string>(
          "-k,--clockid",
          [&options](const std::string& text) { options.clockid = parse_clockid(text); },
