@@ -96,6 +96,8 @@ void CountingSession::open_group(const EventGroupSpec& group, std::size_t first_
       count.unsupported_reason = std::move(outcome.diagnosis);
       continue;
     }
+    // A tracepoint's filter (stat --filter): the kernel counts only the hits it keeps.
+    if (!group.events[i].filter.empty()) outcome.event.set_filter(group.events[i].filter);
     if (options_.identify_members) open.ids.push_back(outcome.event.id());
     open.count_index.push_back(first_count + i);
     open.events.push_back(std::move(outcome.event));

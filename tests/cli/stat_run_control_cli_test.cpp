@@ -320,3 +320,53 @@ TEST(StatRunControl, SummaryAfterIntervalsInPerfsCsv) {
   EXPECT_EQ(bare.err.find("summary"), std::string::npos) << bare.err;
   EXPECT_GT(csv_count(bare.err, "page-faults"), 0) << bare.err;  // the totals' row, unlabelled
 }
+
+namespace {
+
+// --filter: the kernel counts the tracepoint hits it keeps, on the -e before it only: exactly the
+// helper's 1000 getpid calls of every system call it makes, as perf stat counts them.
+TEST(StatRunControl, FilterCountsTheHitsItKeeps) {
+  if (!pt::tracefs_available() || !pt::running_as_root()) {
+    GTEST_SKIP() << "the raw_syscalls tracepoints need tracefs and root here";
+  }
+#if defined(__x86_64__)
+  const std::string getpid_filter = "id == 39";
+#elif defined(__aarch64__)
+  const std::string getpid_filter = "id == 172";
+#else
+  GTEST_SKIP() << "getpid's number is known for x86-64 and arm64 only";
+#endif
+  std::vector<std::string> words{"stat",
+                                 "-x",
+                                 ",",
+                                 "-e",
+                                 "raw_syscalls:sys_enter",
+                                 "--filter",
+                                 getpid_filter,
+                                 "-e",
+                                 "raw_syscalls:sys_exit",
+                                 "--",
+                                 work_helper,
+                                 "getpid",
+                                 "1000"};
+  auto ours = pt::run_perfscope(words);
+  ASSERT_EQ(ours.exit_status, 0) << ours.err;
+  EXPECT_EQ(csv_count(ours.err, "raw_syscalls:sys_enter"), 1000) << ours.err;
+  long long every_call = csv_count(ours.err, "raw_syscalls:sys_exit");
+  EXPECT_GT(every_call, 1010) << ours.err;  // the loader's and libc's calls too
+  if (::access("/usr/bin/perf", X_OK) == 0) {
+    words.front() = "stat";
+    words.insert(words.begin(), "/usr/bin/perf");
+    auto perf = pt::run_command(words);
+    ASSERT_EQ(perf.exit_status, 0) << perf.err;
+    EXPECT_EQ(csv_count(perf.err, "raw_syscalls:sys_enter"), 1000) << perf.err;
+    EXPECT_GT(csv_count(perf.err, "raw_syscalls:sys_exit"), 1010) << perf.err;
+  }
+  auto not_a_tracepoint =
+      pt::run_perfscope({"stat", "-e", "task-clock", "--filter", "id == 39", "--", "true"});
+  EXPECT_EQ(not_a_tracepoint.exit_status, 129) << not_a_tracepoint.err;
+  EXPECT_NE(not_a_tracepoint.err.find("is not a tracepoint"), std::string::npos)
+      << not_a_tracepoint.err;
+}
+
+}  // namespace

@@ -235,33 +235,6 @@ std::vector<EventGroupSpec> as_one_group(std::vector<EventGroupSpec> groups) {
   return {std::move(one)};
 }
 
-// --filter: each on the events of the -e it follows; perf's refusal for any that is not a
-// tracepoint.
-void apply_event_filters(std::vector<EventGroupSpec>& groups,
-                         const std::vector<RecordOptions::EventFilter>& filters) {
-  std::vector<EventSpec*> flat;
-  for (auto& group : groups) {
-    for (auto& spec : group.events) flat.push_back(&spec);
-  }
-  for (const auto& filter : filters) {
-    for (std::size_t i = filter.first_event;
-         i < filter.first_event + filter.events && i < flat.size(); ++i) {
-      EventSpec& spec = *flat[i];
-      if (spec.attr.type() != static_cast<std::uint32_t>(abi::EventType::tracepoint)) {
-        throw std::invalid_argument(fmt::format(
-            "--filter '{}' follows -e {}, whose event {} is not a tracepoint: a filter is for "
-            "tracepoints (perf: --filter option should follow a -e tracepoint or HW tracer "
-            "option); put it after the tracepoint's -e",
-            filter.text, filter.event_list, spec.name));
-      }
-      // A second filter on the same event (--exclude-perf after --filter) narrows it, as perf
-      // appends them.
-      spec.filter =
-          spec.filter.empty() ? filter.text : fmt::format("({}) && ({})", spec.filter, filter.text);
-    }
-  }
-}
-
 // -F N, or -F max as perf: the highest rate the kernel allows now (it lowers
 // kernel.perf_event_max_sample_rate itself when sampling interrupts take too long).
 // perf's rule: -F above kernel.perf_event_max_sample_rate is lowered to that maximum with a

@@ -30,6 +30,7 @@
 #include "perfscope/sys/child_process.hpp"
 #include "perfscope/sys/exit_watch.hpp"
 #include "perfscope/sys/perf_syscalls.hpp"
+#include "record_perf_options.hpp"
 #include "stat_output.hpp"
 #include "stat_record_file.hpp"
 #include "stop_signals.hpp"
@@ -117,6 +118,11 @@ StatCommand::StatCommand(CLI::App& app) {
                      "out -e for perf's default set"
                    : "";
       });
+  app_->add_option("--filter",
+                   "A tracepoint filter for the events of the -e before it (ftrace's syntax: "
+                   "'id == 39', 'common_pid != 1'): only the hits it keeps count")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("FILTER");
   app_->add_option("-p,--pid", options_.pid, "Count a running process (all its threads)");
   app_->add_option("-t,--tid", options_.tid, "Count one thread");
   app_->add_flag("-a,--all-cpus", options_.all_cpus, "Count every process on every CPU");
@@ -248,6 +254,15 @@ int StatCommand::run(bool verbose, std::vector<std::string> command) {
   // -g: one group of every event, as perf's --group makes the list a group.
   if (options.group && !options.null_run) event_list = "{" + event_list + "}";
   auto groups = parse_event_list(event_list);
+  // --filter: on the tracepoints of the -e before it, as record's (the user's events come first
+  // in the list: -d's are added after them).
+  apply_event_filters(groups, event_filters_in_order(*app_, [](const std::string& list) {
+                        std::size_t events = 0;
+                        for (const auto& group : parse_event_list(list)) {
+                          events += group.events.size();
+                        }
+                        return events;
+                      }));
   if (options.null_run) groups.clear();
   if (options.all_user && options.all_kernel) {
     throw std::invalid_argument("--all-user and --all-kernel exclude each other: give one");

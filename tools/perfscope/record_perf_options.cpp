@@ -263,6 +263,33 @@ std::uint64_t parse_branch_filter(const std::string& text) {
   return bits;
 }
 
+// --filter: each on the events of the -e it follows; perf's refusal for any that is not a
+// tracepoint.
+void apply_event_filters(std::vector<EventGroupSpec>& groups,
+                         const std::vector<RecordOptions::EventFilter>& filters) {
+  std::vector<EventSpec*> flat;
+  for (auto& group : groups) {
+    for (auto& spec : group.events) flat.push_back(&spec);
+  }
+  for (const auto& filter : filters) {
+    for (std::size_t i = filter.first_event;
+         i < filter.first_event + filter.events && i < flat.size(); ++i) {
+      EventSpec& spec = *flat[i];
+      if (spec.attr.type() != static_cast<std::uint32_t>(abi::EventType::tracepoint)) {
+        throw std::invalid_argument(fmt::format(
+            "--filter '{}' follows -e {}, whose event {} is not a tracepoint: a filter is for "
+            "tracepoints (perf: --filter option should follow a -e tracepoint or HW tracer "
+            "option); put it after the tracepoint's -e",
+            filter.text, filter.event_list, spec.name));
+      }
+      // A second filter on the same event (--exclude-perf after --filter) narrows it, as perf
+      // appends them.
+      spec.filter =
+          spec.filter.empty() ? filter.text : fmt::format("({}) && ({})", spec.filter, filter.text);
+    }
+  }
+}
+
 void add_perf_record_options(CLI::App& app, RecordOptions& options) {
   app.add_flag("-T,--timestamp", options.timestamps,
                "Sample timestamps (perf's -T; perfscope records them always)");

@@ -42,6 +42,11 @@ std::uint64_t parse_size(const std::string& text, const char* option);
 std::vector<RecordOptions::EventFilter> event_filters_in_order(
     const CLI::App& app, const std::function<std::size_t(const std::string&)>& count_events);
 
+// Sets each filter on the events of its -e (record's and stat's): perf's refusal for an event
+// that is not a tracepoint (std::invalid_argument).
+void apply_event_filters(std::vector<EventGroupSpec>& groups,
+                         const std::vector<RecordOptions::EventFilter>& filters);
+
 // -I/--intr-regs and --user-regs: perf's register names, any case, comma-separated; empty: every
 // general register; "?" throws the list. Throws CLI::ValidationError naming `option`.
 std::uint64_t parse_register_list(const std::string& text, const char* option);
