@@ -487,6 +487,20 @@ TEST(TraceCli, PerfsDisplayOptions) {
   EXPECT_EQ(trace({"-s", "-e", "openat"}).find("ENOENT"), std::string::npos);
 }
 
+// --delay: 500 calls, a pause of 600 ms, 1000 calls; traced from 300 ms on: the 1000, as perf.
+TEST(TraceCli, DelayTracesOnlyWhatFollowsIt) {
+  SKIP_UNLESS_TRACING();
+  auto traced =
+      pt::run_perfscope({"trace", "-s", "--json", "-e", "getpid", "--delay", "300", "--",
+                         PERFSCOPE_WORK_HELPER_PATH, "getpid-delay-getpid", "500", "600", "1000"});
+  ASSERT_EQ(traced.exit_status, 0) << traced.err;
+  long calls = -1;
+  for (const auto& row : json_lines(traced.err)) {
+    if (row["type"] == "total" && row["syscall"] == "getpid") calls = row["calls"];
+  }
+  EXPECT_EQ(calls, 1000) << traced.err;
+}
+
 // --filter-pids: the kernel's filter live (a pid that is not there leaves every call), the
 // reader's on a recording (the child's calls left out, the others' kept).
 TEST(TraceCli, FilterPidsLeavesOutThoseThreads) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -362,6 +363,10 @@ TraceCommand::TraceCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   app_->add_flag("--errno-summary", options_.errno_summary,
                  "With -s or -S: each error's count under its call's row (ENOENT: 2)");
+  app_->add_option("--delay", options_.delay_ms,
+                   "Start tracing MS milliseconds after the command starts (or after attaching)")
+      ->type_name("MS")
+      ->check(CLI::NonNegativeNumber);
   app_->add_option_function<std::string>(
           "--filter-pids",
           [this](const std::string& text) {
@@ -469,6 +474,7 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
   trace_options.data_pages = options.mmap_pages;
   trace_options.inherit = !options.no_inherit;
   trace_options.excluded_pids = options.filter_pids;
+  trace_options.enable_at_start = options.delay_ms == 0;
   SyscallTracer tracer(target, trace_options);
 
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file = output_file(options);
@@ -479,8 +485,23 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
   tracer.start();
   // After start: once this is printed, every call is traced (tests wait for it).
   if (verbose) fmt::print(stderr, "perfscope: tracing the system calls of {}\n", target.describe());
+  // --delay: the events opened disabled; enabled once the delay has passed.
+  auto enable_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.delay_ms);
+  bool enable_pending = options.delay_ms > 0;
   while (stop_signal.load() == 0) {
-    tracer.poll(printer, 100);
+    int timeout_ms = 100;
+    if (enable_pending) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      enable_at - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) {
+        tracer.enable();
+        enable_pending = false;
+      } else {
+        timeout_ms = static_cast<int>(std::min<long long>(timeout_ms, left));
+      }
+    }
+    tracer.poll(printer, timeout_ms);
     if (tracer.target_ended() || printer.done()) break;
   }
   tracer.stop(printer);

@@ -36,6 +36,7 @@ struct TraceOptions {
   std::uint64_t max_events = 0;    // --max-events: stop after printing this many calls
   bool errno_summary = false;      // --errno-summary: errnos under the summary's rows
   std::vector<pid_t> filter_pids;  // --filter-pids: these threads' calls left out
+  int delay_ms = 0;                // --delay: tracing starts this long after the start
 };
 
 class TraceCommand {

@@ -220,6 +220,7 @@ SyscallTracer::SyscallTracer(Target target, SyscallTraceOptions options)
   }
   SamplingOptions sampling;
   sampling.inherit = options_.inherit;
+  sampling.enable_at_start = options_.enable_at_start;
   sampling.data_pages = options_.data_pages;
   // Two events per call: a program making calls in a loop fills the default buffer in
   // microseconds, so root (whose buffers are not bounded by perf_event_mlock_kb) gets larger ones.
@@ -338,6 +339,8 @@ void SyscallTracer::start() {
   session_->start();
   target_watch_ = target_.exit_watch();
 }
+
+void SyscallTracer::enable() { session_->sampling().enable(); }
 
 std::size_t SyscallTracer::poll(SyscallCallSink& sink, int timeout_ms) {
   reader_->sink = &sink;

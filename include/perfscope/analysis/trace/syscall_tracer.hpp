@@ -55,6 +55,8 @@ struct SyscallTraceOptions {
   // perf trace --filter-pids: these processes' calls are left out (by the kernel's filter when
   // tracing live, by the reader when replaying a recording).
   std::vector<pid_t> excluded_pids;
+  // False: the events open disabled and enable() starts the trace (perf trace --delay).
+  bool enable_at_start = true;
 };
 
 struct SyscallTraceStats {
@@ -86,6 +88,8 @@ class SyscallTracer {
   // when this user may sample user space only (the tracepoints would never fire).
   void open();
   void start();
+  // Enables the events opened disabled (enable_at_start false): calls from now on are traced.
+  void enable();
   // Waits up to timeout_ms for events, reads what the buffers hold, and hands each finished
   // call to `sink` in the order of the events. Returns the records read.
   std::size_t poll(SyscallCallSink& sink, int timeout_ms);
