@@ -21,6 +21,7 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "control_channel.hpp"
+#include "delayed_enable.hpp"
 #include "perf_config.hpp"
 #include "perfscope/abi/sample_format.hpp"
 #include "perfscope/abi/user_registers.hpp"
@@ -717,23 +718,12 @@ void record(Recording& recording, bool verbose) {
   const bool quiet = recording.options.quiet;
   if (delay_ms != 0 && !quiet) fmt::print(stderr, "Events disabled\n");
   if (recording.control) recording.control->start();
-  auto enable_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
-  bool enable_pending = delay_ms > 0;
+  DelayedEnable delayed(delay_ms, [&] {
+    session.sampling().enable();
+    if (!quiet) fmt::print(stderr, "Events enabled\n");
+  });
   while (stop_signal.load() == 0) {
-    int timeout_ms = 250;
-    if (enable_pending) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      enable_at - std::chrono::steady_clock::now())
-                      .count();
-      if (left <= 0) {
-        session.sampling().enable();
-        enable_pending = false;
-        if (!quiet) fmt::print(stderr, "Events enabled\n");
-      } else {
-        timeout_ms = static_cast<int>(std::min<long long>(timeout_ms, left));
-      }
-    }
-    session.poll(recording.session_sink(), timeout_ms);
+    session.poll(recording.session_sink(), delayed.poll_timeout(250));
     if (recording.push) recording.push->tick();
     if (session.command_exited()) break;
     if (target_watch.exited()) break;

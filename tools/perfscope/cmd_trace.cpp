@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +21,7 @@
 #include <unordered_map>
 
 #include "command_line.hpp"
+#include "delayed_enable.hpp"
 #include "perfscope/analysis/perf_data/perf_data_reader.hpp"
 #include "perfscope/analysis/trace/syscall_tracer.hpp"
 #include "perfscope/core/error.hpp"
@@ -486,22 +486,9 @@ int TraceCommand::run(bool verbose, std::vector<std::string> command) {
   // After start: once this is printed, every call is traced (tests wait for it).
   if (verbose) fmt::print(stderr, "perfscope: tracing the system calls of {}\n", target.describe());
   // --delay: the events opened disabled; enabled once the delay has passed.
-  auto enable_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.delay_ms);
-  bool enable_pending = options.delay_ms > 0;
+  DelayedEnable delayed(options.delay_ms, [&] { tracer.enable(); });
   while (stop_signal.load() == 0) {
-    int timeout_ms = 100;
-    if (enable_pending) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      enable_at - std::chrono::steady_clock::now())
-                      .count();
-      if (left <= 0) {
-        tracer.enable();
-        enable_pending = false;
-      } else {
-        timeout_ms = static_cast<int>(std::min<long long>(timeout_ms, left));
-      }
-    }
-    tracer.poll(printer, timeout_ms);
+    tracer.poll(printer, delayed.poll_timeout(100));
     if (tracer.target_ended() || printer.done()) break;
   }
   tracer.stop(printer);
