@@ -54,7 +54,7 @@ unit-tests: build
 pmu-lab:
 	./scripts/pmu-lab
 
-# Every fuzz target for FUZZ_SECONDS each (the suite runs them 20 s); what crashes one is saved in
+# Every fuzz target for FUZZ_SECONDS each (the suite runs them 15 s); what crashes one is saved in
 # fuzz/regressions/<target>/, which every build's tests replay.
 FUZZ_SECONDS ?= 600
 fuzz: deps-test
