@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -52,53 +53,76 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// A table as runs of rows whose computed columns are equal (perf orders such rows by addresses
-// perfscope does not keep: each run is compared as a set), its header lines without their
-// trailing padding (the symbol column is as wide as perf's versioned names), and the symbols
-// without the versions perf shows (perfscope names functions).
+// A parsed table: its header lines without their trailing padding (the symbol column is as wide
+// as perf's versioned names; the dotted line's last column too), and its rows, each split into
+// the computed values and the keys, the symbols without the versions perf shows.
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::pair<std::string, std::string>> rows;  // values, keys
+};
+
 // `keys_at`: where the keys start in a table without headers (-q).
-std::vector<std::vector<std::string>> table_runs(const std::string& text,
-                                                 const std::string& separator,
-                                                 std::size_t keys_at = std::string::npos) {
+Table parse_table(const std::string& text, const std::string& separator,
+                  std::size_t keys_at = std::string::npos) {
   static const std::regex version(R"(@@?GLIBC_[0-9.]+)");
-  std::vector<std::vector<std::string>> runs;
-  std::string previous;
-  // Unresolved addresses ("[.] 0x00000000000a5ace"): perf 6.1 paired one of BASE with another
-  // address of NEW in the same DSO (libstdc++, 0xa5ace with 0xa5e40); perfscope matches them
-  // only at the same offset. Left out of the comparison on both sides (and -b, whose Baseline
-  // is a share of the paired rows, is checked below without perf).
-  static const std::regex unresolved(R"(\[\.\] 0x[0-9a-f]+\s*$)");
+  static const std::regex unresolved(R"(\[\.\] 0x[0-9a-f]+$)");
+  Table table;
   for (std::string line : lines_of(text)) {
     line = std::regex_replace(line, version, "");
-    if (line.empty() || (!line.starts_with("#") && std::regex_search(line, unresolved))) continue;
+    if (line.empty()) continue;
     if (line.starts_with("#")) {
       std::size_t key = line.find(separator.empty() ? "  Shared Object" : "Shared Object");
-      if (key == std::string::npos) {
-        key = line.find(separator.empty() ? "  Symbol" : "Symbol");
-      }
+      if (key == std::string::npos) key = line.find(separator.empty() ? "  Symbol" : "Symbol");
       if (key != std::string::npos && line.starts_with("# Baseline")) {
         keys_at = separator.empty()
                       ? key
                       : std::count(line.begin(), line.begin() + key, separator.front());
       }
-      runs.push_back({line.substr(0, line.find_last_not_of(' ') + 1)});
-      previous.clear();
+      line = line.substr(0, line.find_last_not_of(' ') + 1);
+      if (line.starts_with("# ..")) line = line.substr(0, line.rfind("  "));
+      table.header.push_back(line);
       continue;
     }
-    std::string values;
-    if (separator.empty()) {
-      values = line.substr(0, std::min(keys_at, line.size()));
-    } else {
-      std::size_t at = 0;
+    std::size_t at = std::min(keys_at, line.size());
+    if (!separator.empty()) {
+      at = 0;
       for (std::size_t field = 0; field < keys_at && at != std::string::npos; ++field) {
         at = line.find(separator, at + (field == 0 ? 0 : 1));
       }
-      values = line.substr(0, at);
+      at = std::min(at, line.size());
     }
-    if (runs.empty() || values != previous || runs.back().front().starts_with("#")) {
-      runs.push_back({});
+    std::string keys = line.substr(at);
+    keys = keys.substr(0, keys.find_last_not_of(' ') + 1);
+    // Unresolved addresses: perf 6.1 pairs them across the files otherwise (table_runs).
+    if (std::regex_search(keys, unresolved)) continue;
+    table.rows.emplace_back(line.substr(0, at), keys);
+  }
+  return table;
+}
+
+// The rows as runs of equal computed values (perf orders such rows by addresses perfscope does
+// not keep: each run is compared as a set), leaving out the rows whose keys the other table
+// lacks: functions perf names otherwise on purpose (docs/FOREIGN_FILES.md: perf 6.1's unnamed
+// "@plt" stubs, compatibility aliases such as cfree@GLIBC_2.2.5). Counts what it left out in
+// `left_out`. (parse_table left out the unresolved addresses, which perf 6.1 was seen pairing
+// across the files at two different offsets of one DSO, libstdc++'s 0xda5d0 with 0xa58f3, where
+// perfscope pairs the same offset only.)
+std::vector<std::vector<std::string>> table_runs(const Table& table, const Table& other,
+                                                 std::size_t& left_out) {
+  std::set<std::string> other_keys;
+  for (const auto& row : other.rows) other_keys.insert(row.second);
+  std::vector<std::vector<std::string>> runs;
+  for (const auto& line : table.header) runs.push_back({line});
+  std::string previous;
+  bool first = true;
+  for (const auto& [values, keys] : table.rows) {
+    if (!other_keys.count(keys)) {
+      ++left_out;
+      continue;
     }
-    runs.back().push_back(line);
+    if (first || values != previous) runs.push_back({});
+    first = false;
+    runs.back().push_back(values + keys);
     std::sort(runs.back().begin(), runs.back().end());
     previous = values;
   }
@@ -131,12 +155,18 @@ TEST(DiffPerfTable, TheTablesOfPerf) {
     ASSERT_EQ(theirs.exit_status, 0) << theirs.err;
     // -q -c delta: Baseline and Delta, 2 + 8 + 2 + 7 characters, then the keys.
     std::size_t keys_at = options.front() == "-q" ? 19 : std::string::npos;
-    auto our_runs = table_runs(ours.out, separator, keys_at);
+    Table our_table = parse_table(ours.out, separator, keys_at);
+    Table perf_table = parse_table(theirs.out, separator, keys_at);
+    std::size_t ours_left_out = 0, perfs_left_out = 0;
+    auto our_runs = table_runs(our_table, perf_table, ours_left_out);
+    auto perf_runs = table_runs(perf_table, our_table, perfs_left_out);
     EXPECT_GE(our_runs.size(), options.front() == "-q" ? 3u : 6u) << ours.out;
-    EXPECT_EQ(our_runs, table_runs(theirs.out, separator, keys_at))
-        << options.front() << " " << options.back() << "\nperfscope:\n"
-        << ours.out << "\nperf:\n"
-        << theirs.out;
+    // A few rows named otherwise, of some tens.
+    EXPECT_LE(ours_left_out, 4u) << ours.out;
+    EXPECT_LE(perfs_left_out, 4u) << theirs.out;
+    EXPECT_EQ(our_runs, perf_runs) << options.front() << " " << options.back() << "\nperfscope:\n"
+                                   << ours.out << "\nperf:\n"
+                                   << theirs.out;
   }
 }
 
