@@ -103,7 +103,7 @@ Table parse_table(const std::string& text, const std::string& separator,
 // The rows as runs of equal computed values (perf orders such rows by addresses perfscope does
 // not keep: each run is compared as a set), leaving out the rows whose keys the other table
 // lacks: functions perf names otherwise on purpose (docs/FOREIGN_FILES.md: perf 6.1's unnamed
-// "@plt" stubs, compatibility aliases such as cfree@GLIBC_2.2.5). Counts what it left out in
+// "@plt" stubs, compatibility aliases such as cfree@GLIBC_2.2.5), each one added to
 // `left_out`. (parse_table left out the unresolved addresses, which perf 6.1 was seen pairing
 // across the files at two different offsets of one DSO, libstdc++'s 0xda5d0 with 0xa58f3, where
 // perfscope pairs the same offset only.)
